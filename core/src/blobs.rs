@@ -1,0 +1,152 @@
+//! Content-addressed storage for large message values, beside the logs:
+//! `blobs/<first 2 hex digits>/<remaining 62 hex digits>` holding the value's JSON.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, IoContext, Result};
+use crate::fsutil;
+use crate::records::BlobRef;
+
+/// The message fields that may be moved to a blob, with the field that refers to it.
+pub const BLOB_FIELDS: [(&str, &str); 2] = [
+    ("content", "contentBlob"),
+    ("contentParams", "contentParamsBlob"),
+];
+
+#[derive(Debug, Clone)]
+pub struct BlobStore {
+    dir: PathBuf,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl BlobStore {
+    pub fn new(project_dir: &Path) -> BlobStore {
+        BlobStore {
+            dir: project_dir.join("blobs"),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn path_of(&self, sha256: &str) -> Result<PathBuf> {
+        if sha256.len() != 64
+            || !sha256
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        {
+            return Err(Error::Corrupt(format!(
+                "blob reference {sha256:?} is not a SHA-256 hex digest"
+            )));
+        }
+        Ok(self.dir.join(&sha256[..2]).join(&sha256[2..]))
+    }
+
+    /// Store `bytes` once; durable before this returns when `sync` is set.
+    pub fn put(&self, bytes: &[u8], sync: bool) -> Result<BlobRef> {
+        let sha = hex(&Sha256::digest(bytes));
+        let path = self.path_of(&sha)?;
+        if !path.exists() {
+            let parent = path.parent().unwrap_or(&self.dir);
+            fsutil::create_private_dir(parent)?;
+            fsutil::atomic_write(&path, bytes, sync, sync)?;
+        }
+        Ok(BlobRef {
+            sha256: sha,
+            bytes: bytes.len() as u64,
+        })
+    }
+
+    /// Read a blob back, checking its digest.
+    pub fn get(&self, r: &BlobRef) -> Result<Vec<u8>> {
+        let path = self.path_of(&r.sha256)?;
+        let bytes = fs::read(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::NotFound(format!("blob {} (file {})", r.sha256, path.display()))
+            } else {
+                Error::io(&path, e)
+            }
+        })?;
+        if hex(&Sha256::digest(&bytes)) != r.sha256 {
+            return Err(Error::Corrupt(format!(
+                "blob {} does not match its digest",
+                path.display()
+            )));
+        }
+        Ok(bytes)
+    }
+
+    /// Move every blob-able field of `fields` whose JSON exceeds `threshold` bytes
+    /// into the store, leaving a reference in its place.
+    pub fn extract(
+        &self,
+        fields: &mut Map<String, Value>,
+        threshold: usize,
+        sync: bool,
+    ) -> Result<()> {
+        for (field, ref_field) in BLOB_FIELDS {
+            let Some(v) = fields.get(field) else { continue };
+            let json = serde_json::to_vec(v).map_err(|e| Error::Internal(e.to_string()))?;
+            if json.len() <= threshold {
+                continue;
+            }
+            let r = self.put(&json, sync)?;
+            fields.insert(field.into(), Value::Null);
+            fields.insert(
+                ref_field.into(),
+                serde_json::to_value(r).map_err(|e| Error::Internal(e.to_string()))?,
+            );
+        }
+        Ok(())
+    }
+
+    /// Put the values of blob references back into a message.
+    pub fn inline(&self, msg: &mut Map<String, Value>) -> Result<()> {
+        for (field, ref_field) in BLOB_FIELDS {
+            let Some(r) = msg.get(ref_field) else {
+                continue;
+            };
+            let r: BlobRef = serde_json::from_value(r.clone())
+                .map_err(|e| Error::Corrupt(format!("message {ref_field}: {e}")))?;
+            let bytes = self.get(&r)?;
+            let v: Value = serde_json::from_slice(&bytes)
+                .map_err(|e| Error::Corrupt(format!("blob {}: {e}", r.sha256)))?;
+            msg.shift_remove(ref_field);
+            msg.insert(field.into(), v);
+        }
+        Ok(())
+    }
+
+    /// Every blob digest present on disk.
+    pub fn list(&self) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let rd = match fs::read_dir(&self.dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(Error::io(&self.dir, e)),
+        };
+        for d in rd {
+            let d = d.at(&self.dir)?;
+            let prefix = d.file_name().to_string_lossy().into_owned();
+            if prefix.len() != 2 {
+                continue;
+            }
+            for f in fs::read_dir(d.path()).at(&d.path())? {
+                let f = f.at(&d.path())?;
+                let rest = f.file_name().to_string_lossy().into_owned();
+                if rest.len() == 62 {
+                    out.push(format!("{prefix}{rest}"));
+                }
+            }
+        }
+        Ok(out)
+    }
+}

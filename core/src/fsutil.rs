@@ -1,0 +1,64 @@
+//! Small file-system helpers: private permissions, atomic replace, fsync.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::Path;
+
+use crate::error::{IoContext, Result};
+
+/// Create a directory (and parents) with mode 0700.
+pub fn create_private_dir(path: &Path) -> Result<()> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .at(path)
+}
+
+/// Open a file for appending, creating it with mode 0600.
+pub fn open_append(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .append(true)
+        .read(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+        .at(path)
+}
+
+/// Replace `path` with `bytes` atomically: temp file in the same directory, write,
+/// optional fsync, rename; then fsync the directory when `sync_dir`.
+pub fn atomic_write(path: &Path, bytes: &[u8], sync_file: bool, sync_dir: bool) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .tempfile_in(dir)
+        .at(dir)?;
+    tmp.write_all(bytes).at(tmp.path())?;
+    if sync_file {
+        tmp.as_file().sync_all().at(tmp.path())?;
+    }
+    tmp.persist(path)
+        .map_err(|e| crate::Error::io(path, e.error))?;
+    if sync_dir {
+        sync_dir_of(path)?;
+    }
+    Ok(())
+}
+
+/// fsync the directory that holds `path`, so a create or rename in it is durable.
+pub fn sync_dir_of(path: &Path) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    File::open(dir).at(dir)?.sync_all().at(dir)
+}
+
+/// Remove a file, treating "already gone" as success.
+pub fn remove_file_if_exists(path: &Path) -> Result<bool> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(crate::Error::io(path, e)),
+    }
+}

@@ -1,0 +1,167 @@
+//! Ids, validation of anything that reaches a path, and the clock.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::error::{Error, Result};
+
+/// Longest id accepted anywhere (session, agent, message).
+pub const MAX_ID_LEN: usize = 128;
+
+/// Check an id that will become part of a file name (session ids, agent ids).
+///
+/// Allowed: 1 to 128 characters from `[A-Za-z0-9._-]`, not starting with `.`.
+/// This rules out `..`, separators, NUL and hidden files by construction.
+pub fn validate_path_id(what: &str, id: &str) -> Result<()> {
+    let ok = !id.is_empty()
+        && id.len() <= MAX_ID_LEN
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "{what} {id:?} is not a valid id (1-{MAX_ID_LEN} characters of A-Z a-z 0-9 . _ -, not starting with '.')"
+        )))
+    }
+}
+
+/// Check a message id: any 1 to 128 characters without control characters.
+pub fn validate_message_id(id: &str) -> Result<()> {
+    if id.is_empty() || id.len() > MAX_ID_LEN || id.chars().any(char::is_control) {
+        return Err(Error::invalid(format!(
+            "message id {id:?} is not valid (1-{MAX_ID_LEN} characters, no control characters)"
+        )));
+    }
+    Ok(())
+}
+
+/// Where time and fresh ids come from. The deterministic source makes tests and
+/// fixtures reproducible byte for byte.
+#[derive(Debug)]
+pub enum IdSource {
+    System,
+    Deterministic {
+        start_ms: u64,
+        step_ms: u64,
+        tick: AtomicU64,
+        seed: u64,
+        counter: AtomicU64,
+    },
+}
+
+impl IdSource {
+    pub fn deterministic(start_ms: u64, step_ms: u64, seed: u64) -> IdSource {
+        IdSource::Deterministic {
+            start_ms,
+            step_ms,
+            tick: AtomicU64::new(0),
+            seed,
+            counter: AtomicU64::new(0),
+        }
+    }
+
+    /// Milliseconds since the Unix epoch.
+    pub fn now_ms(&self) -> u64 {
+        match self {
+            IdSource::System => SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0),
+            IdSource::Deterministic {
+                start_ms,
+                step_ms,
+                tick,
+                ..
+            } => start_ms + step_ms * tick.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// An RFC 3339 UTC timestamp with milliseconds, e.g. `2026-11-29T22:13:26.123Z`.
+    pub fn timestamp(&self) -> String {
+        format_ms(self.now_ms())
+    }
+
+    /// A fresh UUIDv7 (time-ordered) as a lowercase hyphenated string.
+    pub fn new_id(&self) -> String {
+        match self {
+            IdSource::System => uuid::Uuid::now_v7().to_string(),
+            IdSource::Deterministic { seed, counter, .. } => {
+                let n = counter.fetch_add(1, Ordering::Relaxed);
+                let ms = self.now_ms();
+                let mut bytes = [0u8; 10];
+                bytes[..8].copy_from_slice(&splitmix(seed ^ n).to_le_bytes());
+                bytes[8..].copy_from_slice(&(n as u16).to_le_bytes());
+                uuid::Builder::from_unix_timestamp_millis(ms, &bytes)
+                    .into_uuid()
+                    .to_string()
+            }
+        }
+    }
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Format milliseconds since the epoch as RFC 3339 UTC with milliseconds.
+pub fn format_ms(ms: u64) -> String {
+    let t = UNIX_EPOCH + Duration::from_millis(ms);
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// Parse an RFC 3339 timestamp back to milliseconds since the epoch.
+pub fn parse_ms(s: &str) -> Option<u64> {
+    let t = humantime::parse_rfc3339_weak(s).ok()?;
+    t.duration_since(UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_ids_reject_traversal_and_separators() {
+        for bad in [
+            "",
+            "..",
+            "../x",
+            "a/b",
+            "a\\b",
+            ".hidden",
+            "a\0b",
+            "ä",
+            &"x".repeat(129),
+        ] {
+            assert!(validate_path_id("session id", bad).is_err(), "{bad:?}");
+        }
+        for good in ["0192f0c1-7b2a-7def-8000-000000000000", "agent_1", "a.b-c"] {
+            validate_path_id("session id", good).unwrap();
+        }
+    }
+
+    #[test]
+    fn deterministic_source_repeats() {
+        let a = IdSource::deterministic(1_700_000_000_000, 1000, 7);
+        let b = IdSource::deterministic(1_700_000_000_000, 1000, 7);
+        assert_eq!(a.new_id(), b.new_id());
+        assert_eq!(a.timestamp(), b.timestamp());
+        let id = a.new_id();
+        assert_eq!(uuid::Uuid::parse_str(&id).unwrap().get_version_num(), 7);
+    }
+
+    #[test]
+    fn timestamps_round_trip() {
+        let ms = 1_764_454_406_123;
+        let s = format_ms(ms);
+        assert_eq!(s, "2025-11-29T22:13:26.123Z");
+        assert_eq!(parse_ms(&s), Some(ms));
+    }
+}

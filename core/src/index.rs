@@ -1,0 +1,389 @@
+//! The sessions index: one entry per session, a cache that is folded from the
+//! session logs and can always be rebuilt from them.
+
+use std::fs::File;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::blobs::BlobStore;
+use crate::error::{Error, IoContext, Result};
+use crate::log::{self, ReadReport};
+use crate::records::{content_text, kind, BlobRef};
+
+pub const INDEX_FILE: &str = "sessions-index.json";
+pub const INDEX_VERSION: u64 = 1;
+pub const TITLE_CHARS: usize = 100;
+/// Longest text kept in an index entry's reply and reason fields.
+pub const SUMMARY_CHARS: usize = 2000;
+
+/// What the agent is doing in a session, as the host reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    #[default]
+    Pending,
+    Processing,
+    Completed,
+    Failed,
+    Interrupted,
+    AskPermission,
+    WaitingForUser,
+}
+
+impl Status {
+    pub const ALL: [&'static str; 7] = [
+        "pending",
+        "processing",
+        "completed",
+        "failed",
+        "interrupted",
+        "ask_permission",
+        "waiting_for_user",
+    ];
+}
+
+/// Where a forked session came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lineage {
+    pub session_id: String,
+    pub message_id: Option<String>,
+}
+
+/// One session in the index. Every field can be rebuilt from the session's log.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexEntry {
+    pub id: String,
+    pub title: String,
+    /// True once a title was given explicitly (at create or by rename).
+    #[serde(default)]
+    pub title_set: bool,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default)]
+    pub status: Status,
+    #[serde(default)]
+    pub last_assistant_reply: Option<String>,
+    #[serde(default)]
+    pub thinking: Option<String>,
+    #[serde(default)]
+    pub refusal_reason: Option<String>,
+    #[serde(default)]
+    pub failure_reason: Option<String>,
+    #[serde(default)]
+    pub last_tool_call: Option<Value>,
+    /// Sums of the numeric fields of every `meta.usage` reported.
+    #[serde(default)]
+    pub token_usage: Map<String, Value>,
+    #[serde(default)]
+    pub active_tokens: Option<u64>,
+    #[serde(default)]
+    pub child_processes: Vec<Value>,
+    #[serde(default)]
+    pub head_id: Option<String>,
+    #[serde(default)]
+    pub message_count: u64,
+    #[serde(default)]
+    pub forked_from: Option<Lineage>,
+    /// Log length this entry was folded from; a log of another length means the
+    /// entry is stale and is folded again.
+    #[serde(default)]
+    pub log_bytes: u64,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn clip(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => s[..i].to_string(),
+        None => s.to_string(),
+    }
+}
+
+fn opt_string(v: &Value) -> Option<String> {
+    v.as_str().map(|s| clip(s, SUMMARY_CHARS))
+}
+
+/// The last tool call of an assistant message, in either common style.
+fn tool_call_of(msg: &Map<String, Value>) -> Option<Value> {
+    let openai = msg
+        .get("messageParams")
+        .and_then(|p| p.get("tool_calls"))
+        .and_then(Value::as_array)
+        .and_then(|a| a.last().cloned());
+    let anthropic = || {
+        ["contentParams", "content"].iter().find_map(|f| {
+            msg.get(*f)?
+                .as_array()?
+                .iter()
+                .rev()
+                .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                .cloned()
+        })
+    };
+    openai.or_else(anthropic)
+}
+
+fn add_usage(total: &mut Map<String, Value>, usage: &Value) {
+    let Some(u) = usage.as_object() else { return };
+    for (k, v) in u {
+        if let Some(n) = v.as_u64() {
+            let cur = total.get(k).and_then(Value::as_u64).unwrap_or(0);
+            total.insert(k.clone(), Value::from(cur.saturating_add(n)));
+        }
+    }
+}
+
+/// Keys a `state` record may set, with a check of each value.
+pub(crate) fn validate_state(set: &Map<String, Value>) -> Result<()> {
+    if set.is_empty() {
+        return Err(Error::invalid("state update is empty"));
+    }
+    for (k, v) in set {
+        let ok = match k.as_str() {
+            "status" => v.as_str().is_some_and(|s| Status::ALL.contains(&s)),
+            "title" => v.as_str().is_some_and(|s| !s.trim().is_empty()),
+            "thinking" | "refusalReason" | "failureReason" => v.is_string() || v.is_null(),
+            "lastToolCall" => true,
+            "activeTokens" => v.is_u64() || v.is_null(),
+            "childProcesses" => v.is_array(),
+            _ => {
+                return Err(Error::invalid(format!(
+                    "state update: unknown field {k:?} (allowed: status, title, thinking, refusalReason, failureReason, lastToolCall, activeTokens, childProcesses)"
+                )))
+            }
+        };
+        if !ok {
+            let want = match k.as_str() {
+                "status" => format!("one of {}", Status::ALL.join(", ")),
+                "title" => "a non-empty string".into(),
+                "activeTokens" => "a non-negative integer or null".into(),
+                "childProcesses" => "an array".into(),
+                _ => "a string or null".into(),
+            };
+            return Err(Error::invalid(format!(
+                "state update: {k:?} must be {want}, got {v}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl IndexEntry {
+    pub fn new(id: &str) -> IndexEntry {
+        IndexEntry {
+            id: id.to_string(),
+            ..IndexEntry::default()
+        }
+    }
+
+    /// Fold one record (as written to the log) into the entry.
+    pub fn apply(&mut self, rec: &Map<String, Value>) {
+        if let Some(ts) = rec.get("timestamp").and_then(Value::as_str) {
+            self.updated_at = ts.to_string();
+            if self.created_at.is_empty() {
+                self.created_at = ts.to_string();
+            }
+        }
+        match rec.get("type").and_then(Value::as_str) {
+            None | Some(kind::MESSAGE) => self.apply_message(rec),
+            Some(kind::SESSION) => {
+                if let Some(c) = rec.get("createdAt").and_then(Value::as_str) {
+                    self.created_at = c.to_string();
+                    if self.updated_at.is_empty() {
+                        self.updated_at = c.to_string();
+                    }
+                }
+                if let Some(t) = rec.get("title").and_then(Value::as_str) {
+                    self.title = clip(t, TITLE_CHARS);
+                    self.title_set = true;
+                }
+                self.forked_from = rec
+                    .get("forkedFrom")
+                    .and_then(|l| serde_json::from_value(l.clone()).ok());
+            }
+            Some(kind::HEAD) => {
+                self.head_id = rec
+                    .get("messageId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            }
+            Some(kind::PATCH) => {
+                if let Some(u) = rec
+                    .get("patch")
+                    .and_then(|p| p.get("meta"))
+                    .and_then(|m| m.get("usage"))
+                {
+                    add_usage(&mut self.token_usage, u);
+                }
+            }
+            Some(kind::STATE) => {
+                if let Some(Value::Object(set)) = rec.get("set") {
+                    self.apply_state(set);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn apply_message(&mut self, m: &Map<String, Value>) {
+        self.message_count += 1;
+        if let Some(id) = m.get("id").and_then(Value::as_str) {
+            self.head_id = Some(id.to_string());
+        }
+        let text = || m.get("content").and_then(content_text);
+        match m.get("role").and_then(Value::as_str) {
+            Some("user") if self.title.is_empty() && !self.title_set => {
+                if let Some(t) = text() {
+                    self.title = clip(t.trim(), TITLE_CHARS);
+                }
+            }
+            Some("assistant") => {
+                if let Some(t) = text().filter(|t| !t.is_empty()) {
+                    self.last_assistant_reply = Some(clip(&t, SUMMARY_CHARS));
+                }
+                if let Some(c) = tool_call_of(m) {
+                    self.last_tool_call = Some(c);
+                }
+            }
+            _ => {}
+        }
+        if let Some(u) = m.get("meta").and_then(|x| x.get("usage")) {
+            add_usage(&mut self.token_usage, u);
+        }
+    }
+
+    fn apply_state(&mut self, set: &Map<String, Value>) {
+        for (k, v) in set {
+            match k.as_str() {
+                "status" => {
+                    if let Ok(s) = serde_json::from_value(v.clone()) {
+                        self.status = s;
+                    }
+                }
+                "title" => {
+                    if let Some(t) = v.as_str() {
+                        self.title = clip(t, TITLE_CHARS);
+                        self.title_set = true;
+                    }
+                }
+                "thinking" => self.thinking = opt_string(v),
+                "refusalReason" => self.refusal_reason = opt_string(v),
+                "failureReason" => self.failure_reason = opt_string(v),
+                "lastToolCall" => self.last_tool_call = (!v.is_null()).then(|| v.clone()),
+                "activeTokens" => self.active_tokens = v.as_u64(),
+                "childProcesses" => {
+                    self.child_processes = v.as_array().cloned().unwrap_or_default()
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Fold a whole log into an index entry. Messages whose content went to a blob are
+/// inlined so the title and reply come out the same as when they were written.
+pub fn fold_log(id: &str, path: &Path, blobs: &BlobStore) -> Result<(IndexEntry, ReadReport)> {
+    let mut file = File::open(path).at(path)?;
+    let mut entry = IndexEntry::new(id);
+    let mut report = ReadReport::default();
+    let end = log::scan(&mut file, path, 0, &mut report, |line, report| {
+        let Ok(text) = std::str::from_utf8(line.bytes) else {
+            log::skip(report, &line, "invalid UTF-8".into());
+            return Ok(());
+        };
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(mut rec)) => {
+                if let Some(r) = rec.get("contentBlob").cloned() {
+                    if let Ok(r) = serde_json::from_value::<BlobRef>(r) {
+                        if let Ok(c) = blobs.get(&r).and_then(|b| {
+                            serde_json::from_slice::<Value>(&b)
+                                .map_err(|e| Error::Corrupt(e.to_string()))
+                        }) {
+                            rec.insert("content".into(), c);
+                        }
+                    }
+                }
+                entry.apply(&rec);
+            }
+            _ => log::skip(report, &line, "invalid JSON record".into()),
+        }
+        Ok(())
+    })?;
+    if entry.created_at.is_empty() {
+        let mtime = file
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| crate::ids::format_ms(d.as_millis() as u64))
+            .unwrap_or_default();
+        entry.created_at = mtime.clone();
+        entry.updated_at = mtime;
+    }
+    entry.log_bytes = end + report.torn_tail.as_ref().map_or(0, |t| t.length);
+    Ok((entry, report))
+}
+
+/// The index file as stored.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct IndexFile {
+    pub version: u64,
+    pub sessions: Vec<IndexEntry>,
+}
+
+impl IndexFile {
+    /// Read the index; `Ok(None)` when it does not exist, `Err(Corrupt)` when it
+    /// cannot be parsed.
+    pub fn read(path: &Path) -> Result<Option<IndexFile>> {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        let idx: IndexFile = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::Corrupt(format!("{}: {e}", path.display())))?;
+        if idx.version > INDEX_VERSION {
+            return Err(Error::Unsupported(format!(
+                "{} is index version {}; this sessionkit reads up to {INDEX_VERSION}",
+                path.display(),
+                idx.version
+            )));
+        }
+        Ok(Some(idx))
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut b = serde_json::to_vec_pretty(self).unwrap_or_default();
+        b.push(b'\n');
+        b
+    }
+
+    pub fn get(&self, id: &str) -> Option<&IndexEntry> {
+        self.sessions.iter().find(|e| e.id == id)
+    }
+
+    pub fn upsert(&mut self, entry: IndexEntry) {
+        match self.sessions.iter_mut().find(|e| e.id == entry.id) {
+            Some(e) => *e = entry,
+            None => self.sessions.push(entry),
+        }
+    }
+
+    pub fn remove(&mut self, id: &str) -> Option<IndexEntry> {
+        let i = self.sessions.iter().position(|e| e.id == id)?;
+        Some(self.sessions.remove(i))
+    }
+
+    /// Newest first by update time, then by id for a stable order.
+    pub fn sort(&mut self) {
+        self.sessions.sort_by(|a, b| {
+            b.updated_at
+                .cmp(&a.updated_at)
+                .then_with(|| b.id.cmp(&a.id))
+        });
+    }
+}

@@ -1,0 +1,107 @@
+//! Store options. They also cross the bindings as JSON (camelCase keys), so unknown
+//! keys are an error rather than silently ignored.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// When data is forced to stable storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Durability {
+    /// Never fsync. An append that returned survives a killed process, not a power loss.
+    Never,
+    /// fsync only when the host calls `sync()`.
+    #[default]
+    OnSync,
+    /// fsync before every append returns; concurrent appends share one fsync.
+    Always,
+}
+
+/// Reproducible clock and ids for tests and fixtures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Deterministic {
+    /// First timestamp handed out, in milliseconds since the Unix epoch.
+    pub start_ms: u64,
+    /// How far the clock moves on each reading.
+    #[serde(default = "default_step")]
+    pub step_ms: u64,
+    /// Seed for the random part of generated ids.
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn default_step() -> u64 {
+    1
+}
+
+/// How a [`crate::Store`] behaves. `StoreOptions::default()` is what a host wants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct StoreOptions {
+    /// Root of all stores. Default: `$SESSIONKIT_HOME`, else `~/.sessionkit`.
+    pub home: Option<PathBuf>,
+    pub durability: Durability,
+    /// Sessions kept in a project; older ones are pruned (and reported) on create.
+    /// 0 keeps all.
+    pub max_sessions: usize,
+    /// Message `content` / `contentParams` values whose JSON is larger than this
+    /// many bytes are stored once as a blob and referenced from the log.
+    pub blob_threshold: usize,
+    /// Largest log line accepted after large values went to blobs.
+    pub max_record_bytes: usize,
+    pub deterministic: Option<Deterministic>,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            home: None,
+            durability: Durability::OnSync,
+            max_sessions: 50,
+            blob_threshold: 256 * 1024,
+            max_record_bytes: 4 * 1024 * 1024,
+            deterministic: None,
+        }
+    }
+}
+
+impl StoreOptions {
+    /// Parse options from a JSON object (the form the C ABI and bindings use).
+    pub fn from_json(json: &str) -> Result<StoreOptions> {
+        if json.trim().is_empty() {
+            return Ok(StoreOptions::default());
+        }
+        serde_json::from_str(json).map_err(|e| Error::invalid(format!("store options: {e}")))
+    }
+
+    pub(crate) fn resolve_home(&self) -> Result<PathBuf> {
+        if let Some(h) = &self.home {
+            return Ok(h.clone());
+        }
+        if let Some(h) = std::env::var_os("SESSIONKIT_HOME").filter(|h| !h.is_empty()) {
+            return Ok(PathBuf::from(h));
+        }
+        match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            Some(h) => Ok(PathBuf::from(h).join(".sessionkit")),
+            None => Err(Error::invalid(
+                "no store home: set options.home, SESSIONKIT_HOME or HOME",
+            )),
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.blob_threshold == 0 {
+            return Err(Error::invalid("store options: blobThreshold must be > 0"));
+        }
+        if self.max_record_bytes < 1024 {
+            return Err(Error::invalid(
+                "store options: maxRecordBytes must be at least 1024",
+            ));
+        }
+        Ok(())
+    }
+}

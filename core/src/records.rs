@@ -1,0 +1,335 @@
+//! Record types of the session log and the checks a message goes through before it
+//! is written. See docs/FORMAT.md, "Records".
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::ids::validate_message_id;
+
+/// The format version this library writes.
+pub const FORMAT_VERSION: u64 = 1;
+
+pub const ROLES: [&str; 4] = ["system", "user", "assistant", "tool"];
+
+/// Record `type` values.
+pub mod kind {
+    pub const SESSION: &str = "session";
+    pub const MESSAGE: &str = "message";
+    pub const HEAD: &str = "head";
+    pub const PATCH: &str = "patch";
+    pub const STATE: &str = "state";
+    pub const SUBAGENT: &str = "subagent";
+}
+
+/// Where a large value was moved: `{"sha256": "...", "bytes": N}`.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
+pub struct BlobRef {
+    pub sha256: String,
+    pub bytes: u64,
+}
+
+/// The few fields the reader needs from every line; everything else is skipped
+/// (but still validated as JSON) so that resuming stays cheap.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Probe<'a> {
+    #[serde(borrow, rename = "type")]
+    pub kind: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    pub id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "present_or_null")]
+    pub parent_id: Option<Option<std::borrow::Cow<'a, str>>>,
+    #[serde(borrow)]
+    pub message_id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    pub content_blob: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    pub content_params_blob: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    pub version: Option<u64>,
+}
+
+/// Distinguish a missing field (outer `None`) from an explicit `null`.
+fn present_or_null<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn expect(field: &str, v: &Value, ok: bool, want: &str) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "message field {field:?} must be {want}, got {}",
+            type_name(v)
+        )))
+    }
+}
+
+/// A message checked and put in canonical field order, ready to be written.
+#[derive(Debug)]
+pub(crate) struct PreparedMessage {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub fields: Map<String, Value>,
+}
+
+/// What a message's parent should be when the input names none.
+pub(crate) enum ParentChoice<'a> {
+    Given(Option<String>),
+    Default(Option<&'a str>),
+}
+
+/// Check a message given by a host and build its record.
+///
+/// `known` answers whether a message id already exists in the log.
+pub(crate) fn prepare_message(
+    input: Value,
+    session_id: &str,
+    head: Option<&str>,
+    new_id: impl FnOnce() -> String,
+    timestamp: impl FnOnce() -> String,
+    known: impl Fn(&str) -> bool,
+) -> Result<PreparedMessage> {
+    let Value::Object(mut obj) = input else {
+        return Err(Error::invalid(format!(
+            "a message must be a JSON object, got {}",
+            type_name(&input)
+        )));
+    };
+    if let Some(t) = obj.shift_remove("type") {
+        if t.as_str() != Some(kind::MESSAGE) {
+            return Err(Error::invalid(format!(
+                "message field \"type\" must be \"message\" or absent, got {t}"
+            )));
+        }
+    }
+    let role = match obj.shift_remove("role") {
+        Some(Value::String(r)) if ROLES.contains(&r.as_str()) => r,
+        Some(v) => {
+            return Err(Error::invalid(format!(
+                "message field \"role\" must be one of system, user, assistant, tool; got {v}"
+            )))
+        }
+        None => return Err(Error::invalid("message has no \"role\"")),
+    };
+    let id = match obj.shift_remove("id") {
+        Some(Value::String(s)) => {
+            validate_message_id(&s)?;
+            if known(&s) {
+                return Err(Error::Conflict(format!(
+                    "message id {s:?} already exists in session {session_id}"
+                )));
+            }
+            s
+        }
+        Some(Value::Null) | None => new_id(),
+        Some(v) => {
+            return Err(Error::invalid(format!(
+                "message field \"id\" must be a string, got {}",
+                type_name(&v)
+            )))
+        }
+    };
+    let parent = match obj.shift_remove("parentId") {
+        Some(Value::String(p)) => ParentChoice::Given(Some(p)),
+        Some(Value::Null) => ParentChoice::Given(None),
+        None => ParentChoice::Default(head),
+        Some(v) => {
+            return Err(Error::invalid(format!(
+                "message field \"parentId\" must be a string or null, got {}",
+                type_name(&v)
+            )))
+        }
+    };
+    let parent_id = match parent {
+        ParentChoice::Given(Some(p)) => {
+            if !known(&p) {
+                return Err(Error::NotFound(format!(
+                    "parentId {p:?} is not a message of session {session_id}"
+                )));
+            }
+            Some(p)
+        }
+        ParentChoice::Given(None) => None,
+        ParentChoice::Default(h) => h.map(str::to_owned),
+    };
+    match obj.shift_remove("sessionId") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if s == session_id => {}
+        Some(v) => {
+            return Err(Error::invalid(format!(
+                "message field \"sessionId\" is {v} but the message is appended to session {session_id}"
+            )))
+        }
+    }
+    let ts = match obj.shift_remove("timestamp") {
+        Some(Value::String(s)) => {
+            if crate::ids::parse_ms(&s).is_none() {
+                return Err(Error::invalid(format!(
+                    "message field \"timestamp\" {s:?} is not an RFC 3339 time"
+                )));
+            }
+            s
+        }
+        None | Some(Value::Null) => timestamp(),
+        Some(v) => {
+            return Err(Error::invalid(format!(
+                "message field \"timestamp\" must be a string, got {}",
+                type_name(&v)
+            )))
+        }
+    };
+    for (field, v) in &obj {
+        match field.as_str() {
+            "visible" | "compacted" => expect(field, v, v.is_boolean(), "a boolean")?,
+            "checkpointHash" => expect(field, v, v.is_string() || v.is_null(), "a string or null")?,
+            "messageParams" | "meta" => {
+                expect(field, v, v.is_object() || v.is_null(), "an object or null")?
+            }
+            "contentBlob" | "contentParamsBlob" => {
+                return Err(Error::invalid(format!(
+                    "message field {field:?} is reserved for the store"
+                )))
+            }
+            _ => {}
+        }
+    }
+    let mut fields = Map::with_capacity(obj.len() + 6);
+    fields.insert("type".into(), Value::String(kind::MESSAGE.into()));
+    fields.insert("id".into(), Value::String(id.clone()));
+    fields.insert(
+        "parentId".into(),
+        parent_id.clone().map(Value::String).unwrap_or(Value::Null),
+    );
+    fields.insert("sessionId".into(), Value::String(session_id.into()));
+    fields.insert("role".into(), Value::String(role));
+    fields.insert("timestamp".into(), Value::String(ts));
+    fields.extend(obj);
+    Ok(PreparedMessage {
+        id,
+        parent_id,
+        fields,
+    })
+}
+
+/// The plain text of a message's `content`: a string as is, or the `text` of each
+/// block of an array, joined by newlines.
+pub fn content_text(content: &Value) -> Option<String> {
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(blocks) => {
+            let parts: Vec<&str> = blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Value::String(s) => Some(s.as_str()),
+                    Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("text") => {
+                        o.get("text").and_then(Value::as_str)
+                    }
+                    _ => None,
+                })
+                .collect();
+            if parts.is_empty() {
+                None
+            } else {
+                Some(parts.join("\n"))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Apply an RFC 7396 JSON merge patch.
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    if let Value::Object(p) = patch {
+        if !target.is_object() {
+            *target = Value::Object(Map::new());
+        }
+        if let Value::Object(t) = target {
+            for (k, v) in p {
+                if v.is_null() {
+                    t.remove(k);
+                } else {
+                    merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+                }
+            }
+        }
+    } else {
+        *target = patch.clone();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn prep(v: Value) -> Result<PreparedMessage> {
+        prepare_message(
+            v,
+            "s1",
+            Some("h"),
+            || "new".into(),
+            || "2026-01-01T00:00:00.000Z".into(),
+            |id| id == "h",
+        )
+    }
+
+    #[test]
+    fn canonical_order_and_defaults() {
+        let p = prep(json!({"role": "user", "content": "hi", "x-extra": 1})).unwrap();
+        let line = serde_json::to_string(&p.fields).unwrap();
+        assert_eq!(
+            line,
+            r#"{"type":"message","id":"new","parentId":"h","sessionId":"s1","role":"user","timestamp":"2026-01-01T00:00:00.000Z","content":"hi","x-extra":1}"#
+        );
+    }
+
+    #[test]
+    fn wrong_types_are_named() {
+        let e = prep(json!({"role": "user", "visible": "yes"})).unwrap_err();
+        assert!(e.to_string().contains("\"visible\""), "{e}");
+        let e = prep(json!({"role": "robot"})).unwrap_err();
+        assert!(e.to_string().contains("role"), "{e}");
+        let e = prep(json!([1])).unwrap_err();
+        assert!(e.to_string().contains("an array"), "{e}");
+        let e = prep(json!({"role": "user", "parentId": "nope"})).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::NotFound);
+        let e = prep(json!({"role": "user", "id": "h"})).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Conflict);
+    }
+
+    #[test]
+    fn merge_patch_follows_rfc7396() {
+        let mut t = json!({"a": 1, "meta": {"x": 1, "y": 2}});
+        merge_patch(
+            &mut t,
+            &json!({"meta": {"y": null, "usage": {"in": 3}}, "b": [1]}),
+        );
+        assert_eq!(
+            t,
+            json!({"a": 1, "b": [1], "meta": {"x": 1, "usage": {"in": 3}}})
+        );
+    }
+
+    #[test]
+    fn content_text_of_blocks() {
+        let c = json!([{"type": "text", "text": "a"}, {"type": "tool_use"}, {"type": "text", "text": "b"}]);
+        assert_eq!(content_text(&c).as_deref(), Some("a\nb"));
+    }
+}

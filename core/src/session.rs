@@ -1,0 +1,593 @@
+//! A session open for writing, and its subagents.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Result};
+use crate::fsutil;
+use crate::ids::validate_path_id;
+use crate::index::{fold_log, validate_state, IndexEntry, IndexFile};
+use crate::log::{self, ReadReport};
+use crate::options::Durability;
+use crate::records::{kind, FORMAT_VERSION};
+use crate::store::{SessionView, Store};
+use crate::views::Message;
+use crate::writer::{quarantine, record_line, AppendCtx, Chain, LogWriter};
+
+/// Options for a new session.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateOptions {
+    /// A title; otherwise the first 100 characters of the first user message.
+    pub title: Option<String>,
+    /// The session id; a fresh UUIDv7 when absent.
+    pub id: Option<String>,
+}
+
+impl CreateOptions {
+    pub fn from_json(json: &str) -> Result<CreateOptions> {
+        if json.trim().is_empty() {
+            return Ok(CreateOptions::default());
+        }
+        serde_json::from_str(json).map_err(|e| Error::invalid(format!("create options: {e}")))
+    }
+}
+
+struct State {
+    chain: Chain,
+    entry: IndexEntry,
+    /// The index entry is behind the log.
+    dirty: bool,
+}
+
+pub(crate) struct SessionInner {
+    store: Store,
+    id: String,
+    writer: LogWriter,
+    state: Mutex<State>,
+    open_report: ReadReport,
+    pruned: Vec<String>,
+}
+
+/// A session open for writing. Holds the session's exclusive lock until it is
+/// closed or dropped. Safe to share between threads; appends are serialised.
+pub struct Session {
+    inner: Arc<SessionInner>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.inner.id)
+            .finish()
+    }
+}
+
+impl Session {
+    pub(crate) fn create(store: &Store, opts: CreateOptions) -> Result<Session> {
+        let id = match opts.id {
+            Some(id) => {
+                validate_path_id("session id", &id)?;
+                id
+            }
+            None => store.ids().new_id(),
+        };
+        if let Some(t) = &opts.title {
+            if t.trim().is_empty() {
+                return Err(Error::invalid("session title is empty"));
+            }
+        }
+        let path = store.log_path(&id)?;
+        let durability = store.options().durability;
+        let writer = LogWriter::open(&path, true, durability, &format!("session {id}"))?;
+        let mut header = Map::new();
+        header.insert("type".into(), kind::SESSION.into());
+        header.insert("version".into(), FORMAT_VERSION.into());
+        header.insert("id".into(), id.clone().into());
+        header.insert("createdAt".into(), store.ids().timestamp().into());
+        header.insert(
+            "projectPath".into(),
+            store.project_root().to_string_lossy().into_owned().into(),
+        );
+        if let Some(t) = &opts.title {
+            header.insert("title".into(), t.clone().into());
+        }
+        Self::start(store, id, writer, header)
+    }
+
+    /// Write the header of a new log, register it in the index and prune.
+    pub(crate) fn start(
+        store: &Store,
+        id: String,
+        writer: LogWriter,
+        header: Map<String, Value>,
+    ) -> Result<Session> {
+        let seq = writer.write(&record_line(&header)?)?;
+        if store.options().durability != Durability::Never {
+            writer.sync_to(seq)?;
+            fsutil::sync_dir_of(writer.path())?;
+        }
+        let mut entry = IndexEntry::new(&id);
+        entry.apply(&header);
+        entry.log_bytes = writer.len();
+        let pruned = store.update_index(store.durable(), |idx| {
+            idx.upsert(entry.clone());
+            store.prune(idx, &id)
+        })?;
+        Ok(Session {
+            inner: Arc::new(SessionInner {
+                store: store.clone(),
+                id,
+                writer,
+                state: Mutex::new(State {
+                    chain: Chain::default(),
+                    entry,
+                    dirty: false,
+                }),
+                open_report: ReadReport::default(),
+                pruned,
+            }),
+        })
+    }
+
+    pub(crate) fn open(store: &Store, id: &str) -> Result<Session> {
+        let path = store.log_path(id)?;
+        let writer = LogWriter::open(
+            &path,
+            false,
+            store.options().durability,
+            &format!("session {id}"),
+        )?;
+        let mut file = writer.file().try_clone().map_err(|e| Error::io(&path, e))?;
+        let loaded = log::load_from(&mut file, &path)?;
+        let report = loaded.report.clone();
+        writer.repair_tail(&report)?;
+        quarantine(&path, &report)?;
+        let chain = Chain {
+            head: loaded.head.clone(),
+            ids: loaded.message_ids().map(str::to_owned).collect(),
+        };
+        drop(loaded);
+        let cached = IndexFile::read(&store.index_path())
+            .ok()
+            .flatten()
+            .and_then(|i| i.get(id).cloned());
+        let (entry, dirty) = match cached {
+            Some(e) if e.log_bytes == writer.len() => (e, false),
+            _ => {
+                let (mut e, _) = fold_log(id, &path, store.blobs())?;
+                e.log_bytes = writer.len();
+                (e, true)
+            }
+        };
+        let s = Session {
+            inner: Arc::new(SessionInner {
+                store: store.clone(),
+                id: id.to_string(),
+                writer,
+                state: Mutex::new(State {
+                    chain,
+                    entry,
+                    dirty,
+                }),
+                open_report: report,
+                pruned: Vec::new(),
+            }),
+        };
+        if dirty {
+            s.flush_index()?;
+        }
+        Ok(s)
+    }
+
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        self.inner.writer.path()
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// What opening found: skipped lines (now quarantined), a torn tail (now
+    /// terminated), broken chains.
+    pub fn open_report(&self) -> &ReadReport {
+        &self.inner.open_report
+    }
+
+    /// Sessions removed from the project when this one was created.
+    pub fn pruned(&self) -> &[String] {
+        &self.inner.pruned
+    }
+
+    /// The current head message id.
+    pub fn head(&self) -> Option<String> {
+        self.inner.state.lock().chain.head.clone()
+    }
+
+    /// The session's index entry as this writer knows it.
+    pub fn entry(&self) -> IndexEntry {
+        self.inner.state.lock().entry.clone()
+    }
+
+    fn ctx(&self) -> AppendCtx<'_> {
+        ctx_for(&self.inner.store, &self.inner.id, None)
+    }
+
+    /// Append one message. Returns it as stored (id, parent and time filled in).
+    pub fn append(&self, message: Value) -> Result<Message> {
+        Ok(self.append_batch(vec![message])?.remove(0))
+    }
+
+    /// Append messages in one write: all of them are stored, or none.
+    pub fn append_batch(&self, messages: Vec<Value>) -> Result<Vec<Message>> {
+        let seq;
+        let out;
+        {
+            let mut st = self.inner.state.lock();
+            let mut entry = st.entry.clone();
+            let mut batch = st
+                .chain
+                .prepare(messages, &self.ctx(), |rec| entry.apply(rec))?;
+            seq = self.inner.writer.write(&batch.bytes)?;
+            st.chain.commit(&mut batch);
+            entry.log_bytes = self.inner.writer.len();
+            st.entry = entry;
+            st.dirty = true;
+            out = batch.messages;
+        }
+        self.inner.writer.after_append(seq)?;
+        Ok(out)
+    }
+
+    /// Write a non-message record and fold it into the entry.
+    fn write_record(&self, rec: Map<String, Value>) -> Result<IndexEntry> {
+        let seq;
+        let entry;
+        {
+            let mut st = self.inner.state.lock();
+            seq = self.inner.writer.write(&record_line(&rec)?)?;
+            if rec.get("type").and_then(Value::as_str) == Some(kind::HEAD) {
+                st.chain.head = rec
+                    .get("messageId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            }
+            st.entry.apply(&rec);
+            st.entry.log_bytes = self.inner.writer.len();
+            st.dirty = true;
+            entry = st.entry.clone();
+        }
+        self.inner.writer.after_append(seq)?;
+        Ok(entry)
+    }
+
+    fn record(&self, kind: &str) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("type".into(), kind.into());
+        m.insert(
+            "timestamp".into(),
+            self.inner.store.ids().timestamp().into(),
+        );
+        m
+    }
+
+    fn check_message(&self, id: &str) -> Result<()> {
+        if self.inner.state.lock().chain.ids.contains(id) {
+            Ok(())
+        } else {
+            Err(Error::NotFound(format!(
+                "message {id:?} in session {}",
+                self.inner.id
+            )))
+        }
+    }
+
+    /// Change fields of a stored message (an RFC 7396 merge patch), e.g. usage that
+    /// arrives after the text. Appends a record; the message line is not rewritten.
+    pub fn patch_message(&self, id: &str, patch: Value) -> Result<()> {
+        self.check_message(id)?;
+        let Value::Object(p) = &patch else {
+            return Err(Error::invalid("a message patch must be a JSON object"));
+        };
+        for k in [
+            "type",
+            "id",
+            "parentId",
+            "sessionId",
+            "role",
+            "contentBlob",
+            "contentParamsBlob",
+        ] {
+            if p.contains_key(k) {
+                return Err(Error::invalid(format!(
+                    "a message patch may not change {k:?}"
+                )));
+            }
+        }
+        let mut rec = self.record(kind::PATCH);
+        rec.insert("messageId".into(), id.into());
+        rec.insert("patch".into(), patch);
+        self.write_record(rec).map(drop)
+    }
+
+    /// Move the head to a message (or to nothing, before the first message). Later
+    /// appends branch from there; the old branch stays in the log.
+    pub fn set_head(&self, id: Option<&str>) -> Result<()> {
+        if let Some(id) = id {
+            self.check_message(id)?;
+        }
+        let mut rec = self.record(kind::HEAD);
+        rec.insert(
+            "messageId".into(),
+            id.map(Value::from).unwrap_or(Value::Null),
+        );
+        self.write_record(rec)?;
+        self.flush_index()
+    }
+
+    /// Update host-reported state (status, reasons, last tool call, active tokens,
+    /// child processes, title). Logged and written to the index.
+    pub fn update_state(&self, set: Value) -> Result<IndexEntry> {
+        let Value::Object(set) = set else {
+            return Err(Error::invalid("a state update must be a JSON object"));
+        };
+        validate_state(&set)?;
+        let mut rec = self.record(kind::STATE);
+        rec.insert("set".into(), Value::Object(set));
+        let e = self.write_record(rec)?;
+        self.flush_index()?;
+        Ok(e)
+    }
+
+    pub fn rename(&self, title: &str) -> Result<IndexEntry> {
+        self.update_state(json!({ "title": title }))
+    }
+
+    /// Write this session's entry to the index (under the project lock).
+    pub fn flush_index(&self) -> Result<()> {
+        let entry = {
+            let st = self.inner.state.lock();
+            st.entry.clone()
+        };
+        let store = &self.inner.store;
+        store.update_index(store.durable(), |idx| {
+            idx.upsert(entry);
+            Ok(())
+        })?;
+        self.inner.state.lock().dirty = false;
+        Ok(())
+    }
+
+    /// Make every append so far durable (and the index with it).
+    pub fn sync(&self) -> Result<()> {
+        self.inner.writer.sync()?;
+        let dirty = self.inner.state.lock().dirty;
+        if dirty || self.inner.store.options().durability != Durability::Never {
+            let entry = self.entry();
+            let store = &self.inner.store;
+            store.update_index(store.options().durability != Durability::Never, |idx| {
+                idx.upsert(entry);
+                Ok(())
+            })?;
+            self.inner.state.lock().dirty = false;
+        }
+        Ok(())
+    }
+
+    /// Read this session's log back (the view every reader gets).
+    pub fn read(&self) -> Result<SessionView> {
+        self.inner.store.read_session(&self.inner.id)
+    }
+
+    pub fn active_path(&self) -> Result<Vec<Message>> {
+        self.read()?.active_path()
+    }
+
+    /// Start a subagent: a sidechain log and a metadata file under the session. The
+    /// main log records the spawn.
+    pub fn spawn_subagent(&self, agent_id: Option<&str>, meta: Value) -> Result<Subagent> {
+        let agent_id = match agent_id {
+            Some(a) => {
+                validate_path_id("agent id", a)?;
+                a.to_string()
+            }
+            None => self.inner.store.ids().new_id(),
+        };
+        if !(meta.is_object() || meta.is_null()) {
+            return Err(Error::invalid("subagent metadata must be a JSON object"));
+        }
+        let store = &self.inner.store;
+        let path = store.subagent_log_path(&self.inner.id, &agent_id)?;
+        fsutil::create_private_dir(path.parent().unwrap_or(store.dir()))?;
+        let writer = LogWriter::open(
+            &path,
+            true,
+            store.options().durability,
+            &format!("subagent {agent_id}"),
+        )?;
+        let now = store.ids().timestamp();
+        let mut header = Map::new();
+        header.insert("type".into(), kind::SESSION.into());
+        header.insert("version".into(), FORMAT_VERSION.into());
+        header.insert("id".into(), agent_id.clone().into());
+        header.insert("sessionId".into(), self.inner.id.clone().into());
+        header.insert("agentId".into(), agent_id.clone().into());
+        header.insert("createdAt".into(), now.clone().into());
+        let seq = writer.write(&record_line(&header)?)?;
+        writer.after_append(seq)?;
+        let agent = Subagent {
+            session: self.inner.clone(),
+            agent_id: agent_id.clone(),
+            writer,
+            chain: Mutex::new(Chain::default()),
+            meta: Mutex::new(json!({
+                "agentId": agent_id,
+                "sessionId": self.inner.id,
+                "createdAt": now,
+                "updatedAt": now,
+                "status": "running",
+                "meta": meta,
+            })),
+        };
+        agent.write_meta()?;
+        let mut rec = self.record(kind::SUBAGENT);
+        rec.insert("event".into(), "spawn".into());
+        rec.insert("agentId".into(), agent_id.into());
+        rec.insert("meta".into(), meta);
+        self.write_record(rec)?;
+        Ok(agent)
+    }
+
+    /// Reopen a subagent for writing (its lock is exclusive like a session's).
+    pub fn open_subagent(&self, agent_id: &str) -> Result<Subagent> {
+        let store = &self.inner.store;
+        let path = store.subagent_log_path(&self.inner.id, agent_id)?;
+        let writer = LogWriter::open(
+            &path,
+            false,
+            store.options().durability,
+            &format!("subagent {agent_id}"),
+        )?;
+        let mut file = writer.file().try_clone().map_err(|e| Error::io(&path, e))?;
+        let loaded = log::load_from(&mut file, &path)?;
+        writer.repair_tail(&loaded.report)?;
+        quarantine(&path, &loaded.report)?;
+        let meta_path = meta_path_of(&path);
+        let meta: Value = std::fs::read(&meta_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_else(
+                || json!({"agentId": agent_id, "sessionId": self.inner.id, "status": "running"}),
+            );
+        Ok(Subagent {
+            session: self.inner.clone(),
+            agent_id: agent_id.to_string(),
+            writer,
+            chain: Mutex::new(Chain {
+                head: loaded.head.clone(),
+                ids: loaded.message_ids().map(str::to_owned).collect(),
+            }),
+            meta: Mutex::new(meta),
+        })
+    }
+
+    /// Flush the index entry and release the lock.
+    pub fn close(self) -> Result<()> {
+        let dirty = self.inner.state.lock().dirty;
+        if dirty {
+            self.flush_index()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Best effort: a stale entry is refolded by the next list anyway.
+        if Arc::strong_count(&self.inner) == 1 && self.inner.state.lock().dirty {
+            let _ = self.flush_index();
+        }
+    }
+}
+
+fn ctx_for<'a>(store: &'a Store, session_id: &'a str, agent_id: Option<&'a str>) -> AppendCtx<'a> {
+    let o = store.options();
+    AppendCtx {
+        session_id,
+        agent_id,
+        ids: store.ids(),
+        blobs: store.blobs(),
+        blob_threshold: o.blob_threshold,
+        max_record_bytes: o.max_record_bytes,
+        sync_blobs: o.durability != Durability::Never,
+    }
+}
+
+fn meta_path_of(log: &std::path::Path) -> PathBuf {
+    log.with_extension("meta.json")
+}
+
+/// A subagent's sidechain, open for writing.
+pub struct Subagent {
+    session: Arc<SessionInner>,
+    agent_id: String,
+    writer: LogWriter,
+    chain: Mutex<Chain>,
+    meta: Mutex<Value>,
+}
+
+impl Subagent {
+    pub fn id(&self) -> &str {
+        &self.agent_id
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session.id
+    }
+
+    pub fn append(&self, message: Value) -> Result<Message> {
+        Ok(self.append_batch(vec![message])?.remove(0))
+    }
+
+    pub fn append_batch(&self, messages: Vec<Value>) -> Result<Vec<Message>> {
+        let seq;
+        let out;
+        {
+            let mut chain = self.chain.lock();
+            let ctx = ctx_for(&self.session.store, &self.session.id, Some(&self.agent_id));
+            let mut batch = chain.prepare(messages, &ctx, |_| {})?;
+            seq = self.writer.write(&batch.bytes)?;
+            chain.commit(&mut batch);
+            out = batch.messages;
+        }
+        self.writer.after_append(seq)?;
+        Ok(out)
+    }
+
+    fn write_meta(&self) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(&*self.meta.lock())
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        let durable = self.session.store.options().durability != Durability::Never;
+        fsutil::atomic_write(&meta_path_of(self.writer.path()), &bytes, durable, durable)
+    }
+
+    /// Record the subagent's result: in its metadata (status `completed`, or
+    /// `failed` when `failed`) and as a `result` record in the main log.
+    pub fn finish(&self, result: Value, failed: bool) -> Result<()> {
+        self.writer.sync()?;
+        {
+            let mut m = self.meta.lock();
+            m["status"] = (if failed { "failed" } else { "completed" }).into();
+            m["updatedAt"] = self.session.store.ids().timestamp().into();
+            m["result"] = result.clone();
+        }
+        self.write_meta()?;
+        let s = Session {
+            inner: self.session.clone(),
+        };
+        let mut rec = s.record(kind::SUBAGENT);
+        rec.insert("event".into(), "result".into());
+        rec.insert("agentId".into(), self.agent_id.clone().into());
+        rec.insert(
+            "status".into(),
+            (if failed { "failed" } else { "completed" }).into(),
+        );
+        rec.insert("result".into(), result);
+        s.write_record(rec)?;
+        Ok(())
+    }
+
+    pub fn read(&self) -> Result<SessionView> {
+        self.session
+            .store
+            .read_subagent(&self.session.id, &self.agent_id)
+    }
+}

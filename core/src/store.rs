@@ -1,0 +1,488 @@
+//! The store of one project: paths, the project lock, the index and the session
+//! operations that do not need an open writer.
+
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::blobs::BlobStore;
+use crate::error::{Error, IoContext, Result};
+use crate::fsutil;
+use crate::ids::{validate_path_id, IdSource};
+use crate::index::{fold_log, IndexEntry, IndexFile, INDEX_FILE, INDEX_VERSION};
+use crate::log::{self, LoadedLog, ReadReport};
+use crate::options::{Durability, StoreOptions};
+use crate::project::project_code;
+use crate::session::{CreateOptions, Session};
+use crate::views::Message;
+
+pub(crate) struct StoreInner {
+    pub options: StoreOptions,
+    pub root: PathBuf,
+    pub dir: PathBuf,
+    pub code: String,
+    pub ids: IdSource,
+    pub blobs: BlobStore,
+}
+
+/// The sessions of one project. Cheap to clone; safe to share between threads.
+#[derive(Clone)]
+pub struct Store {
+    pub(crate) inner: Arc<StoreInner>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("dir", &self.inner.dir)
+            .finish()
+    }
+}
+
+/// The result of rebuilding the index from the logs.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RebuildReport {
+    pub sessions: usize,
+    /// Logs that had something to report, with what.
+    pub problems: Vec<(String, ReadReport)>,
+}
+
+/// A read-only view of a session loaded from disk. Takes no lock, never blocks a
+/// writer, and reflects the log as it was when it was read.
+#[derive(Debug)]
+pub struct SessionView {
+    pub(crate) log: LoadedLog,
+    pub(crate) blobs: BlobStore,
+}
+
+impl SessionView {
+    pub fn active_path(&self) -> Result<Vec<Message>> {
+        self.log.active_path(&self.blobs)
+    }
+    pub fn ui_view(&self) -> Result<Vec<Message>> {
+        self.log.ui_view(&self.blobs)
+    }
+    pub fn message(&self, id: &str) -> Result<Message> {
+        self.log.message(id, &self.blobs)
+    }
+    pub fn head(&self) -> Option<&str> {
+        self.log.head.as_deref()
+    }
+    pub fn header(&self) -> Option<&serde_json::Map<String, Value>> {
+        self.log.header.as_ref()
+    }
+    pub fn report(&self) -> &ReadReport {
+        &self.log.report
+    }
+    pub fn message_count(&self) -> usize {
+        self.log.message_count()
+    }
+    /// State and subagent records in log order.
+    pub fn records(&self) -> &[Value] {
+        self.log.other_records()
+    }
+    pub fn log(&self) -> &LoadedLog {
+        &self.log
+    }
+}
+
+/// An exclusive hold on the project lock; released on drop.
+pub(crate) struct ProjectLock(#[allow(dead_code)] File);
+
+impl Store {
+    /// Open (creating if needed) the store of the project rooted at `project_root`.
+    pub fn open(project_root: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
+        options.validate()?;
+        let given = project_root.as_ref();
+        let root = fs::canonicalize(given).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::NotFound(format!("project root {}", given.display()))
+            }
+            _ => Error::io(given, e),
+        })?;
+        if !root.is_dir() {
+            return Err(Error::invalid(format!(
+                "project root {} is not a directory",
+                root.display()
+            )));
+        }
+        let home = options.resolve_home()?;
+        let code = project_code(&root);
+        let dir = home.join("projects").join(&code);
+        fsutil::create_private_dir(&dir)?;
+        let ids = match options.deterministic {
+            Some(d) => IdSource::deterministic(d.start_ms, d.step_ms, d.seed),
+            None => IdSource::System,
+        };
+        Ok(Store {
+            inner: Arc::new(StoreInner {
+                blobs: BlobStore::new(&dir),
+                options,
+                root,
+                dir,
+                code,
+                ids,
+            }),
+        })
+    }
+
+    /// The canonical project root.
+    pub fn project_root(&self) -> &Path {
+        &self.inner.root
+    }
+    /// The directory holding this project's sessions.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+    pub fn project_code(&self) -> &str {
+        &self.inner.code
+    }
+    pub fn options(&self) -> &StoreOptions {
+        &self.inner.options
+    }
+    pub fn blobs(&self) -> &BlobStore {
+        &self.inner.blobs
+    }
+    pub(crate) fn ids(&self) -> &IdSource {
+        &self.inner.ids
+    }
+
+    pub fn log_path(&self, id: &str) -> Result<PathBuf> {
+        validate_path_id("session id", id)?;
+        Ok(self.inner.dir.join(format!("{id}.jsonl")))
+    }
+    pub(crate) fn session_dir(&self, id: &str) -> PathBuf {
+        self.inner.dir.join(id)
+    }
+    pub fn index_path(&self) -> PathBuf {
+        self.inner.dir.join(INDEX_FILE)
+    }
+
+    pub(crate) fn project_lock(&self) -> Result<ProjectLock> {
+        let path = self.inner.dir.join(".lock");
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .at(&path)?;
+        f.lock().at(&path)?;
+        Ok(ProjectLock(f))
+    }
+
+    /// Read-modify-write the index under the project lock. A missing or unreadable
+    /// index is rebuilt from the logs first.
+    pub(crate) fn update_index<T>(
+        &self,
+        sync: bool,
+        f: impl FnOnce(&mut IndexFile) -> Result<T>,
+    ) -> Result<T> {
+        let _lock = self.project_lock()?;
+        let mut idx = self.read_index_or_rebuild()?;
+        let out = f(&mut idx)?;
+        idx.sort();
+        idx.version = INDEX_VERSION;
+        // The log is the durable truth and the entry records the log length it was
+        // folded from, so a lost rename only leaves a stale entry that the next
+        // list refolds: the directory fsync is not needed for safety.
+        fsutil::atomic_write(&self.index_path(), &idx.to_bytes(), sync, false)?;
+        Ok(out)
+    }
+
+    fn read_index_or_rebuild(&self) -> Result<IndexFile> {
+        match IndexFile::read(&self.index_path()) {
+            Ok(Some(idx)) => Ok(idx),
+            Ok(None) | Err(Error::Corrupt(_)) => Ok(self.fold_all()?.0),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Ids of every session log in the project directory.
+    pub(crate) fn log_ids(&self) -> Result<Vec<String>> {
+        let mut ids = Vec::new();
+        for d in fs::read_dir(&self.inner.dir).at(&self.inner.dir)? {
+            let d = d.at(&self.inner.dir)?;
+            let name = d.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if let Some(id) = name.strip_suffix(".jsonl") {
+                if validate_path_id("session id", id).is_ok() {
+                    ids.push(id.to_string());
+                }
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    fn fold_all(&self) -> Result<(IndexFile, Vec<(String, ReadReport)>)> {
+        let mut idx = IndexFile {
+            version: INDEX_VERSION,
+            sessions: Vec::new(),
+        };
+        let mut problems = Vec::new();
+        for id in self.log_ids()? {
+            let path = self.log_path(&id)?;
+            match fold_log(&id, &path, &self.inner.blobs) {
+                Ok((entry, report)) => {
+                    if !report.is_clean() {
+                        problems.push((id, report));
+                    }
+                    idx.sessions.push(entry);
+                }
+                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        idx.sort();
+        Ok((idx, problems))
+    }
+
+    /// Rebuild the index from the session logs, replacing whatever was there.
+    pub fn rebuild_index(&self) -> Result<RebuildReport> {
+        let _lock = self.project_lock()?;
+        let (idx, problems) = self.fold_all()?;
+        fsutil::atomic_write(&self.index_path(), &idx.to_bytes(), self.durable(), false)?;
+        Ok(RebuildReport {
+            sessions: idx.sessions.len(),
+            problems,
+        })
+    }
+
+    pub(crate) fn durable(&self) -> bool {
+        self.inner.options.durability == Durability::Always
+    }
+
+    /// The project's sessions, newest first. Entries whose log changed since they
+    /// were written (a writer that has not flushed, a crash) are refolded from the
+    /// log, and the refreshed entries written back.
+    pub fn list_sessions(&self) -> Result<Vec<IndexEntry>> {
+        let idx = match IndexFile::read(&self.index_path()) {
+            Ok(Some(idx)) => idx,
+            Ok(None) | Err(Error::Corrupt(_)) => return self.refresh_index(),
+            Err(e) => return Err(e),
+        };
+        let mut out = IndexFile {
+            version: INDEX_VERSION,
+            sessions: Vec::new(),
+        };
+        let mut stale = false;
+        for id in self.log_ids()? {
+            let path = self.log_path(&id)?;
+            let len = match fs::metadata(&path) {
+                Ok(m) => m.len(),
+                Err(_) => continue,
+            };
+            match idx.get(&id) {
+                Some(e) if e.log_bytes == len => out.sessions.push(e.clone()),
+                _ => {
+                    stale = true;
+                    match fold_log(&id, &path, &self.inner.blobs) {
+                        Ok((e, _)) => out.sessions.push(e),
+                        Err(Error::Io { source, .. })
+                            if source.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        }
+        if stale || out.sessions.len() != idx.sessions.len() {
+            let fresh = out.sessions.clone();
+            self.update_index(self.durable(), |cur| {
+                cur.sessions.retain(|e| {
+                    fresh.iter().any(|f| f.id == e.id)
+                        || self.log_path(&e.id).is_ok_and(|p| p.exists())
+                });
+                for f in fresh {
+                    match cur.get(&f.id) {
+                        Some(c) if c.log_bytes >= f.log_bytes => {}
+                        _ => cur.upsert(f),
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        out.sort();
+        Ok(out.sessions)
+    }
+
+    fn refresh_index(&self) -> Result<Vec<IndexEntry>> {
+        self.rebuild_index()?;
+        Ok(IndexFile::read(&self.index_path())?
+            .unwrap_or_default()
+            .sessions)
+    }
+
+    /// One session's index entry (refreshed from its log if stale).
+    pub fn session_entry(&self, id: &str) -> Result<IndexEntry> {
+        let path = self.log_path(id)?;
+        if !path.exists() {
+            return Err(Error::NotFound(format!("session {id}")));
+        }
+        self.list_sessions()?
+            .into_iter()
+            .find(|e| e.id == id)
+            .ok_or_else(|| Error::NotFound(format!("session {id}")))
+    }
+
+    /// The session a `/continue` would pick: the most recently updated one that has
+    /// messages.
+    pub fn continue_session(&self) -> Result<Option<IndexEntry>> {
+        Ok(self
+            .list_sessions()?
+            .into_iter()
+            .find(|e| e.message_count > 0))
+    }
+
+    /// Start a new session; older sessions beyond `max_sessions` are pruned and
+    /// named in [`Session::pruned`].
+    pub fn create_session(&self, options: CreateOptions) -> Result<Session> {
+        Session::create(self, options)
+    }
+
+    /// Open a session for writing. A second writer, in this or another process,
+    /// gets `Busy`.
+    pub fn open_session(&self, id: &str) -> Result<Session> {
+        Session::open(self, id)
+    }
+
+    /// Load a session for reading, without a lock.
+    pub fn read_session(&self, id: &str) -> Result<SessionView> {
+        let path = self.log_path(id)?;
+        Ok(SessionView {
+            log: log::load(&path).map_err(|e| match e {
+                Error::NotFound(_) => Error::NotFound(format!("session {id}")),
+                e => e,
+            })?,
+            blobs: self.inner.blobs.clone(),
+        })
+    }
+
+    /// Rename a session (its index title). Takes the session's writer lock for the
+    /// moment of the write, so it fails with `Busy` while another writer holds it;
+    /// a host with the session open renames through [`Session::rename`].
+    pub fn rename_session(&self, id: &str, title: &str) -> Result<IndexEntry> {
+        let s = self.open_session(id)?;
+        let e = s.rename(title)?;
+        s.close()?;
+        Ok(e)
+    }
+
+    /// Delete a session: its index entry, log, sidecars and quarantine file.
+    pub fn delete_session(&self, id: &str) -> Result<()> {
+        let path = self.log_path(id)?;
+        // Hold the writer lock while deleting, so no writer is mid-append.
+        let w = crate::writer::LogWriter::open(
+            &path,
+            false,
+            Durability::Never,
+            &format!("session {id}"),
+        )?;
+        self.update_index(self.durable(), |idx| {
+            idx.remove(id);
+            self.remove_session_files(id)
+        })?;
+        drop(w);
+        Ok(())
+    }
+
+    pub(crate) fn remove_session_files(&self, id: &str) -> Result<()> {
+        let path = self.log_path(id)?;
+        fsutil::remove_file_if_exists(&PathBuf::from(format!("{}.corrupt", path.display())))?;
+        let dir = self.session_dir(id);
+        match fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&dir, e)),
+        }
+        fsutil::remove_file_if_exists(&path)?;
+        Ok(())
+    }
+
+    /// Prune the oldest sessions beyond the limit, skipping any held by a writer
+    /// and `keep`. Runs inside an index update.
+    pub(crate) fn prune(&self, idx: &mut IndexFile, keep: &str) -> Result<Vec<String>> {
+        let max = self.inner.options.max_sessions;
+        let mut pruned = Vec::new();
+        if max == 0 || idx.sessions.len() <= max {
+            return Ok(pruned);
+        }
+        idx.sort();
+        let mut excess = idx.sessions.len() - max;
+        let candidates: Vec<String> = idx.sessions.iter().rev().map(|e| e.id.clone()).collect();
+        for id in candidates {
+            if excess == 0 {
+                break;
+            }
+            if id == keep {
+                continue;
+            }
+            let path = self.log_path(&id)?;
+            let held =
+                match crate::writer::LogWriter::open(&path, false, Durability::Never, "session") {
+                    Ok(w) => Some(w),
+                    Err(Error::NotFound(_)) => None,
+                    Err(Error::Busy(_)) => continue,
+                    Err(e) => return Err(e),
+                };
+            self.remove_session_files(&id)?;
+            drop(held);
+            idx.remove(&id);
+            pruned.push(id);
+            excess -= 1;
+        }
+        Ok(pruned)
+    }
+
+    /// The subagents of a session, from their metadata files.
+    pub fn list_subagents(&self, session_id: &str) -> Result<Vec<Value>> {
+        self.log_path(session_id)?;
+        let dir = self.session_dir(session_id).join("subagents");
+        let mut out = Vec::new();
+        let rd = match fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        for d in rd {
+            let p = d.at(&dir)?.path();
+            if p.to_string_lossy().ends_with(".meta.json") {
+                let bytes = fs::read(&p).at(&p)?;
+                let v: Value = serde_json::from_slice(&bytes)
+                    .map_err(|e| Error::Corrupt(format!("{}: {e}", p.display())))?;
+                out.push(v);
+            }
+        }
+        out.sort_by(|a, b| a["createdAt"].as_str().cmp(&b["createdAt"].as_str()));
+        Ok(out)
+    }
+
+    /// Load a subagent's sidechain log for reading.
+    pub fn read_subagent(&self, session_id: &str, agent_id: &str) -> Result<SessionView> {
+        let path = self.subagent_log_path(session_id, agent_id)?;
+        Ok(SessionView {
+            log: log::load(&path).map_err(|e| match e {
+                Error::NotFound(_) => {
+                    Error::NotFound(format!("subagent {agent_id} of session {session_id}"))
+                }
+                e => e,
+            })?,
+            blobs: self.inner.blobs.clone(),
+        })
+    }
+
+    pub(crate) fn subagent_log_path(&self, session_id: &str, agent_id: &str) -> Result<PathBuf> {
+        validate_path_id("session id", session_id)?;
+        validate_path_id("agent id", agent_id)?;
+        Ok(self
+            .session_dir(session_id)
+            .join("subagents")
+            .join(format!("{agent_id}.jsonl")))
+    }
+}

@@ -1,0 +1,322 @@
+//! The append side of a log: one `write(2)` of whole lines per append on an
+//! `O_APPEND` file, an exclusive lock per log, and group commit for fsync.
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use base64::Engine;
+use parking_lot::Mutex;
+use serde_json::{Map, Value};
+
+use crate::blobs::BlobStore;
+use crate::error::{Error, IoContext, Result};
+use crate::fsutil;
+use crate::ids::IdSource;
+use crate::log::{ReadReport, SkippedLine};
+use crate::options::Durability;
+use crate::records::prepare_message;
+use crate::views::Message;
+
+/// An open, locked log file.
+#[derive(Debug)]
+pub(crate) struct LogWriter {
+    path: PathBuf,
+    file: File,
+    durability: Durability,
+    /// Bytes in the file (only this writer appends).
+    len: AtomicU64,
+    /// Appends written so far, and how many of them are known durable.
+    written: AtomicU64,
+    synced: Mutex<u64>,
+}
+
+impl LogWriter {
+    /// Open an existing log (or create a new one) and take its exclusive lock.
+    pub fn open(
+        path: &Path,
+        create_new: bool,
+        durability: Durability,
+        what: &str,
+    ) -> Result<LogWriter> {
+        let mut oo = OpenOptions::new();
+        oo.read(true).append(true);
+        if create_new {
+            use std::os::unix::fs::OpenOptionsExt;
+            oo.create_new(true).mode(0o600);
+        }
+        let file = oo.open(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::NotFound(format!("{what} (no file {})", path.display()))
+            }
+            std::io::ErrorKind::AlreadyExists => {
+                Error::Conflict(format!("{what} already exists ({})", path.display()))
+            }
+            _ => Error::io(path, e),
+        })?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(Error::Busy(format!(
+                    "{what} is open for writing by another writer ({})",
+                    path.display()
+                )))
+            }
+            Err(TryLockError::Error(e)) => return Err(Error::io(path, e)),
+        }
+        // The file may have been deleted between open and lock; writing to an
+        // unlinked inode would lose every append.
+        let meta = file.metadata().at(path)?;
+        match std::fs::metadata(path) {
+            Ok(m) if m.ino() == meta.ino() && m.dev() == meta.dev() => {}
+            _ => {
+                return Err(Error::NotFound(format!(
+                    "{what} was deleted ({})",
+                    path.display()
+                )))
+            }
+        }
+        Ok(LogWriter {
+            path: path.to_path_buf(),
+            file,
+            durability,
+            len: AtomicU64::new(meta.len()),
+            written: AtomicU64::new(0),
+            synced: Mutex::new(0),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len.load(Ordering::Acquire)
+    }
+
+    /// Append whole lines in one write. Callers serialise calls (they hold the
+    /// session's state lock) so the file order is the order of their state changes.
+    /// Returns the append's sequence number for [`LogWriter::sync_to`].
+    pub fn write(&self, buf: &[u8]) -> Result<u64> {
+        debug_assert!(buf.ends_with(b"\n"));
+        (&self.file).write_all(buf).at(&self.path)?;
+        self.len.fetch_add(buf.len() as u64, Ordering::AcqRel);
+        Ok(self.written.fetch_add(1, Ordering::AcqRel) + 1)
+    }
+
+    /// Make append `seq` durable. Concurrent callers share one fsync: whoever gets
+    /// the lock syncs everything written so far, later callers find it done.
+    pub fn sync_to(&self, seq: u64) -> Result<()> {
+        let mut synced = self.synced.lock();
+        if *synced >= seq {
+            return Ok(());
+        }
+        let target = self.written.load(Ordering::Acquire);
+        self.file.sync_data().at(&self.path)?;
+        *synced = target;
+        Ok(())
+    }
+
+    /// Sync after an append according to the durability setting.
+    pub fn after_append(&self, seq: u64) -> Result<()> {
+        if self.durability == Durability::Always {
+            self.sync_to(seq)?;
+        }
+        Ok(())
+    }
+
+    /// An explicit `sync()`: everything written so far becomes durable.
+    pub fn sync(&self) -> Result<()> {
+        if self.durability == Durability::Never {
+            return Ok(());
+        }
+        let seq = self.written.load(Ordering::Acquire);
+        self.sync_to(seq.max(1))
+    }
+
+    /// Terminate a torn last line so the next record starts on a line of its own.
+    /// Nothing is truncated: the torn bytes stay, as a line the reader skips.
+    pub fn repair_tail(&self, report: &ReadReport) -> Result<bool> {
+        if report.torn_tail.is_none() {
+            return Ok(false);
+        }
+        let seq = self.write(b"\n")?;
+        if self.durability != Durability::Never {
+            self.sync_to(seq)?;
+        }
+        Ok(true)
+    }
+}
+
+/// Copy the unusable lines of a log to `<log>.corrupt`, each once (by offset), so
+/// the bytes survive even if a later tool rewrites the log.
+pub(crate) fn quarantine(log: &Path, report: &ReadReport) -> Result<usize> {
+    let bad: Vec<&SkippedLine> = report
+        .skipped
+        .iter()
+        .chain(report.torn_tail.iter())
+        .collect();
+    if bad.is_empty() {
+        return Ok(0);
+    }
+    let qpath = PathBuf::from(format!("{}.corrupt", log.display()));
+    let seen: HashSet<u64> = match std::fs::read_to_string(&qpath) {
+        Ok(s) => s
+            .lines()
+            .filter_map(|l| {
+                serde_json::from_str::<Value>(l)
+                    .ok()?
+                    .get("offset")?
+                    .as_u64()
+            })
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => HashSet::new(),
+        Err(e) => return Err(Error::io(&qpath, e)),
+    };
+    let fresh: Vec<&SkippedLine> = bad
+        .into_iter()
+        .filter(|s| !seen.contains(&s.offset))
+        .collect();
+    if fresh.is_empty() {
+        return Ok(0);
+    }
+    let data = std::fs::read(log).at(log)?;
+    let mut out = Vec::new();
+    for s in &fresh {
+        let start = (s.offset as usize).min(data.len());
+        let end = (start + s.length as usize).min(data.len());
+        let rec = serde_json::json!({
+            "offset": s.offset,
+            "line": s.line,
+            "length": s.length,
+            "reason": s.reason,
+            "bytesBase64": base64::engine::general_purpose::STANDARD.encode(&data[start..end]),
+        });
+        out.extend(serde_json::to_vec(&rec).map_err(|e| Error::Internal(e.to_string()))?);
+        out.push(b'\n');
+    }
+    let mut f = fsutil::open_append(&qpath)?;
+    f.write_all(&out).at(&qpath)?;
+    Ok(fresh.len())
+}
+
+/// The tree position of a log's writer: its head and the ids it holds.
+#[derive(Debug, Default)]
+pub(crate) struct Chain {
+    pub head: Option<String>,
+    pub ids: HashSet<String>,
+}
+
+/// Everything needed to turn host messages into log lines.
+pub(crate) struct AppendCtx<'a> {
+    pub session_id: &'a str,
+    pub agent_id: Option<&'a str>,
+    pub ids: &'a IdSource,
+    pub blobs: &'a BlobStore,
+    pub blob_threshold: usize,
+    pub max_record_bytes: usize,
+    pub sync_blobs: bool,
+}
+
+/// A batch ready to be written: the bytes, the messages as the host will see them,
+/// and the chain after it.
+pub(crate) struct Batch {
+    pub bytes: Vec<u8>,
+    pub messages: Vec<Message>,
+    pub head: Option<String>,
+    pub new_ids: Vec<String>,
+}
+
+impl Chain {
+    /// Check and serialise `inputs` against this chain without changing it, calling
+    /// `seen` with each record in full (before large values move to blobs).
+    pub fn prepare(
+        &self,
+        inputs: Vec<Value>,
+        ctx: &AppendCtx<'_>,
+        mut seen: impl FnMut(&Map<String, Value>),
+    ) -> Result<Batch> {
+        if inputs.is_empty() {
+            return Err(Error::invalid("an append needs at least one message"));
+        }
+        let many = inputs.len() > 1;
+        let mut batch = Batch {
+            bytes: Vec::new(),
+            messages: Vec::with_capacity(inputs.len()),
+            head: self.head.clone(),
+            new_ids: Vec::with_capacity(inputs.len()),
+        };
+        for (i, input) in inputs.into_iter().enumerate() {
+            let at = |e: Error| if many { prefix_err(e, i) } else { e };
+            let known = |id: &str| self.ids.contains(id) || batch.new_ids.iter().any(|n| n == id);
+            let mut p = prepare_message(
+                input,
+                ctx.session_id,
+                batch.head.as_deref(),
+                || ctx.ids.new_id(),
+                || ctx.ids.timestamp(),
+                known,
+            )
+            .map_err(at)?;
+            if let Some(a) = ctx.agent_id {
+                p.fields.insert("agentId".into(), Value::String(a.into()));
+            }
+            seen(&p.fields);
+            let full =
+                serde_json::to_string(&p.fields).map_err(|e| Error::Internal(e.to_string()))?;
+            let line = if full.len() > ctx.blob_threshold {
+                ctx.blobs
+                    .extract(&mut p.fields, ctx.blob_threshold, ctx.sync_blobs)
+                    .map_err(at)?;
+                serde_json::to_string(&p.fields).map_err(|e| Error::Internal(e.to_string()))?
+            } else {
+                full.clone()
+            };
+            if line.len() > ctx.max_record_bytes {
+                return Err(at(Error::invalid(format!(
+                    "message {} is {} bytes without its content, over the limit of {} bytes",
+                    p.id,
+                    line.len(),
+                    ctx.max_record_bytes
+                ))));
+            }
+            batch.bytes.extend_from_slice(line.as_bytes());
+            batch.bytes.push(b'\n');
+            batch.head = Some(p.id.clone());
+            batch.new_ids.push(p.id.clone());
+            batch
+                .messages
+                .push(Message::from_json(p.id, p.parent_id, full));
+        }
+        Ok(batch)
+    }
+
+    pub fn commit(&mut self, batch: &mut Batch) {
+        self.head = batch.head.clone();
+        self.ids.extend(batch.new_ids.drain(..));
+    }
+}
+
+fn prefix_err(e: Error, i: usize) -> Error {
+    let p = |m: String| format!("batch message {i}: {m}");
+    match e {
+        Error::InvalidInput(m) => Error::InvalidInput(p(m)),
+        Error::NotFound(m) => Error::NotFound(p(m)),
+        Error::Conflict(m) => Error::Conflict(p(m)),
+        other => other,
+    }
+}
+
+/// Serialise one non-message record as a line.
+pub(crate) fn record_line(rec: &Map<String, Value>) -> Result<Vec<u8>> {
+    let mut b = serde_json::to_vec(rec).map_err(|e| Error::Internal(e.to_string()))?;
+    b.push(b'\n');
+    Ok(b)
+}
