@@ -207,6 +207,12 @@ impl Session {
         &self.inner.pruned
     }
 
+    /// How many times this handle fsynced its log (group commit shares one fsync
+    /// between concurrent appends).
+    pub fn fsync_count(&self) -> u64 {
+        self.inner.writer.fsync_count()
+    }
+
     /// The current head message id.
     pub fn head(&self) -> Option<String> {
         self.inner.state.lock().chain.head.clone()

@@ -32,6 +32,8 @@ pub(crate) struct LogWriter {
     /// Appends written so far, and how many of them are known durable.
     written: AtomicU64,
     synced: Mutex<u64>,
+    /// fsync calls made on the log, for tests and benchmarks of group commit.
+    fsyncs: AtomicU64,
 }
 
 impl LogWriter {
@@ -86,6 +88,7 @@ impl LogWriter {
             len: AtomicU64::new(meta.len()),
             written: AtomicU64::new(0),
             synced: Mutex::new(0),
+            fsyncs: AtomicU64::new(0),
         })
     }
 
@@ -95,6 +98,10 @@ impl LogWriter {
 
     pub fn file(&self) -> &File {
         &self.file
+    }
+
+    pub fn fsync_count(&self) -> u64 {
+        self.fsyncs.load(Ordering::Relaxed)
     }
 
     pub fn len(&self) -> u64 {
@@ -120,6 +127,7 @@ impl LogWriter {
         }
         let target = self.written.load(Ordering::Acquire);
         self.file.sync_data().at(&self.path)?;
+        self.fsyncs.fetch_add(1, Ordering::Relaxed);
         *synced = target;
         Ok(())
     }
