@@ -530,6 +530,15 @@ pub struct Subagent {
     meta: Mutex<Value>,
 }
 
+impl std::fmt::Debug for Subagent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subagent")
+            .field("session", &self.session.id)
+            .field("id", &self.agent_id)
+            .finish()
+    }
+}
+
 impl Subagent {
     pub fn id(&self) -> &str {
         &self.agent_id

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every test suite of sessionkit, as CI runs it. Installs nothing by hand that a
+# fresh machine lacks without saying so: each step names what it needs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "format (cargo fmt --check)"
+cargo fmt --all -- --check
+
+step "lint (cargo clippy -D warnings)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "Rust tests"
+cargo test --workspace --locked
+
+step "demo runs"
+SESSIONKIT_HOME="$(mktemp -d)" cargo run -q --locked -p sessionkit --example demo >/dev/null
+
+echo
+echo "all suites passed"
