@@ -7,14 +7,18 @@ use serde_json::json;
 use sessionkit::{CreateOptions, Store, StoreOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let project = tempfile::Builder::new().prefix("sessionkit-demo-").tempdir()?;
+    let project = tempfile::Builder::new()
+        .prefix("sessionkit-demo-")
+        .tempdir()?;
     let store = Store::open(project.path(), StoreOptions::default())?;
     println!("store      {}", store.dir().display());
 
     let session = store.create_session(CreateOptions::default())?;
     println!("create     session {}", session.id());
 
-    let user = session.append(json!({"role": "user", "content": "Rename the helper in util.py and run the tests"}))?;
+    let user = session.append(
+        json!({"role": "user", "content": "Rename the helper in util.py and run the tests"}),
+    )?;
     session.update_state(json!({"status": "processing"}))?;
     println!("append     user {}", user.id());
 
@@ -24,8 +28,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "messageParams": {"tool_calls": [{"id": "call_1", "type": "function",
             "function": {"name": "read_file", "arguments": "{\"path\":\"util.py\"}"}}]}
     }))?;
-    session.patch_message(call.id(), json!({"meta": {"usage": {"input_tokens": 812, "output_tokens": 64}}}))?;
-    println!("append     assistant {} (tool call read_file; usage patched in later)", call.id());
+    session.patch_message(
+        call.id(),
+        json!({"meta": {"usage": {"input_tokens": 812, "output_tokens": 64}}}),
+    )?;
+    println!(
+        "append     assistant {} (tool call read_file; usage patched in later)",
+        call.id()
+    );
 
     let result = session.append(json!({
         "role": "tool", "content": "def helper():\n    return 42\n",
@@ -39,21 +49,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         json!({"role": "assistant", "content": "All 12 tests passed."}),
     ])?;
     agent.finish(json!({"summary": "12 passed"}), false)?;
-    println!("subagent   {} ran 2 messages, result recorded in the main log", agent.id());
+    println!(
+        "subagent   {} ran 2 messages, result recorded in the main log",
+        agent.id()
+    );
 
-    let reply = session.append(json!({"role": "assistant", "content": "Renamed helper() to answer(); all 12 tests pass.",
-        "meta": {"usage": {"input_tokens": 1020, "output_tokens": 31}}}))?;
+    let reply = session.append(
+        json!({"role": "assistant", "content": "Renamed helper() to answer(); all 12 tests pass.",
+        "meta": {"usage": {"input_tokens": 1020, "output_tokens": 31}}}),
+    )?;
     session.update_state(json!({"status": "completed"}))?;
     println!("append     assistant {}; status completed", reply.id());
     let id = session.id().to_string();
     session.close()?;
 
     let view = store.read_session(&id)?;
-    println!("resume     {} messages on the active path, log clean: {}", view.active_path()?.len(), view.report().is_clean());
+    println!(
+        "resume     {} messages on the active path, log clean: {}",
+        view.active_path()?.len(),
+        view.report().is_clean()
+    );
     for m in view.active_path()? {
         let v = m.value();
         let text = v["content"].as_str().unwrap_or("").replace('\n', " ");
-        println!("           {:<9} {}", v["role"].as_str().unwrap_or("?"), text.chars().take(60).collect::<String>());
+        println!(
+            "           {:<9} {}",
+            v["role"].as_str().unwrap_or("?"),
+            text.chars().take(60).collect::<String>()
+        );
     }
 
     println!("list");
@@ -68,6 +91,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     let picked = store.continue_session()?;
-    println!("continue   would resume {}", picked.map(|e| e.id).unwrap_or_default());
+    println!(
+        "continue   would resume {}",
+        picked.map(|e| e.id).unwrap_or_default()
+    );
     Ok(())
 }

@@ -56,7 +56,13 @@ impl BlobStore {
         let path = self.path_of(&sha)?;
         if !path.exists() {
             let parent = path.parent().unwrap_or(&self.dir);
+            let fresh_dir = !parent.exists();
             fsutil::create_private_dir(parent)?;
+            if fresh_dir && sync {
+                // The new directories must survive too, or the blob goes with them.
+                fsutil::sync_dir_of(parent)?;
+                fsutil::sync_dir_of(&self.dir)?;
+            }
             fsutil::atomic_write(&path, bytes, sync, sync)?;
         }
         Ok(BlobRef {
@@ -111,15 +117,18 @@ impl BlobStore {
     /// Put the values of blob references back into a message.
     pub fn inline(&self, msg: &mut Map<String, Value>) -> Result<()> {
         for (field, ref_field) in BLOB_FIELDS {
-            let Some(r) = msg.get(ref_field) else {
+            let Some(r) = msg.shift_remove(ref_field) else {
                 continue;
             };
-            let r: BlobRef = serde_json::from_value(r.clone())
+            // A later patch that set the field wins over the stored value.
+            if !msg.get(field).is_none_or(Value::is_null) {
+                continue;
+            }
+            let r: BlobRef = serde_json::from_value(r)
                 .map_err(|e| Error::Corrupt(format!("message {ref_field}: {e}")))?;
             let bytes = self.get(&r)?;
             let v: Value = serde_json::from_slice(&bytes)
                 .map_err(|e| Error::Corrupt(format!("blob {}: {e}", r.sha256)))?;
-            msg.shift_remove(ref_field);
             msg.insert(field.into(), v);
         }
         Ok(())

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::log::{self, ReadReport};
-use crate::records::{content_text, kind, BlobRef};
+use crate::records::{content_text, kind};
 
 pub const INDEX_FILE: &str = "sessions-index.json";
 pub const INDEX_VERSION: u64 = 1;
@@ -94,6 +94,15 @@ pub struct IndexEntry {
     pub log_bytes: u64,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// Whether timestamp `a` is after `b` (an empty or unreadable `b` is before all).
+fn later(a: &str, b: &str) -> bool {
+    match (crate::ids::parse_ms(a), crate::ids::parse_ms(b)) {
+        (Some(x), Some(y)) => x > y,
+        (Some(_), None) => true,
+        (None, _) => b.is_empty(),
+    }
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -183,7 +192,10 @@ impl IndexEntry {
     /// Fold one record (as written to the log) into the entry.
     pub fn apply(&mut self, rec: &Map<String, Value>) {
         if let Some(ts) = rec.get("timestamp").and_then(Value::as_str) {
-            self.updated_at = ts.to_string();
+            // The latest time seen: a fork's copied records are older than it.
+            if later(ts, &self.updated_at) {
+                self.updated_at = ts.to_string();
+            }
             if self.created_at.is_empty() {
                 self.created_at = ts.to_string();
             }
@@ -193,7 +205,7 @@ impl IndexEntry {
             Some(kind::SESSION) => {
                 if let Some(c) = rec.get("createdAt").and_then(Value::as_str) {
                     self.created_at = c.to_string();
-                    if self.updated_at.is_empty() {
+                    if later(c, &self.updated_at) {
                         self.updated_at = c.to_string();
                     }
                 }
@@ -290,26 +302,34 @@ pub fn fold_log(id: &str, path: &Path, blobs: &BlobStore) -> Result<(IndexEntry,
     let mut file = File::open(path).at(path)?;
     let mut entry = IndexEntry::new(id);
     let mut report = ReadReport::default();
+    // Fold exactly what the reader accepts: the first of duplicate ids, messages
+    // with an id, head records that name a known message.
+    let mut ids: std::collections::HashSet<String> = std::collections::HashSet::new();
     let end = log::scan(&mut file, path, 0, &mut report, |line, report| {
-        let Ok(text) = std::str::from_utf8(line.bytes) else {
-            log::skip(report, &line, "invalid UTF-8".into());
-            return Ok(());
-        };
-        match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(mut rec)) => {
-                if let Some(r) = rec.get("contentBlob").cloned() {
-                    if let Ok(r) = serde_json::from_value::<BlobRef>(r) {
-                        if let Ok(c) = blobs.get(&r).and_then(|b| {
-                            serde_json::from_slice::<Value>(&b)
-                                .map_err(|e| Error::Corrupt(e.to_string()))
-                        }) {
-                            rec.insert("content".into(), c);
-                        }
-                    }
-                }
-                entry.apply(&rec);
+        let (text, p) = match log::probe(line.bytes) {
+            Ok(x) => x,
+            Err(reason) => {
+                log::skip(report, &line, reason);
+                return Ok(());
             }
-            _ => log::skip(report, &line, "invalid JSON record".into()),
+        };
+        let accepted = match p.kind.0.as_deref() {
+            None | Some(kind::MESSAGE) => match p.id.0 {
+                Some(id) => ids.insert(id.into_owned()),
+                None => false,
+            },
+            Some(kind::HEAD) => p.message_id.0.as_deref().is_none_or(|m| ids.contains(m)),
+            _ => true,
+        };
+        if !accepted {
+            return Ok(());
+        }
+        if let Ok(Value::Object(mut rec)) = serde_json::from_str::<Value>(text) {
+            if p.content_blob.is_some() || p.content_params_blob.is_some() {
+                // Best effort: a missing blob only costs the title or reply.
+                let _ = blobs.inline(&mut rec);
+            }
+            entry.apply(&rec);
         }
         Ok(())
     })?;
@@ -380,10 +400,8 @@ impl IndexFile {
 
     /// Newest first by update time, then by id for a stable order.
     pub fn sort(&mut self) {
-        self.sessions.sort_by(|a, b| {
-            b.updated_at
-                .cmp(&a.updated_at)
-                .then_with(|| b.id.cmp(&a.id))
-        });
+        let key = |e: &IndexEntry| crate::ids::parse_ms(&e.updated_at).unwrap_or(0);
+        self.sessions
+            .sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| b.id.cmp(&a.id)));
     }
 }

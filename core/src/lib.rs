@@ -6,26 +6,38 @@
 //! format is specified in `docs/FORMAT.md`.
 
 pub mod blobs;
+pub mod compaction;
 pub mod error;
+pub mod file_history;
+pub mod fork;
 mod fsutil;
 pub mod ids;
 pub mod index;
 pub mod log;
 pub mod options;
 pub mod project;
+mod project_fs;
 pub mod records;
+mod resume;
 pub mod session;
 pub mod store;
+mod undo;
 pub mod views;
 mod writer;
 
+pub use compaction::{CompactionPlan, CompactionPolicy};
 pub use error::{Error, ErrorKind, Result};
+pub use file_history::{
+    ChangeStatus, ConflictKind, DiffStats, ExternalChange, FileAction, FilePlan, GcReport,
+    HistorySize, HistorySizeReport, RewindMode, RewindPlan, RewindResult, UndoCandidate,
+};
+pub use fork::ForkOptions;
 pub use index::{IndexEntry, Lineage, Status};
 pub use log::{BrokenChain, ReadReport, SkippedLine};
 pub use options::{Deterministic, Durability, StoreOptions};
 pub use session::{CreateOptions, Session, Subagent};
 pub use store::{RebuildReport, SessionView, Store};
-pub use views::{to_json_array, Message};
+pub use views::{to_json_array, Branch, Message, ModelViewOptions, TreeNode};
 
 /// The crate version, from Cargo.toml.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

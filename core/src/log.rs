@@ -89,9 +89,13 @@ pub(crate) fn scan(
     loop {
         let len = buf.len();
         if !eof {
-            buf.resize(len + CHUNK, 0);
-            let n = read_full(file, &mut buf[len..]).at(path)?;
-            buf.truncate(len + n);
+            // Read into spare capacity: zero-filling a whole chunk first cost more
+            // than reading a small log.
+            let n = (&mut *file)
+                .take(CHUNK as u64)
+                .read_to_end(&mut buf)
+                .at(path)?;
+            debug_assert_eq!(buf.len(), len + n);
             eof = n == 0;
         }
         let mut pos = 0;
@@ -121,19 +125,6 @@ pub(crate) fn scan(
         });
     }
     Ok(base)
-}
-
-fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 fn emit(
@@ -169,6 +160,9 @@ fn emit(
 /// Parse the probe of a line, or say why the line is unusable.
 pub(crate) fn probe(bytes: &[u8]) -> std::result::Result<(&str, Probe<'_>), String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("invalid UTF-8: {e}"))?;
+    if text.trim_start().as_bytes().first() != Some(&b'{') {
+        return Err("invalid JSON record: not a JSON object".into());
+    }
     let p: Probe = serde_json::from_str(text).map_err(|e| format!("invalid JSON record: {e}"))?;
     Ok((text, p))
 }
@@ -186,6 +180,8 @@ pub(crate) fn skip(report: &mut ReadReport, line: &Line<'_>, reason: String) {
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
     pub id: String,
+    /// Byte offset of the message's line in the log.
+    pub offset: u64,
     pub parent_id: Option<String>,
     pub raw: Box<str>,
     pub has_blob: bool,
@@ -205,8 +201,12 @@ pub struct LoadedLog {
     pub(crate) entries: Vec<Entry>,
     pub(crate) by_id: HashMap<String, usize>,
     pub head: Option<String>,
-    pub(crate) patches: HashMap<String, Vec<Value>>,
+    /// Patches by message id, with the offset of the patch record.
+    pub(crate) patches: HashMap<String, Vec<(u64, Value)>>,
+    /// Compaction records by summary message id, with their offsets.
+    pub(crate) compactions: HashMap<String, (u64, Value)>,
     pub(crate) records: Vec<Value>,
+    pub(crate) record_offsets: Vec<u64>,
     pub report: ReadReport,
     /// Offset just past the last complete line.
     pub bytes: u64,
@@ -256,9 +256,9 @@ pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
                 return Ok(());
             }
         };
-        match p.kind.as_deref() {
+        match p.kind.0.as_deref() {
             None | Some(kind::MESSAGE) => {
-                let Some(id) = p.id else {
+                let Some(id) = p.id.0 else {
                     skip(report, &line, "message has no \"id\"".into());
                     return Ok(());
                 };
@@ -267,18 +267,23 @@ pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
                     report.duplicate_ids.push(id);
                     return Ok(());
                 }
-                let parent_id = p.parent_id.flatten().map(|c| c.into_owned());
+                // A seed-style line without `parentId` continues from the head.
+                let parent_id = match p.parent_id {
+                    Some(l) => l.0.map(|c| c.into_owned()),
+                    None => log.head.clone(),
+                };
                 log.by_id.insert(id.clone(), log.entries.len());
                 log.head = Some(id.clone());
                 log.entries.push(Entry {
                     id,
+                    offset: line.offset,
                     parent_id,
                     raw: text.into(),
                     has_blob: p.content_blob.is_some() || p.content_params_blob.is_some(),
                 });
             }
             Some(kind::SESSION) => {
-                if let Some(v) = p.version {
+                if let Some(v) = p.version.as_ref().and_then(Value::as_u64) {
                     if v > FORMAT_VERSION && unsupported.is_none() {
                         unsupported = Some(format!(
                             "{} is format version {v}; this sessionkit reads up to {FORMAT_VERSION}",
@@ -293,7 +298,7 @@ pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
                 }
             }
             Some(kind::HEAD) => {
-                let target = p.message_id.map(|c| c.into_owned());
+                let target = p.message_id.0.map(|c| c.into_owned());
                 match target {
                     Some(t) if !log.by_id.contains_key(&t) => report.warnings.push(format!(
                         "line {}: head record names unknown message {t:?}",
@@ -304,12 +309,12 @@ pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
             }
             Some(kind::PATCH) => {
                 let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-                match (p.message_id, v.get("patch")) {
+                match (p.message_id.0, v.get("patch")) {
                     (Some(m), Some(patch)) if patch.is_object() => log
                         .patches
                         .entry(m.into_owned())
                         .or_default()
-                        .push(patch.clone()),
+                        .push((line.offset, patch.clone())),
                     _ => skip(
                         report,
                         &line,
@@ -317,7 +322,15 @@ pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
                     ),
                 }
             }
+            Some(kind::COMPACTION) => match serde_json::from_str::<Value>(text) {
+                Ok(v) if crate::compaction::is_valid_record(&v) => {
+                    let sid = v["summaryId"].as_str().unwrap_or_default().to_string();
+                    log.compactions.entry(sid).or_insert((line.offset, v));
+                }
+                _ => skip(report, &line, crate::compaction::RECORD_SHAPE.into()),
+            },
             Some(kind::STATE) | Some(kind::SUBAGENT) => {
+                log.record_offsets.push(line.offset);
                 log.records
                     .push(serde_json::from_str(text).unwrap_or(Value::Null));
             }

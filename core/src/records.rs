@@ -20,6 +20,7 @@ pub mod kind {
     pub const PATCH: &str = "patch";
     pub const STATE: &str = "state";
     pub const SUBAGENT: &str = "subagent";
+    pub const COMPACTION: &str = "compaction";
 }
 
 /// Where a large value was moved: `{"sha256": "...", "bytes": N}`.
@@ -30,33 +31,87 @@ pub struct BlobRef {
 }
 
 /// The few fields the reader needs from every line; everything else is skipped
-/// (but still validated as JSON) so that resuming stays cheap.
+/// (but still validated as JSON) so that resuming stays cheap. Each is read
+/// loosely: a host message may carry a field of the same name with another type
+/// (`"version": "x"`), and that must not make the line unreadable.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Probe<'a> {
-    #[serde(borrow, rename = "type")]
-    pub kind: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow)]
-    pub id: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "present_or_null")]
-    pub parent_id: Option<Option<std::borrow::Cow<'a, str>>>,
-    #[serde(borrow)]
-    pub message_id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, rename = "type", default)]
+    pub kind: Loose<'a>,
+    #[serde(borrow, default)]
+    pub id: Loose<'a>,
+    /// `None` when the line has no `parentId` at all (a seed-style line).
+    #[serde(borrow, default)]
+    pub parent_id: Option<Loose<'a>>,
+    #[serde(borrow, default)]
+    pub message_id: Loose<'a>,
     #[serde(default)]
     pub content_blob: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     pub content_params_blob: Option<serde::de::IgnoredAny>,
     #[serde(default)]
-    pub version: Option<u64>,
+    pub version: Option<Value>,
 }
 
-/// Distinguish a missing field (outer `None`) from an explicit `null`.
-fn present_or_null<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(d).map(Some)
+/// A string field, or `None` when the value is of any other type.
+#[derive(Debug, Default)]
+pub(crate) struct Loose<'a>(pub Option<std::borrow::Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        use std::borrow::Cow;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Loose<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+                Ok(Loose(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(Loose(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Self::Value, E> {
+                Ok(Loose(Some(Cow::Owned(v))))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+                Ok(Loose(None))
+            }
+            fn visit_none<E>(self) -> std::result::Result<Self::Value, E> {
+                Ok(Loose(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
+                Ok(Loose(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
+                Ok(Loose(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
+                Ok(Loose(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
+                Ok(Loose(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Loose(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Loose(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 fn type_name(v: &Value) -> &'static str {

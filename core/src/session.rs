@@ -37,6 +37,10 @@ impl CreateOptions {
     }
 }
 
+/// Builds records to write after a batch of messages, from their stored form.
+pub(crate) type ExtraRecords<'a> =
+    &'a dyn Fn(&[Map<String, Value>]) -> Result<Vec<Map<String, Value>>>;
+
 struct State {
     chain: Chain,
     entry: IndexEntry,
@@ -51,6 +55,8 @@ pub(crate) struct SessionInner {
     state: Mutex<State>,
     open_report: ReadReport,
     pruned: Vec<String>,
+    /// File history state (tracked files, read marks, last snapshot), loaded on first use.
+    history: crate::file_history::SessionHistory,
 }
 
 /// A session open for writing. Holds the session's exclusive lock until it is
@@ -114,6 +120,18 @@ impl Session {
         let mut entry = IndexEntry::new(&id);
         entry.apply(&header);
         entry.log_bytes = writer.len();
+        Self::started(store, id, writer, Chain::default(), entry)
+    }
+
+    /// Register a freshly written log in the index (pruning older sessions) and
+    /// hand out its writer.
+    pub(crate) fn started(
+        store: &Store,
+        id: String,
+        writer: LogWriter,
+        chain: Chain,
+        entry: IndexEntry,
+    ) -> Result<Session> {
         let pruned = store.update_index(store.durable(), |idx| {
             idx.upsert(entry.clone());
             store.prune(idx, &id)
@@ -124,14 +142,27 @@ impl Session {
                 id,
                 writer,
                 state: Mutex::new(State {
-                    chain: Chain::default(),
+                    chain,
                     entry,
                     dirty: false,
                 }),
                 open_report: ReadReport::default(),
                 pruned,
+                history: Default::default(),
             }),
         })
+    }
+
+    /// Move the head to a message so the conversation resumes from there (an alias
+    /// of [`Session::set_head`] under the name hosts look for).
+    pub fn resume_at(&self, message_id: &str) -> Result<()> {
+        self.set_head(Some(message_id))
+    }
+
+    /// What goes to the model on resume, read from the end of the log back to the
+    /// latest compaction on the active path.
+    pub fn model_view(&self, opts: &crate::views::ModelViewOptions) -> Result<Vec<Message>> {
+        self.inner.store.model_view(&self.inner.id, opts)
     }
 
     pub(crate) fn open(store: &Store, id: &str) -> Result<Session> {
@@ -143,9 +174,13 @@ impl Session {
             &format!("session {id}"),
         )?;
         let mut file = writer.file().try_clone().map_err(|e| Error::io(&path, e))?;
-        let loaded = log::load_from(&mut file, &path)?;
+        let mut loaded = log::load_from(&mut file, &path)?;
         let report = loaded.report.clone();
-        writer.repair_tail(&report)?;
+        if writer.repair_tail(&report)? {
+            // A tail cut just before its newline is a whole record once terminated:
+            // reload so this writer knows it (its id, the head) as readers will.
+            loaded = log::load_from(&mut file, &path)?;
+        }
         quarantine(&path, &report)?;
         let chain = Chain {
             head: loaded.head.clone(),
@@ -176,6 +211,7 @@ impl Session {
                 }),
                 open_report: report,
                 pruned: Vec::new(),
+                history: Default::default(),
             }),
         };
         if dirty {
@@ -213,6 +249,10 @@ impl Session {
         self.inner.writer.fsync_count()
     }
 
+    pub(crate) fn file_history(&self) -> &crate::file_history::SessionHistory {
+        &self.inner.history
+    }
+
     /// The current head message id.
     pub fn head(&self) -> Option<String> {
         self.inner.state.lock().chain.head.clone()
@@ -234,6 +274,16 @@ impl Session {
 
     /// Append messages in one write: all of them are stored, or none.
     pub fn append_batch(&self, messages: Vec<Value>) -> Result<Vec<Message>> {
+        self.append_with(messages, None)
+    }
+
+    /// Append messages and, in the same write, the records `extra` builds from
+    /// their stored form (e.g. a compaction record naming the summary).
+    pub(crate) fn append_with(
+        &self,
+        messages: Vec<Value>,
+        extra: Option<ExtraRecords<'_>>,
+    ) -> Result<Vec<Message>> {
         let seq;
         let out;
         {
@@ -242,6 +292,18 @@ impl Session {
             let mut batch = st
                 .chain
                 .prepare(messages, &self.ctx(), |rec| entry.apply(rec))?;
+            if let Some(extra) = extra {
+                let stored: Vec<Map<String, Value>> = batch
+                    .bytes
+                    .split(|&b| b == b'\n')
+                    .filter(|l| !l.is_empty())
+                    .map(|l| serde_json::from_slice(l).map_err(|e| Error::Internal(e.to_string())))
+                    .collect::<Result<_>>()?;
+                for rec in extra(&stored)? {
+                    entry.apply(&rec);
+                    batch.bytes.extend(record_line(&rec)?);
+                }
+            }
             seq = self.inner.writer.write(&batch.bytes)?;
             st.chain.commit(&mut batch);
             entry.log_bytes = self.inner.writer.len();
@@ -447,6 +509,11 @@ impl Session {
         let mut rec = self.record(kind::SUBAGENT);
         rec.insert("event".into(), "spawn".into());
         rec.insert("agentId".into(), agent_id.into());
+        // Where the conversation was, so a fork knows which subagents it inherits.
+        rec.insert(
+            "messageId".into(),
+            self.head().map(Value::from).unwrap_or(Value::Null),
+        );
         rec.insert("meta".into(), meta);
         self.write_record(rec)?;
         Ok(agent)
@@ -463,9 +530,13 @@ impl Session {
             &format!("subagent {agent_id}"),
         )?;
         let mut file = writer.file().try_clone().map_err(|e| Error::io(&path, e))?;
-        let loaded = log::load_from(&mut file, &path)?;
-        writer.repair_tail(&loaded.report)?;
-        quarantine(&path, &loaded.report)?;
+        let mut loaded = log::load_from(&mut file, &path)?;
+        let report = loaded.report.clone();
+        if writer.repair_tail(&report)? {
+            // As in `Session::open`: the terminated tail may be a whole record.
+            loaded = log::load_from(&mut file, &path)?;
+        }
+        quarantine(&path, &report)?;
         let meta_path = meta_path_of(&path);
         let meta: Value = std::fs::read(&meta_path)
             .ok()
@@ -591,6 +662,10 @@ impl Subagent {
         let mut rec = s.record(kind::SUBAGENT);
         rec.insert("event".into(), "result".into());
         rec.insert("agentId".into(), self.agent_id.clone().into());
+        rec.insert(
+            "messageId".into(),
+            s.head().map(Value::from).unwrap_or(Value::Null),
+        );
         rec.insert(
             "status".into(),
             (if failed { "failed" } else { "completed" }).into(),

@@ -18,7 +18,10 @@ use crate::log::{self, LoadedLog, ReadReport};
 use crate::options::{Durability, StoreOptions};
 use crate::project::project_code;
 use crate::session::{CreateOptions, Session};
-use crate::views::Message;
+use crate::views::{finish_model_view, Branch, Message, ModelViewOptions, TreeNode};
+
+/// Entries of a project directory that no session id may take.
+pub const RESERVED_NAMES: [&str; 2] = ["blobs", "file-history"];
 
 pub(crate) struct StoreInner {
     pub options: StoreOptions,
@@ -89,6 +92,16 @@ impl SessionView {
     pub fn log(&self) -> &LoadedLog {
         &self.log
     }
+    /// What goes to the model (folded from the whole log).
+    pub fn model_view(&self, opts: &ModelViewOptions) -> Result<Vec<Message>> {
+        self.log.model_view(opts, &self.blobs)
+    }
+    pub fn tree(&self) -> Result<Vec<TreeNode>> {
+        self.log.tree()
+    }
+    pub fn branches(&self) -> Result<Vec<Branch>> {
+        self.log.branches()
+    }
 }
 
 /// An exclusive hold on the project lock; released on drop.
@@ -154,6 +167,18 @@ impl Store {
 
     pub fn log_path(&self, id: &str) -> Result<PathBuf> {
         validate_path_id("session id", id)?;
+        // A session's sidecar directory is named by its id: it must not be one of
+        // the store's own entries, nor look like another session's files.
+        if RESERVED_NAMES.contains(&id)
+            || [".jsonl", ".json", ".corrupt"]
+                .iter()
+                .any(|x| id.ends_with(x))
+        {
+            return Err(Error::invalid(format!(
+                "session id {id:?} is reserved (it names store files: {})",
+                RESERVED_NAMES.join(", ")
+            )));
+        }
         Ok(self.inner.dir.join(format!("{id}.jsonl")))
     }
     pub(crate) fn session_dir(&self, id: &str) -> PathBuf {
@@ -364,6 +389,20 @@ impl Store {
         })
     }
 
+    /// What goes to the model on resume. Reads the log from its end back to the
+    /// latest compaction on the active path, so the cost follows the live context,
+    /// not the history.
+    pub fn model_view(&self, id: &str, opts: &ModelViewOptions) -> Result<Vec<Message>> {
+        let path = self.log_path(id)?;
+        match crate::resume::model_items(&path).map_err(|e| match e {
+            Error::NotFound(_) => Error::NotFound(format!("session {id}")),
+            e => e,
+        })? {
+            Some(items) => finish_model_view(items, opts, &self.inner.blobs),
+            None => self.read_session(id)?.model_view(opts),
+        }
+    }
+
     /// Rename a session (its index title). Takes the session's writer lock for the
     /// moment of the write, so it fails with `Busy` while another writer holds it;
     /// a host with the session open renames through [`Session::rename`].
@@ -402,6 +441,7 @@ impl Store {
             Err(e) => return Err(Error::io(&dir, e)),
         }
         fsutil::remove_file_if_exists(&path)?;
+        crate::file_history::delete_branch(self, id)?;
         Ok(())
     }
 

@@ -94,7 +94,7 @@ impl LoadedLog {
         Ok(out)
     }
 
-    fn head_indices(&self) -> Result<Vec<usize>> {
+    pub(crate) fn head_indices(&self) -> Result<Vec<usize>> {
         match &self.head {
             Some(h) => self.path_indices(h),
             None => Ok(Vec::new()),
@@ -113,7 +113,7 @@ impl LoadedLog {
         }
         let mut v: Value = serde_json::from_str(&e.raw)
             .map_err(|err| Error::Corrupt(format!("message {}: {err}", e.id)))?;
-        for p in patches.into_iter().flatten() {
+        for (_, p) in patches.into_iter().flatten() {
             merge_patch(&mut v, p);
         }
         let Value::Object(mut map) = v else {
@@ -162,6 +162,7 @@ impl LoadedLog {
 
     /// The active path with `visible` and `compacted` always present as booleans.
     pub fn ui_view(&self, blobs: &BlobStore) -> Result<Vec<Message>> {
+        let compacted = self.compacted_ids()?;
         self.head_indices()?
             .into_iter()
             .map(|i| {
@@ -170,7 +171,9 @@ impl LoadedLog {
                 if !matches!(map.get("visible"), Some(Value::Bool(_))) {
                     map.insert("visible".into(), Value::Bool(true));
                 }
-                if !matches!(map.get("compacted"), Some(Value::Bool(_))) {
+                if compacted.contains(&e.id) {
+                    map.insert("compacted".into(), Value::Bool(true));
+                } else if !matches!(map.get("compacted"), Some(Value::Bool(_))) {
                     map.insert("compacted".into(), Value::Bool(false));
                 }
                 Ok(Message::from_map(e.id.clone(), e.parent_id.clone(), &map))
@@ -181,5 +184,445 @@ impl LoadedLog {
     /// Ids of every message, in log order.
     pub fn message_ids(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|e| e.id.as_str())
+    }
+}
+
+/// Tool calls and results in the two common message styles.
+pub(crate) mod tools {
+    use serde_json::{Map, Value};
+
+    fn blocks<'a>(
+        m: &'a Map<String, Value>,
+        kind: &'a str,
+    ) -> impl Iterator<Item = &'a Map<String, Value>> + 'a {
+        ["contentParams", "content"]
+            .into_iter()
+            .filter_map(move |f| m.get(f)?.as_array())
+            .flatten()
+            .filter_map(Value::as_object)
+            .filter(move |b| b.get("type").and_then(Value::as_str) == Some(kind))
+    }
+
+    /// Ids of the tool calls an assistant message makes.
+    pub fn calls(m: &Map<String, Value>) -> Vec<(String, Style)> {
+        if m.get("role").and_then(Value::as_str) != Some("assistant") {
+            return Vec::new();
+        }
+        let mut out: Vec<(String, Style)> = m
+            .get("messageParams")
+            .and_then(|p| p.get("tool_calls"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                c.get("id")?
+                    .as_str()
+                    .map(|s| (s.to_string(), Style::OpenAi))
+            })
+            .collect();
+        out.extend(blocks(m, "tool_use").filter_map(|b| {
+            b.get("id")?
+                .as_str()
+                .map(|s| (s.to_string(), Style::Anthropic))
+        }));
+        out
+    }
+
+    /// Ids of the tool calls a message answers.
+    pub fn results(m: &Map<String, Value>) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        if m.get("role").and_then(Value::as_str) == Some("tool") {
+            if let Some(id) = m
+                .get("messageParams")
+                .and_then(|p| p.get("tool_call_id"))
+                .and_then(Value::as_str)
+                .or_else(|| m.get("tool_call_id").and_then(Value::as_str))
+            {
+                out.push(id.to_string());
+            }
+        }
+        out.extend(
+            blocks(m, "tool_result")
+                .filter_map(|b| b.get("tool_use_id")?.as_str().map(str::to_owned)),
+        );
+        out
+    }
+
+    pub fn is_result(m: &Map<String, Value>) -> bool {
+        m.get("role").and_then(Value::as_str) == Some("tool") || !results(m).is_empty()
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Style {
+        OpenAi,
+        Anthropic,
+    }
+
+    /// The result a dangling tool call gets so the request stays valid.
+    pub fn interrupted(
+        assistant_id: &str,
+        call_id: &str,
+        style: Style,
+        session_id: Option<&Value>,
+    ) -> Map<String, Value> {
+        let text = "[interrupted: this tool call did not complete]";
+        let mut m = Map::new();
+        m.insert(
+            "id".into(),
+            format!("{assistant_id}:interrupted:{call_id}").into(),
+        );
+        m.insert("parentId".into(), assistant_id.into());
+        if let Some(s) = session_id {
+            m.insert("sessionId".into(), s.clone());
+        }
+        match style {
+            Style::OpenAi => {
+                m.insert("role".into(), "tool".into());
+                m.insert("content".into(), text.into());
+                m.insert(
+                    "messageParams".into(),
+                    serde_json::json!({ "tool_call_id": call_id }),
+                );
+            }
+            Style::Anthropic => {
+                m.insert("role".into(), "user".into());
+                m.insert("content".into(), "".into());
+                m.insert(
+                    "contentParams".into(),
+                    serde_json::json!([{ "type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": true }]),
+                );
+            }
+        }
+        m.insert(
+            "meta".into(),
+            serde_json::json!({ "synthetic": "interrupted" }),
+        );
+        m
+    }
+}
+
+/// Limits on the model view.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelViewOptions {
+    /// Keep only the last N messages after the leading system messages.
+    pub last_n: Option<usize>,
+    /// Keep only as many trailing messages as fit this many tokens (leading system
+    /// messages always count and are always kept).
+    pub token_budget: Option<u64>,
+}
+
+impl ModelViewOptions {
+    pub fn from_json(json: &str) -> Result<ModelViewOptions> {
+        if json.trim().is_empty() {
+            return Ok(ModelViewOptions::default());
+        }
+        serde_json::from_str(json).map_err(|e| Error::invalid(format!("model view options: {e}")))
+    }
+}
+
+/// Tokens a message counts for: `meta.tokens` when the host set it, else an
+/// estimate of one token per four bytes of its content and parameters.
+pub fn token_count(m: &Map<String, Value>) -> u64 {
+    if let Some(t) = m
+        .get("meta")
+        .and_then(|x| x.get("tokens"))
+        .and_then(Value::as_u64)
+    {
+        return t;
+    }
+    let bytes: usize = ["content", "contentParams", "messageParams"]
+        .iter()
+        .filter_map(|f| m.get(*f))
+        .filter(|v| !v.is_null())
+        .map(|v| match v {
+            Value::String(s) => s.len(),
+            other => other.to_string().len(),
+        })
+        .sum();
+    (bytes as u64).div_ceil(4).max(1)
+}
+
+fn excluded_from_model(m: &Map<String, Value>) -> bool {
+    m.get("meta")
+        .and_then(|x| x.get("excludeFromModel"))
+        .and_then(Value::as_bool)
+        == Some(true)
+}
+
+/// Turn model items (stored form) into the model view: drop what the model must
+/// not see, answer dangling tool calls, apply limits, inline blobs.
+pub(crate) fn finish_model_view(
+    items: Vec<Map<String, Value>>,
+    opts: &ModelViewOptions,
+    blobs: &BlobStore,
+) -> Result<Vec<Message>> {
+    let items: Vec<Map<String, Value>> = items
+        .into_iter()
+        .filter(|m| !excluded_from_model(m))
+        .collect();
+    let answered: std::collections::HashSet<String> =
+        items.iter().flat_map(tools::results).collect();
+    let mut out: Vec<Map<String, Value>> = Vec::with_capacity(items.len());
+    let mut pending: Vec<Map<String, Value>> = Vec::new();
+    for m in items {
+        if !pending.is_empty() && !tools::is_result(&m) {
+            out.append(&mut pending);
+        }
+        let calls = tools::calls(&m);
+        let aid = m
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let sid = m.get("sessionId").cloned();
+        out.push(m);
+        if !calls.is_empty() {
+            out.append(&mut pending);
+            for (call, style) in calls {
+                if !answered.contains(&call) {
+                    pending.push(tools::interrupted(&aid, &call, style, sid.as_ref()));
+                }
+            }
+        }
+    }
+    out.append(&mut pending);
+
+    let lead = out
+        .iter()
+        .take_while(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+        .count();
+    let mut start = lead;
+    if let Some(n) = opts.last_n {
+        start = start.max(out.len().saturating_sub(n));
+    }
+    if let Some(budget) = opts.token_budget {
+        let mut used: u64 = out[..lead].iter().map(token_count).sum();
+        let mut s = out.len();
+        while s > lead && used + token_count(&out[s - 1]) <= budget {
+            used += token_count(&out[s - 1]);
+            s -= 1;
+        }
+        start = start.max(s);
+    }
+    // A cut must not leave a tool result without its call.
+    while start < out.len() && start > lead && tools::is_result(&out[start]) {
+        start += 1;
+    }
+    let mut result = Vec::with_capacity(lead + out.len() - start);
+    let keep = out
+        .drain(..)
+        .enumerate()
+        .filter(|(i, _)| *i < lead || *i >= start);
+    for (_, mut m) in keep {
+        blobs.inline(&mut m)?;
+        let id = m
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let parent = m.get("parentId").and_then(Value::as_str).map(str::to_owned);
+        result.push(Message::from_map(id, parent, &m));
+    }
+    Ok(result)
+}
+
+impl LoadedLog {
+    fn stored_map(&self, i: usize, patches_after: u64) -> Result<Map<String, Value>> {
+        let e = &self.entries[i];
+        let mut v: Value = serde_json::from_str(&e.raw)
+            .map_err(|err| Error::Corrupt(format!("message {}: {err}", e.id)))?;
+        for (off, p) in self.patches.get(&e.id).into_iter().flatten() {
+            if *off > patches_after {
+                merge_patch(&mut v, p);
+            }
+        }
+        match v {
+            Value::Object(m) => Ok(m),
+            _ => Err(Error::Corrupt(format!(
+                "message {} is not a JSON object",
+                e.id
+            ))),
+        }
+    }
+
+    /// The messages the model sees, in stored form (blob references not inlined,
+    /// no synthetic results): the prefix of the latest compaction on the active
+    /// path, then the path after its summary.
+    pub(crate) fn model_items(&self) -> Result<Vec<Map<String, Value>>> {
+        let path = self.head_indices()?;
+        let latest = path
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(pos, &i)| self.compactions.get(&self.entries[i].id).map(|c| (pos, c)));
+        let (mut items, from) = match latest {
+            Some((pos, (offset, rec))) => (self.prefix_of(rec, *offset), pos + 1),
+            None => (Vec::new(), 0),
+        };
+        for &i in &path[from..] {
+            items.push(self.stored_map(i, 0)?);
+        }
+        Ok(items)
+    }
+
+    /// A compaction's prefix, with the patches written after it applied.
+    pub(crate) fn prefix_of(&self, rec: &Value, offset: u64) -> Vec<Map<String, Value>> {
+        prefix_with_patches(rec, offset, |id| {
+            self.patches.get(id).map(Vec::as_slice).unwrap_or(&[])
+        })
+    }
+
+    /// What goes to the model on resume.
+    pub fn model_view(&self, opts: &ModelViewOptions, blobs: &BlobStore) -> Result<Vec<Message>> {
+        finish_model_view(self.model_items()?, opts, blobs)
+    }
+
+    /// Ids of the messages on the active path that an active compaction replaces.
+    pub(crate) fn compacted_ids(&self) -> Result<std::collections::HashSet<String>> {
+        let path = self.head_indices()?;
+        let mut out = std::collections::HashSet::new();
+        for &i in &path {
+            if let Some((_, rec)) = self.compactions.get(&self.entries[i].id) {
+                for r in rec["replaces"].as_array().into_iter().flatten() {
+                    if let Some(s) = r.as_str() {
+                        out.insert(s.to_string());
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+pub(crate) fn prefix_with_patches<'a>(
+    rec: &Value,
+    offset: u64,
+    patches: impl Fn(&str) -> &'a [(u64, Value)],
+) -> Vec<Map<String, Value>> {
+    rec["prefix"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| {
+            let mut v = m.clone();
+            let id = v
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            for (off, p) in patches(&id) {
+                if *off > offset {
+                    merge_patch(&mut v, p);
+                }
+            }
+            match v {
+                Value::Object(m) => Some(m),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// One message in the tree view of a session.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeNode {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub role: String,
+    pub timestamp: Option<String>,
+    /// The first 80 characters of the message's text.
+    pub preview: String,
+    pub children: usize,
+    pub on_active_path: bool,
+    pub is_head: bool,
+    pub compacted: bool,
+}
+
+/// A branch: the path from the root to a leaf.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Branch {
+    pub leaf_id: String,
+    pub length: usize,
+    /// The last message this branch shares with the active path.
+    pub fork_point_id: Option<String>,
+    pub is_active: bool,
+    pub last_timestamp: Option<String>,
+}
+
+impl LoadedLog {
+    /// Every message with its place in the tree, in log order.
+    pub fn tree(&self) -> Result<Vec<TreeNode>> {
+        let active: std::collections::HashSet<usize> = self.head_indices()?.into_iter().collect();
+        let compacted = self.compacted_ids()?;
+        let mut children = vec![0usize; self.entries.len()];
+        for e in &self.entries {
+            if let Some(p) = e.parent_id.as_deref().and_then(|p| self.by_id.get(p)) {
+                children[*p] += 1;
+            }
+        }
+        self.entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let v: Value = serde_json::from_str(&e.raw).unwrap_or(Value::Null);
+                let text = v
+                    .get("content")
+                    .and_then(crate::records::content_text)
+                    .unwrap_or_default();
+                Ok(TreeNode {
+                    id: e.id.clone(),
+                    parent_id: e.parent_id.clone(),
+                    role: v["role"].as_str().unwrap_or_default().to_string(),
+                    timestamp: v["timestamp"].as_str().map(str::to_owned),
+                    preview: text
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                        .chars()
+                        .take(80)
+                        .collect(),
+                    children: children[i],
+                    on_active_path: active.contains(&i),
+                    is_head: self.head.as_deref() == Some(e.id.as_str()),
+                    compacted: compacted.contains(&e.id),
+                })
+            })
+            .collect()
+    }
+
+    /// The branches of the session: one per leaf, the active one marked.
+    pub fn branches(&self) -> Result<Vec<Branch>> {
+        let active: std::collections::HashSet<usize> = self.head_indices()?.into_iter().collect();
+        let mut has_child = vec![false; self.entries.len()];
+        for e in &self.entries {
+            if let Some(p) = e.parent_id.as_deref().and_then(|p| self.by_id.get(p)) {
+                has_child[*p] = true;
+            }
+        }
+        let head = self.head.as_deref();
+        let mut out = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if has_child[i] && head != Some(e.id.as_str()) {
+                continue;
+            }
+            let path = self.path_indices(&e.id)?;
+            let fork = path
+                .iter()
+                .rev()
+                .find(|j| active.contains(j))
+                .map(|&j| self.entries[j].id.clone());
+            let v: Value = serde_json::from_str(&e.raw).unwrap_or(Value::Null);
+            out.push(Branch {
+                leaf_id: e.id.clone(),
+                length: path.len(),
+                fork_point_id: fork,
+                is_active: head == Some(e.id.as_str()),
+                last_timestamp: v["timestamp"].as_str().map(str::to_owned),
+            });
+        }
+        Ok(out)
     }
 }

@@ -6,7 +6,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use base64::Engine;
 use parking_lot::Mutex;
@@ -34,6 +34,8 @@ pub(crate) struct LogWriter {
     synced: Mutex<u64>,
     /// fsync calls made on the log, for tests and benchmarks of group commit.
     fsyncs: AtomicU64,
+    /// A write failed part way and its bytes could not be cut off again.
+    broken: AtomicBool,
 }
 
 impl LogWriter {
@@ -89,6 +91,7 @@ impl LogWriter {
             written: AtomicU64::new(0),
             synced: Mutex::new(0),
             fsyncs: AtomicU64::new(0),
+            broken: AtomicBool::new(false),
         })
     }
 
@@ -113,7 +116,21 @@ impl LogWriter {
     /// Returns the append's sequence number for [`LogWriter::sync_to`].
     pub fn write(&self, buf: &[u8]) -> Result<u64> {
         debug_assert!(buf.ends_with(b"\n"));
-        (&self.file).write_all(buf).at(&self.path)?;
+        if self.broken.load(Ordering::Acquire) {
+            return Err(Error::io(
+                &self.path,
+                std::io::Error::other("an earlier write failed part way; reopen the log"),
+            ));
+        }
+        if let Err(e) = (&self.file).write_all(buf) {
+            // A write can stop part way (disk full, file size limit, I/O error).
+            // Cut off what reached the file, so a failed append leaves nothing
+            // and the next record does not land on the end of a partial line.
+            if self.file.set_len(self.len()).is_err() {
+                self.broken.store(true, Ordering::Release);
+            }
+            return Err(Error::io(&self.path, e));
+        }
         self.len.fetch_add(buf.len() as u64, Ordering::AcqRel);
         Ok(self.written.fetch_add(1, Ordering::AcqRel) + 1)
     }

@@ -4,7 +4,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde_json::{json, Value};
-use sessionkit::{CreateOptions, Deterministic, Durability, ErrorKind, Status, Store, StoreOptions};
+use sessionkit::{
+    CreateOptions, Deterministic, Durability, ErrorKind, Status, Store, StoreOptions,
+};
 
 struct Env {
     home: tempfile::TempDir,
@@ -26,7 +28,11 @@ fn env_with(f: impl FnOnce(&mut StoreOptions)) -> Env {
     let mut o = options(home.path());
     f(&mut o);
     let store = Store::open(project.path(), o).unwrap();
-    Env { home, project, store }
+    Env {
+        home,
+        project,
+        store,
+    }
 }
 
 fn env() -> Env {
@@ -34,7 +40,9 @@ fn env() -> Env {
 }
 
 fn roles(msgs: &[sessionkit::Message]) -> Vec<String> {
-    msgs.iter().map(|m| m.value()["role"].as_str().unwrap().to_string()).collect()
+    msgs.iter()
+        .map(|m| m.value()["role"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
@@ -42,19 +50,30 @@ fn create_append_and_resume() {
     let e = env();
     let s = e.store.create_session(CreateOptions::default()).unwrap();
     assert_eq!(uuid::Uuid::parse_str(s.id()).unwrap().get_version_num(), 7);
-    let u = s.append(json!({"role": "user", "content": "hello", "x-host": {"keep": true}})).unwrap();
-    let a = s.append(json!({"role": "assistant", "content": "hi"})).unwrap();
+    let u = s
+        .append(json!({"role": "user", "content": "hello", "x-host": {"keep": true}}))
+        .unwrap();
+    let a = s
+        .append(json!({"role": "assistant", "content": "hi"}))
+        .unwrap();
     assert_eq!(a.parent_id(), Some(u.id()));
     let stored = u.value();
     assert_eq!(stored["sessionId"], s.id());
-    assert_eq!(stored["x-host"], json!({"keep": true}), "unknown fields are preserved");
+    assert_eq!(
+        stored["x-host"],
+        json!({"keep": true}),
+        "unknown fields are preserved"
+    );
     assert!(stored["timestamp"].as_str().unwrap().ends_with('Z'));
     let id = s.id().to_string();
     drop(s);
 
     let view = e.store.read_session(&id).unwrap();
     let path = view.active_path().unwrap();
-    assert_eq!(path.iter().map(|m| m.id()).collect::<Vec<_>>(), vec![u.id(), a.id()]);
+    assert_eq!(
+        path.iter().map(|m| m.id()).collect::<Vec<_>>(),
+        vec![u.id(), a.id()]
+    );
     assert_eq!(path[0].value(), stored);
     assert!(view.report().is_clean());
     assert_eq!(view.header().unwrap()["version"], 1);
@@ -75,7 +94,13 @@ fn batch_is_one_write_and_chains() {
     assert_eq!(msgs[1].parent_id(), Some(msgs[0].id()));
     assert_eq!(msgs[2].parent_id(), Some(msgs[1].id()));
     let bytes = std::fs::read(s.path()).unwrap();
-    assert_eq!(bytes[before as usize..].iter().filter(|&&b| b == b'\n').count(), 3);
+    assert_eq!(
+        bytes[before as usize..]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count(),
+        3
+    );
     assert_eq!(s.head().as_deref(), Some(msgs[2].id()));
 }
 
@@ -84,18 +109,25 @@ fn title_comes_from_first_user_input_unless_given() {
     let e = env();
     let s = e.store.create_session(CreateOptions::default()).unwrap();
     let long = "x".repeat(150);
-    s.append(json!({"role": "system", "content": "you are helpful"})).unwrap();
-    s.append(json!({"role": "user", "content": [{"type": "text", "text": long}]})).unwrap();
-    s.append(json!({"role": "user", "content": "second"})).unwrap();
+    s.append(json!({"role": "system", "content": "you are helpful"}))
+        .unwrap();
+    s.append(json!({"role": "user", "content": [{"type": "text", "text": long}]}))
+        .unwrap();
+    s.append(json!({"role": "user", "content": "second"}))
+        .unwrap();
     s.close().unwrap();
     let list = e.store.list_sessions().unwrap();
     assert_eq!(list[0].title, "x".repeat(100));
 
     let t = e
         .store
-        .create_session(CreateOptions { title: Some("Given title".into()), id: None })
+        .create_session(CreateOptions {
+            title: Some("Given title".into()),
+            id: None,
+        })
         .unwrap();
-    t.append(json!({"role": "user", "content": "ignored for the title"})).unwrap();
+    t.append(json!({"role": "user", "content": "ignored for the title"}))
+        .unwrap();
     let tid = t.id().to_string();
     t.close().unwrap();
     assert_eq!(e.store.session_entry(&tid).unwrap().title, "Given title");
@@ -105,17 +137,37 @@ fn title_comes_from_first_user_input_unless_given() {
 fn patch_adds_usage_without_rewriting() {
     let e = env();
     let s = e.store.create_session(CreateOptions::default()).unwrap();
-    let a = s.append(json!({"role": "assistant", "content": "done", "meta": {"model": "m1"}})).unwrap();
-    let first_line = std::fs::read(s.path()).unwrap();
-    s.patch_message(a.id(), json!({"meta": {"usage": {"input_tokens": 10, "output_tokens": 5}}}))
+    let a = s
+        .append(json!({"role": "assistant", "content": "done", "meta": {"model": "m1"}}))
         .unwrap();
+    let first_line = std::fs::read(s.path()).unwrap();
+    s.patch_message(
+        a.id(),
+        json!({"meta": {"usage": {"input_tokens": 10, "output_tokens": 5}}}),
+    )
+    .unwrap();
     let after = std::fs::read(s.path()).unwrap();
-    assert_eq!(&after[..first_line.len()], &first_line[..], "earlier bytes unchanged");
+    assert_eq!(
+        &after[..first_line.len()],
+        &first_line[..],
+        "earlier bytes unchanged"
+    );
     let m = s.read().unwrap().active_path().unwrap().remove(0).value();
-    assert_eq!(m["meta"], json!({"model": "m1", "usage": {"input_tokens": 10, "output_tokens": 5}}));
+    assert_eq!(
+        m["meta"],
+        json!({"model": "m1", "usage": {"input_tokens": 10, "output_tokens": 5}})
+    );
     assert_eq!(s.entry().token_usage["input_tokens"], 10);
-    assert_eq!(s.patch_message("nope", json!({})).unwrap_err().kind(), ErrorKind::NotFound);
-    assert_eq!(s.patch_message(a.id(), json!({"role": "user"})).unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert_eq!(
+        s.patch_message("nope", json!({})).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        s.patch_message(a.id(), json!({"role": "user"}))
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidInput
+    );
 }
 
 #[test]
@@ -123,20 +175,28 @@ fn state_updates_reach_the_index() {
     let e = env();
     let s = e.store.create_session(CreateOptions::default()).unwrap();
     s.append(json!({"role": "user", "content": "go"})).unwrap();
-    s.append(json!({"role": "assistant", "content": "calling", "contentParams": [
-        {"type": "tool_use", "id": "tu1", "name": "bash", "input": {"cmd": "ls"}}]}))
-        .unwrap();
-    s.update_state(json!({"status": "ask_permission", "thinking": "need bash", "activeTokens": 1234,
-        "childProcesses": [{"pid": 42, "command": "npm test"}]}))
-        .unwrap();
+    s.append(
+        json!({"role": "assistant", "content": "calling", "contentParams": [
+        {"type": "tool_use", "id": "tu1", "name": "bash", "input": {"cmd": "ls"}}]}),
+    )
+    .unwrap();
+    s.update_state(
+        json!({"status": "ask_permission", "thinking": "need bash", "activeTokens": 1234,
+        "childProcesses": [{"pid": 42, "command": "npm test"}]}),
+    )
+    .unwrap();
     let entry = e.store.list_sessions().unwrap().remove(0);
     assert_eq!(entry.status, Status::AskPermission);
     assert_eq!(entry.thinking.as_deref(), Some("need bash"));
     assert_eq!(entry.active_tokens, Some(1234));
-    assert_eq!(entry.child_processes, vec![json!({"pid": 42, "command": "npm test"})]);
+    assert_eq!(
+        entry.child_processes,
+        vec![json!({"pid": 42, "command": "npm test"})]
+    );
     assert_eq!(entry.last_tool_call.as_ref().unwrap()["name"], "bash");
     assert_eq!(entry.last_assistant_reply.as_deref(), Some("calling"));
-    s.update_state(json!({"status": "failed", "failureReason": "tests failed", "thinking": null})).unwrap();
+    s.update_state(json!({"status": "failed", "failureReason": "tests failed", "thinking": null}))
+        .unwrap();
     let entry = e.store.list_sessions().unwrap().remove(0);
     assert_eq!(entry.status, Status::Failed);
     assert_eq!(entry.failure_reason.as_deref(), Some("tests failed"));
@@ -162,7 +222,9 @@ fn second_writer_is_busy_reader_is_not() {
     let id = s.id().to_string();
     s.close().unwrap();
     let again = e.store.open_session(&id).unwrap();
-    again.append(json!({"role": "assistant", "content": "b"})).unwrap();
+    again
+        .append(json!({"role": "assistant", "content": "b"}))
+        .unwrap();
     assert_eq!(again.read().unwrap().active_path().unwrap().len(), 2);
 }
 
@@ -178,27 +240,43 @@ fn set_head_branches_and_keeps_old_branch() {
         ])
         .unwrap();
     s.set_head(Some(m[0].id())).unwrap();
-    let b = s.append(json!({"role": "assistant", "content": "2b"})).unwrap();
+    let b = s
+        .append(json!({"role": "assistant", "content": "2b"}))
+        .unwrap();
     assert_eq!(b.parent_id(), Some(m[0].id()));
     let view = s.read().unwrap();
-    let path: Vec<_> = view.active_path().unwrap().iter().map(|m| m.id().to_string()).collect();
+    let path: Vec<_> = view
+        .active_path()
+        .unwrap()
+        .iter()
+        .map(|m| m.id().to_string())
+        .collect();
     assert_eq!(path, vec![m[0].id().to_string(), b.id().to_string()]);
     assert_eq!(view.message_count(), 4, "the old branch stays in the log");
     assert_eq!(view.message(m[2].id()).unwrap().value()["content"], "3");
     s.set_head(None).unwrap();
     assert!(s.read().unwrap().active_path().unwrap().is_empty());
-    let root2 = s.append(json!({"role": "user", "content": "fresh"})).unwrap();
+    let root2 = s
+        .append(json!({"role": "user", "content": "fresh"}))
+        .unwrap();
     assert_eq!(root2.parent_id(), None);
-    assert_eq!(s.set_head(Some("missing")).unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(
+        s.set_head(Some("missing")).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
 }
 
 #[test]
 fn explicit_parent_and_ui_view_flags() {
     let e = env();
     let s = e.store.create_session(CreateOptions::default()).unwrap();
-    let root = s.append(json!({"role": "system", "content": "sys", "visible": false})).unwrap();
+    let root = s
+        .append(json!({"role": "system", "content": "sys", "visible": false}))
+        .unwrap();
     let u = s.append(json!({"role": "user", "content": "q"})).unwrap();
-    let alt = s.append(json!({"role": "user", "content": "q2", "parentId": root.id()})).unwrap();
+    let alt = s
+        .append(json!({"role": "user", "content": "q2", "parentId": root.id()}))
+        .unwrap();
     assert_eq!(alt.parent_id(), Some(root.id()));
     let view = s.read().unwrap();
     let ui: Vec<Value> = view.ui_view().unwrap().iter().map(|m| m.value()).collect();
@@ -213,40 +291,77 @@ fn explicit_parent_and_ui_view_flags() {
 #[test]
 fn list_continue_rename_delete() {
     let e = env_with(|o| {
-        o.deterministic = Some(Deterministic { start_ms: 1_800_000_000_000, step_ms: 1000, seed: 1 })
+        o.deterministic = Some(Deterministic {
+            start_ms: 1_800_000_000_000,
+            step_ms: 1000,
+            seed: 1,
+        })
     });
     let empty = e.store.create_session(CreateOptions::default()).unwrap();
     let a = e.store.create_session(CreateOptions::default()).unwrap();
-    a.append(json!({"role": "user", "content": "first"})).unwrap();
+    a.append(json!({"role": "user", "content": "first"}))
+        .unwrap();
     let b = e.store.create_session(CreateOptions::default()).unwrap();
-    b.append(json!({"role": "user", "content": "second"})).unwrap();
-    let (ida, idb, ide) = (a.id().to_string(), b.id().to_string(), empty.id().to_string());
+    b.append(json!({"role": "user", "content": "second"}))
+        .unwrap();
+    let (ida, idb, ide) = (
+        a.id().to_string(),
+        b.id().to_string(),
+        empty.id().to_string(),
+    );
     drop((a, b, empty));
-    let ids: Vec<String> = e.store.list_sessions().unwrap().into_iter().map(|x| x.id).collect();
-    assert_eq!(ids, vec![idb.clone(), ida.clone(), ide.clone()], "newest first");
+    let ids: Vec<String> = e
+        .store
+        .list_sessions()
+        .unwrap()
+        .into_iter()
+        .map(|x| x.id)
+        .collect();
+    assert_eq!(
+        ids,
+        vec![idb.clone(), ida.clone(), ide.clone()],
+        "newest first"
+    );
     assert_eq!(e.store.continue_session().unwrap().unwrap().id, idb);
 
     e.store.rename_session(&ida, "Renamed").unwrap();
     assert_eq!(e.store.session_entry(&ida).unwrap().title, "Renamed");
     e.store.rebuild_index().unwrap();
-    assert_eq!(e.store.session_entry(&ida).unwrap().title, "Renamed", "rename survives a rebuild");
+    assert_eq!(
+        e.store.session_entry(&ida).unwrap().title,
+        "Renamed",
+        "rename survives a rebuild"
+    );
 
     let held = e.store.open_session(&idb).unwrap();
-    assert_eq!(e.store.delete_session(&idb).unwrap_err().kind(), ErrorKind::Busy);
-    assert_eq!(e.store.rename_session(&idb, "x").unwrap_err().kind(), ErrorKind::Busy);
+    assert_eq!(
+        e.store.delete_session(&idb).unwrap_err().kind(),
+        ErrorKind::Busy
+    );
+    assert_eq!(
+        e.store.rename_session(&idb, "x").unwrap_err().kind(),
+        ErrorKind::Busy
+    );
     drop(held);
     e.store.delete_session(&idb).unwrap();
     assert!(!e.store.dir().join(format!("{idb}.jsonl")).exists());
     assert!(e.store.list_sessions().unwrap().iter().all(|x| x.id != idb));
     assert_eq!(e.store.continue_session().unwrap().unwrap().id, ida);
-    assert_eq!(e.store.delete_session(&idb).unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(
+        e.store.delete_session(&idb).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
 }
 
 #[test]
 fn pruning_keeps_max_sessions_and_says_which() {
     let e = env_with(|o| {
         o.max_sessions = 2;
-        o.deterministic = Some(Deterministic { start_ms: 1_800_000_000_000, step_ms: 10, seed: 3 });
+        o.deterministic = Some(Deterministic {
+            start_ms: 1_800_000_000_000,
+            step_ms: 10,
+            seed: 3,
+        });
     });
     let s1 = e.store.create_session(CreateOptions::default()).unwrap();
     let id1 = s1.id().to_string();
@@ -254,11 +369,15 @@ fn pruning_keeps_max_sessions_and_says_which() {
     let s2 = e.store.create_session(CreateOptions::default()).unwrap();
     assert!(s2.pruned().is_empty());
     let s3 = e.store.create_session(CreateOptions::default()).unwrap();
-    assert_eq!(s3.pruned(), [id1.clone()]);
+    assert_eq!(s3.pruned(), std::slice::from_ref(&id1));
     assert!(!e.store.dir().join(format!("{id1}.jsonl")).exists());
     // A session held by a writer is never pruned.
     let s4 = e.store.create_session(CreateOptions::default()).unwrap();
-    assert!(s4.pruned().is_empty(), "s2 and s3 are open: {:?}", s4.pruned());
+    assert!(
+        s4.pruned().is_empty(),
+        "s2 and s3 are open: {:?}",
+        s4.pruned()
+    );
     assert_eq!(e.store.list_sessions().unwrap().len(), 3);
 }
 
@@ -266,12 +385,22 @@ fn pruning_keeps_max_sessions_and_says_which() {
 fn subagents_have_their_own_log() {
     let e = env();
     let s = e.store.create_session(CreateOptions::default()).unwrap();
-    s.append(json!({"role": "user", "content": "do it"})).unwrap();
-    let ag = s.spawn_subagent(Some("explore-1"), json!({"description": "explore"})).unwrap();
-    ag.append(json!({"role": "user", "content": "look around"})).unwrap();
-    ag.append(json!({"role": "assistant", "content": "found 3 files"})).unwrap();
+    s.append(json!({"role": "user", "content": "do it"}))
+        .unwrap();
+    let ag = s
+        .spawn_subagent(Some("explore-1"), json!({"description": "explore"}))
+        .unwrap();
+    ag.append(json!({"role": "user", "content": "look around"}))
+        .unwrap();
+    ag.append(json!({"role": "assistant", "content": "found 3 files"}))
+        .unwrap();
     ag.finish(json!({"files": 3}), false).unwrap();
-    assert_eq!(s.spawn_subagent(Some("explore-1"), json!({})).unwrap_err().kind(), ErrorKind::Conflict);
+    assert_eq!(
+        s.spawn_subagent(Some("explore-1"), json!({}))
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Conflict
+    );
 
     let side = e.store.read_subagent(s.id(), "explore-1").unwrap();
     let msgs = side.active_path().unwrap();
@@ -284,13 +413,22 @@ fn subagents_have_their_own_log() {
     // The main log has only the spawn and the result, not the sidechain.
     let main = s.read().unwrap();
     assert_eq!(main.message_count(), 1);
-    let events: Vec<&str> = main.records().iter().filter_map(|r| r["event"].as_str()).collect();
+    let events: Vec<&str> = main
+        .records()
+        .iter()
+        .filter_map(|r| r["event"].as_str())
+        .collect();
     assert_eq!(events, ["spawn", "result"]);
     drop(ag);
     let again = s.open_subagent("explore-1").unwrap();
-    let m = again.append(json!({"role": "user", "content": "more"})).unwrap();
+    let m = again
+        .append(json!({"role": "user", "content": "more"}))
+        .unwrap();
     assert_eq!(m.parent_id(), Some(msgs[1].id()));
-    assert_eq!(e.store.read_subagent(s.id(), "nope").unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(
+        e.store.read_subagent(s.id(), "nope").unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
 }
 
 #[test]
@@ -299,12 +437,24 @@ fn large_content_goes_to_a_blob_and_comes_back() {
     let s = e.store.create_session(CreateOptions::default()).unwrap();
     let big = "y".repeat(50_000);
     let m = s.append(json!({"role": "tool", "content": big})).unwrap();
-    assert_eq!(m.value()["content"].as_str().unwrap().len(), 50_000, "returned in full");
+    assert_eq!(
+        m.value()["content"].as_str().unwrap().len(),
+        50_000,
+        "returned in full"
+    );
     let log = std::fs::read_to_string(s.path()).unwrap();
-    assert!(log.len() < 2_000, "the log line holds a reference, not the payload");
+    assert!(
+        log.len() < 2_000,
+        "the log line holds a reference, not the payload"
+    );
     assert!(log.contains("contentBlob"));
     let view = s.read().unwrap();
-    assert_eq!(view.active_path().unwrap()[0].value()["content"].as_str().unwrap(), big);
+    assert_eq!(
+        view.active_path().unwrap()[0].value()["content"]
+            .as_str()
+            .unwrap(),
+        big
+    );
     let blobs = e.store.blobs().list().unwrap();
     assert_eq!(blobs.len(), 1);
     // The same payload again is stored once.
@@ -316,7 +466,8 @@ fn large_content_goes_to_a_blob_and_comes_back() {
 fn files_are_private() {
     let e = env_with(|o| o.blob_threshold = 16);
     let s = e.store.create_session(CreateOptions::default()).unwrap();
-    s.append(json!({"role": "user", "content": "a secret that is long enough"})).unwrap();
+    s.append(json!({"role": "user", "content": "a secret that is long enough"}))
+        .unwrap();
     s.spawn_subagent(Some("a1"), json!({})).unwrap();
     s.update_state(json!({"status": "processing"})).unwrap();
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
@@ -356,13 +507,22 @@ fn seed_style_transcript_opens_as_is() {
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(e.store.dir().join(format!("{id}.jsonl")), text).unwrap();
     let view = e.store.read_session(id).unwrap();
-    assert_eq!(view.active_path().unwrap().iter().map(|m| m.id()).collect::<Vec<_>>(), ["m1", "m2"]);
+    assert_eq!(
+        view.active_path()
+            .unwrap()
+            .iter()
+            .map(|m| m.id())
+            .collect::<Vec<_>>(),
+        ["m1", "m2"]
+    );
     let list = e.store.list_sessions().unwrap();
     assert_eq!(list[0].id, id);
     assert_eq!(list[0].title, "hello");
     assert_eq!(list[0].message_count, 2);
     let s = e.store.open_session(id).unwrap();
-    let m = s.append(json!({"role": "user", "content": "more"})).unwrap();
+    let m = s
+        .append(json!({"role": "user", "content": "more"}))
+        .unwrap();
     assert_eq!(m.parent_id(), Some("m2"));
 }
 
@@ -370,7 +530,8 @@ fn seed_style_transcript_opens_as_is() {
 fn corrupt_index_is_rebuilt_not_fatal() {
     let e = env();
     let s = e.store.create_session(CreateOptions::default()).unwrap();
-    s.append(json!({"role": "user", "content": "keep me"})).unwrap();
+    s.append(json!({"role": "user", "content": "keep me"}))
+        .unwrap();
     let id = s.id().to_string();
     s.close().unwrap();
     std::fs::write(e.store.index_path(), b"{ not json").unwrap();
@@ -378,7 +539,8 @@ fn corrupt_index_is_rebuilt_not_fatal() {
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].id, id);
     assert_eq!(list[0].title, "keep me");
-    let parsed: Value = serde_json::from_slice(&std::fs::read(e.store.index_path()).unwrap()).unwrap();
+    let parsed: Value =
+        serde_json::from_slice(&std::fs::read(e.store.index_path()).unwrap()).unwrap();
     assert_eq!(parsed["sessions"][0]["id"], id);
 }
 
@@ -388,7 +550,8 @@ fn stale_index_entry_is_refolded() {
     let s = e.store.create_session(CreateOptions::default()).unwrap();
     s.append(json!({"role": "user", "content": "a"})).unwrap();
     s.flush_index().unwrap();
-    s.append(json!({"role": "assistant", "content": "b"})).unwrap();
+    s.append(json!({"role": "assistant", "content": "b"}))
+        .unwrap();
     // Not flushed: another process listing sees the log moved on.
     let list = e.store.list_sessions().unwrap();
     assert_eq!(list[0].message_count, 2);
@@ -401,11 +564,16 @@ fn durable_appends_fsync_once_per_append_or_batch() {
     let s = e.store.create_session(CreateOptions::default()).unwrap();
     let base = s.fsync_count();
     for i in 0..5 {
-        s.append(json!({"role": "user", "content": i.to_string()})).unwrap();
+        s.append(json!({"role": "user", "content": i.to_string()}))
+            .unwrap();
     }
     assert_eq!(s.fsync_count() - base, 5);
-    s.append_batch((0..50).map(|i| json!({"role": "user", "content": i.to_string()})).collect())
-        .unwrap();
+    s.append_batch(
+        (0..50)
+            .map(|i| json!({"role": "user", "content": i.to_string()}))
+            .collect(),
+    )
+    .unwrap();
     assert_eq!(s.fsync_count() - base, 6);
 }
 
@@ -416,14 +584,22 @@ fn deterministic_mode_reproduces_bytes() {
         let project = home.path().join("proj");
         std::fs::create_dir(&project).unwrap();
         let mut o = options(home.path());
-        o.deterministic = Some(Deterministic { start_ms: 1_800_000_000_000, step_ms: 7, seed: 9 });
+        o.deterministic = Some(Deterministic {
+            start_ms: 1_800_000_000_000,
+            step_ms: 7,
+            seed: 9,
+        });
         let store = Store::open(&project, o).unwrap();
         let s = store.create_session(CreateOptions::default()).unwrap();
-        s.append(json!({"role": "user", "content": "same"})).unwrap();
+        s.append(json!({"role": "user", "content": "same"}))
+            .unwrap();
         s.update_state(json!({"status": "completed"})).unwrap();
         let bytes = std::fs::read(s.path()).unwrap();
         // The temp dir differs per run, and the header names the project path.
-        String::from_utf8(bytes).unwrap().replace(&*project.canonicalize().unwrap().to_string_lossy(), "<root>")
+        String::from_utf8(bytes).unwrap().replace(
+            &*project.canonicalize().unwrap().to_string_lossy(),
+            "<root>",
+        )
     };
     assert_eq!(run(), run());
 }

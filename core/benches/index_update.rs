@@ -1,0 +1,161 @@
+//! An index update, `session.update_state(json!({"status": "processing"}))` with
+//! `Durability::Always` (one log append + fsync, one atomic index replace + fsync),
+//! against two fsyncs of a small file measured in the same run.
+//! Target: the update within 1.2× of the two fsyncs.
+//!
+//! Also measured, to show where the time goes: the same disk operations without
+//! sessionkit (append + fdatasync of a log, then temp file + fsync + rename of an
+//! index of the same size). Because this machine is noisy, the three are also run
+//! interleaved, round by round, and the medians printed.
+//!
+//! `cargo bench -p sessionkit --bench index_update`
+
+#[path = "common/mod.rs"]
+mod common;
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use serde_json::json;
+use sessionkit::{CreateOptions, Durability, Session};
+
+const RECORD: &[u8] = b"{\"type\":\"state\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"set\":{\"status\":\"processing\"}}\n";
+
+/// Two fsyncs of a small file: append a state-sized record and fsync, twice.
+struct TwoFsyncs(File);
+
+impl TwoFsyncs {
+    fn new(dir: &Path) -> TwoFsyncs {
+        let f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("small.jsonl"))
+            .expect("small file");
+        TwoFsyncs(f)
+    }
+    fn run(&mut self) {
+        for _ in 0..2 {
+            self.0.write_all(RECORD).expect("write");
+            self.0.sync_all().expect("fsync");
+        }
+    }
+}
+
+/// The disk work of an update without sessionkit: log append + fdatasync, then
+/// an index of `index_len` bytes written to a temp file, fsynced and renamed.
+struct RawUpdate {
+    log: File,
+    dir: std::path::PathBuf,
+    index: Vec<u8>,
+}
+
+impl RawUpdate {
+    fn run(&mut self) {
+        self.log.write_all(RECORD).expect("write");
+        self.log.sync_data().expect("fdatasync");
+        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir).expect("temp");
+        tmp.write_all(&self.index).expect("write");
+        tmp.as_file().sync_all().expect("fsync");
+        tmp.persist(self.dir.join("index.json")).expect("rename");
+    }
+}
+
+/// A store holding `sessions` sessions (a few turns each), and the last one open
+/// for writing with `Durability::Always`.
+fn setup(sessions: usize) -> (common::BenchStore, Session, u64) {
+    let b = common::BenchStore::new(Durability::Never);
+    for i in 0..sessions - 1 {
+        let s = b
+            .store
+            .create_session(CreateOptions::default())
+            .expect("create");
+        common::fill(&s, 64 << 10, i as u64);
+        s.close().expect("close");
+    }
+    let always = common::open_store(b.dir.path(), Durability::Always);
+    let s = always
+        .create_session(CreateOptions::default())
+        .expect("create");
+    common::fill(&s, 64 << 10, 999);
+    s.sync().expect("sync");
+    let index_len = std::fs::metadata(always.index_path()).expect("index").len();
+    (b, s, index_len)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn index_update(c: &mut Criterion) {
+    for sessions in [1usize, 50] {
+        let (b, s, index_len) = setup(sessions);
+        let before = s.fsync_count();
+        s.update_state(json!({"status": "processing"}))
+            .expect("update");
+        let log_fsyncs = s.fsync_count() - before;
+        println!(
+            "index_update/{sessions}_sessions: index is {index_len} bytes; an update made \
+             {log_fsyncs} log fsync(s) (+1 index fsync)"
+        );
+        let mut two = TwoFsyncs::new(b.dir.path());
+        let mut raw = RawUpdate {
+            log: OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(b.dir.path().join("raw.jsonl"))
+                .expect("raw log"),
+            dir: b.dir.path().join("raw"),
+            index: vec![b' '; index_len as usize],
+        };
+        std::fs::create_dir_all(&raw.dir).expect("raw dir");
+
+        let mut g = c.benchmark_group(format!("index_update_{sessions}_sessions"));
+        g.sample_size(30)
+            .measurement_time(Duration::from_secs(6))
+            .warm_up_time(Duration::from_secs(1));
+        g.bench_function("update_state_always", |bch| {
+            bch.iter(|| {
+                s.update_state(json!({"status": "processing"}))
+                    .expect("update")
+            })
+        });
+        g.bench_function("two_fsyncs", |bch| bch.iter(|| two.run()));
+        g.bench_function("raw_append_fsync_plus_atomic_replace", |bch| {
+            bch.iter(|| raw.run())
+        });
+        g.finish();
+
+        // Interleaved rounds: each round runs all three, so a noisy neighbour hits
+        // them alike.
+        let rounds = 300;
+        let (mut tu, mut tt, mut tr) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            let t = Instant::now();
+            s.update_state(json!({"status": "processing"}))
+                .expect("update");
+            tu.push(t.elapsed().as_secs_f64() * 1e6);
+            let t = Instant::now();
+            two.run();
+            tt.push(t.elapsed().as_secs_f64() * 1e6);
+            let t = Instant::now();
+            raw.run();
+            tr.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        let (mu, mt, mr) = (median(&mut tu), median(&mut tt), median(&mut tr));
+        println!(
+            "index_update/{sessions}_sessions interleaved x{rounds}: update_state {mu:.0} µs, \
+             two fsyncs {mt:.0} µs, raw append+fsync+atomic replace {mr:.0} µs; \
+             update/two_fsyncs = {:.2} (target <= 1.2), update/raw = {:.2}",
+            mu / mt,
+            mu / mr
+        );
+        drop((s, b));
+    }
+}
+
+criterion_group!(benches, index_update);
+criterion_main!(benches);

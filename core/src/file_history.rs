@@ -1,0 +1,1705 @@
+//! File history: snapshots of the files a session edits, kept in an internal git
+//! repository (`file-history/.git` in the project's store directory, bare, never
+//! the user's), and the rewind plans and restores built on them.
+//!
+//! Each session has a branch named after its id. A snapshot is a commit whose
+//! tree holds `files/` (the tracked files that exist, at their project paths) and
+//! `manifest.json` (every tracked path, absent ones included, and the content
+//! marks of files read). Trees are built from the previous snapshot with a tree
+//! update, so a snapshot costs O(tracked files), whatever the project's size. The
+//! byte layout is in docs/FORMAT-file-history.md.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use git2::build::TreeUpdateBuilder;
+use git2::{
+    ConfigLevel, DiffOptions, ErrorClass, ErrorCode, FileMode, ObjectType, Oid, Patch, Repository,
+    RepositoryInitOptions, RepositoryOpenFlags, Signature, Time, Tree,
+};
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, IoContext, Result};
+use crate::fsutil;
+use crate::project_fs::{Block, Node, ProjectPath, Root, WriteKind};
+use crate::store::Store;
+
+/// The directory under the store directory that holds the repository.
+pub const DIR: &str = "file-history";
+const GIT_DIR: &str = ".git";
+/// A config file added (at the highest level) to every handle of a store whose
+/// durability is not `Never`: it turns on `core.fsyncObjectFiles`, which makes
+/// libgit2 fsync loose objects, packs and refs. Written once, at init.
+const DURABLE_CONFIG: &str = "sessionkit-durable.config";
+const DURABLE_CONFIG_TEXT: &str = "[core]\n\tfsyncObjectFiles = true\n";
+/// Snapshots and restores hold a shared `flock` on this file, `gc` an exclusive one.
+const LOCK_FILE: &str = "sessionkit.lock";
+/// Replaced by every `gc` that changed the object files, so open handles reload.
+const GC_MARK: &str = "sessionkit-gc";
+const FILES: &str = "files";
+const MANIFEST: &str = "manifest.json";
+const MANIFEST_VERSION: u32 = 1;
+const PENDING_PREFIX: &str = "refs/sessionkit/pending/";
+const BRANCH_PREFIX: &str = "refs/heads/";
+
+// ---------------------------------------------------------------------------
+// Public result types. They cross the C ABI and the bindings as JSON.
+
+/// What a restore does to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FileAction {
+    /// The file exists and gets the snapshot's content (or link target, or mode).
+    Restore,
+    /// The file is gone and is written back.
+    Recreate,
+    /// The file did not exist at the snapshot and is deleted.
+    Delete,
+}
+
+/// Why a file of a plan is not safe to restore as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ConflictKind {
+    /// Changed outside the agent since the last snapshot.
+    ModifiedOutside,
+    /// Removed outside the agent since the last snapshot.
+    RemovedOutside,
+    /// Created outside the agent since the last snapshot.
+    CreatedOutside,
+    /// The path is now a directory. Never overwritten, even when forced.
+    BecameDirectory,
+    /// A directory on the path is now a symlink. Never followed, even when forced.
+    SymlinkInPath,
+    /// A directory on the path is now a file. Never replaced, even when forced.
+    NotADirectoryInPath,
+    /// The path is now a FIFO, socket or device. Never replaced, even when forced.
+    SpecialFile,
+}
+
+impl ConflictKind {
+    /// Whether `force` may overwrite the file. Only content changes can be forced;
+    /// a directory or a symlink in the way is never written through.
+    pub fn forcible(self) -> bool {
+        matches!(
+            self,
+            ConflictKind::ModifiedOutside
+                | ConflictKind::RemovedOutside
+                | ConflictKind::CreatedOutside
+        )
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            ConflictKind::ModifiedOutside => "changed outside the agent since the last snapshot",
+            ConflictKind::RemovedOutside => "removed outside the agent since the last snapshot",
+            ConflictKind::CreatedOutside => "created outside the agent since the last snapshot",
+            ConflictKind::BecameDirectory => "is now a directory",
+            ConflictKind::SymlinkInPath => "has a symlink on its path",
+            ConflictKind::NotADirectoryInPath => "has a file where a directory should be",
+            ConflictKind::SpecialFile => "is now a FIFO, socket or device",
+        }
+    }
+}
+
+/// Files changed and lines added and removed, from a snapshot to the disk now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffStats {
+    pub files_changed: usize,
+    /// Lines present now that were not at the snapshot (binary files count 0).
+    pub lines_added: usize,
+    /// Lines present at the snapshot that are gone now.
+    pub lines_removed: usize,
+}
+
+/// One file of a rewind plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FilePlan {
+    /// Path relative to the project root, `/`-separated.
+    pub path: String,
+    pub action: FileAction,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<ConflictKind>,
+    /// Lines added since the snapshot (the restore removes them).
+    pub lines_added: usize,
+    /// Lines removed since the snapshot (the restore puts them back).
+    pub lines_removed: usize,
+    pub binary: bool,
+}
+
+/// The dry run of a rewind: what applying it would do. Nothing is changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindPlan {
+    /// The user message rewound to, when the plan is for a message.
+    pub message_id: Option<String>,
+    /// The snapshot restored.
+    pub snapshot: String,
+    /// Files that differ from the snapshot. Files already as in the snapshot are
+    /// not listed.
+    pub files: Vec<FilePlan>,
+    /// Paths that have a conflict (also flagged in `files`).
+    pub conflicts: Vec<String>,
+    pub stats: DiffStats,
+}
+
+/// How a rewind is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RewindMode {
+    /// Move the conversation head only; files are left alone.
+    Conversation,
+    /// Restore files only; the conversation is left alone.
+    Files,
+    /// Restore files, then move the conversation head.
+    Both,
+}
+
+/// What an applied rewind did, and how to undo it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindResult {
+    pub mode: RewindMode,
+    pub message_id: Option<String>,
+    /// The snapshot restored (none for a conversation-only rewind).
+    pub snapshot: Option<String>,
+    /// A snapshot of the files as they were just before the restore: restoring it
+    /// (`Session::restore_snapshot`) undoes the file side of this rewind.
+    pub undo_snapshot: Option<String>,
+    /// The snapshot taken after the restore.
+    pub snapshot_after: Option<String>,
+    /// The head before the rewind: `Session::set_head(previous_head)` undoes the
+    /// conversation side.
+    pub previous_head: Option<String>,
+    /// The head after the rewind.
+    pub head: Option<String>,
+    pub restored: Vec<String>,
+    pub recreated: Vec<String>,
+    pub deleted: Vec<String>,
+    /// Files left alone although forced: a directory or a symlink was in the way.
+    pub skipped: Vec<FilePlan>,
+}
+
+/// A user message the conversation and files can be rewound to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoCandidate {
+    pub message_id: String,
+    pub timestamp: Option<String>,
+    /// The first 100 characters of the message text.
+    pub preview: String,
+    pub checkpoint_hash: Option<String>,
+    /// Whether the files can be restored to the message's snapshot.
+    pub restorable: bool,
+    /// Why not, when they cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// From the snapshot to the files now.
+    pub stats: DiffStats,
+}
+
+/// Whether a file changed on disk since the agent read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ChangeStatus {
+    Unchanged,
+    Modified,
+    Deleted,
+    Created,
+    /// The session never recorded a read (or an edit) of this file.
+    NotRead,
+}
+
+/// The answer for one file of [`crate::Session::external_changes`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalChange {
+    pub path: String,
+    pub status: ChangeStatus,
+}
+
+/// What [`crate::Store::gc`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GcReport {
+    pub branches: usize,
+    pub objects_before: usize,
+    pub objects_after: usize,
+    /// Bytes of the object files (loose objects and packs) before and after.
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    pub bytes_freed: u64,
+}
+
+/// The file history of one session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistorySize {
+    pub session_id: String,
+    /// Commits on the session's branch.
+    pub snapshots: usize,
+    /// Objects the branch reaches, and their uncompressed bytes.
+    pub objects: usize,
+    pub bytes: u64,
+    /// Uncompressed bytes of the objects no other branch reaches (about what
+    /// deleting the session and running `gc` frees, before compression).
+    pub exclusive_bytes: u64,
+}
+
+/// Sizes of the file history of a project.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistorySizeReport {
+    /// Bytes of the object files on disk (compressed, shared between sessions).
+    pub disk_bytes: u64,
+    pub sessions: Vec<HistorySize>,
+}
+
+// ---------------------------------------------------------------------------
+// Errors and names.
+
+fn gerr(git_dir: &Path, what: &str, e: git2::Error) -> Error {
+    let msg = format!(
+        "file history {}: {what}: {}",
+        git_dir.display(),
+        e.message()
+    );
+    match (e.code(), e.class()) {
+        (ErrorCode::NotFound, _) => Error::NotFound(msg),
+        (ErrorCode::Locked, _) => Error::Busy(msg),
+        (ErrorCode::Modified, _) => Error::Conflict(msg),
+        (_, ErrorClass::Os | ErrorClass::Filesystem) => Error::Io {
+            path: git_dir.to_path_buf(),
+            source: std::io::Error::other(msg),
+        },
+        (
+            _,
+            ErrorClass::Odb
+            | ErrorClass::Object
+            | ErrorClass::Zlib
+            | ErrorClass::Tree
+            | ErrorClass::Reference
+            | ErrorClass::Repository
+            | ErrorClass::Sha1,
+        ) => Error::Corrupt(msg),
+        _ => Error::Internal(msg),
+    }
+}
+
+/// The branch of a session. Session ids are `[A-Za-z0-9._-]`; `.` is written
+/// `%2E` so that every id is a valid ref name (git refuses `..` and `.lock`).
+pub(crate) fn branch_ref(session_id: &str) -> String {
+    format!("{BRANCH_PREFIX}{}", session_id.replace('.', "%2E"))
+}
+
+fn pending_ref(session_id: &str) -> String {
+    format!("{PENDING_PREFIX}{}", session_id.replace('.', "%2E"))
+}
+
+fn session_of_branch(refname: &str) -> Option<String> {
+    refname
+        .strip_prefix(BRANCH_PREFIX)
+        .map(|b| b.replace("%2E", "."))
+}
+
+fn parse_oid(what: &str, s: &str) -> Result<Oid> {
+    if s.len() != 40 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::invalid(format!(
+            "{what} {s:?} is not a snapshot id (40 hex digits)"
+        )));
+    }
+    Oid::from_str(s).map_err(|e| Error::invalid(format!("{what} {s:?}: {}", e.message())))
+}
+
+// ---------------------------------------------------------------------------
+// The repository.
+
+pub(crate) fn git_dir_of(store: &Store) -> PathBuf {
+    store.dir().join(DIR).join(GIT_DIR)
+}
+
+/// An open handle on the internal repository, with its gc lock.
+pub(crate) struct HistoryRepo {
+    repo: Repository,
+    git_dir: PathBuf,
+    lock: Arc<File>,
+    durable: bool,
+    gc_seen: Option<(u64, i64, i64)>,
+}
+
+/// A held `flock` on the repository's lock file.
+struct Held(Arc<File>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+fn gc_mark(git_dir: &Path) -> Option<(u64, i64, i64)> {
+    fs::metadata(git_dir.join(GC_MARK))
+        .ok()
+        .map(|m| (m.ino(), m.mtime(), m.mtime_nsec()))
+}
+
+fn init_repo(git_dir: &Path, sync: bool) -> Result<()> {
+    let parent = git_dir.parent().unwrap_or(git_dir);
+    fsutil::create_private_dir(parent)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    // Built beside and renamed into place, so a crash never leaves half a
+    // repository where one is expected.
+    let tmp = parent.join(format!(".init-{}-{nanos}", std::process::id()));
+    let mut o = RepositoryInitOptions::new();
+    o.bare(true)
+        .no_reinit(true)
+        .mkpath(false)
+        .external_template(false)
+        .initial_head("sessionkit");
+    let repo = Repository::init_opts(&tmp, &o).map_err(|e| gerr(&tmp, "init", e))?;
+    {
+        let mut cfg = repo.config().map_err(|e| gerr(&tmp, "config", e))?;
+        let set = |cfg: &mut git2::Config, k: &str, v: &str| {
+            cfg.set_str(k, v).map_err(|e| gerr(&tmp, "config", e))
+        };
+        set(&mut cfg, "core.logAllRefUpdates", "false")?;
+        set(&mut cfg, "gc.auto", "0")?;
+    }
+    drop(repo);
+    fs::write(tmp.join(DURABLE_CONFIG), DURABLE_CONFIG_TEXT).at(&tmp.join(DURABLE_CONFIG))?;
+    if sync {
+        for f in ["HEAD", "config", DURABLE_CONFIG] {
+            let p = tmp.join(f);
+            File::open(&p).at(&p)?.sync_all().at(&p)?;
+        }
+        fsutil::sync_dir_of(&tmp.join("HEAD"))?;
+    }
+    match fs::rename(&tmp, git_dir) {
+        Ok(()) => {}
+        Err(_) if git_dir.join("HEAD").exists() => {
+            // Another process won the race; use its repository.
+            let _ = fs::remove_dir_all(&tmp);
+            return Ok(());
+        }
+        Err(e) => {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(Error::io(git_dir, e));
+        }
+    }
+    if sync {
+        fsutil::sync_dir_of(git_dir)?;
+    }
+    Ok(())
+}
+
+fn open_repo(git_dir: &Path, durable: bool) -> Result<Repository> {
+    let flags =
+        RepositoryOpenFlags::NO_SEARCH | RepositoryOpenFlags::NO_DOTGIT | RepositoryOpenFlags::BARE;
+    let repo = Repository::open_ext(git_dir, flags, std::iter::empty::<&std::ffi::OsStr>())
+        .map_err(|e| gerr(git_dir, "open", e))?;
+    if durable {
+        let extra = git_dir.join(DURABLE_CONFIG);
+        if !extra.exists() {
+            fsutil::atomic_write(&extra, DURABLE_CONFIG_TEXT.as_bytes(), true, true)?;
+        }
+        // The handle's config is live: the odb and refdb, loaded lazily after
+        // this, read core.fsyncObjectFiles from it.
+        let mut cfg = repo.config().map_err(|e| gerr(git_dir, "config", e))?;
+        cfg.add_file(&extra, ConfigLevel::App, true)
+            .map_err(|e| gerr(git_dir, "config", e))?;
+    }
+    Ok(repo)
+}
+
+impl HistoryRepo {
+    /// Open the repository of `store`, creating it when `create` (else `None` if
+    /// there is none yet).
+    pub(crate) fn open(store: &Store, create: bool) -> Result<Option<HistoryRepo>> {
+        let git_dir = git_dir_of(store);
+        let durable = store.options().durability != crate::Durability::Never;
+        if !git_dir.join("HEAD").exists() {
+            if !create {
+                return Ok(None);
+            }
+            init_repo(&git_dir, durable)?;
+        }
+        let repo = open_repo(&git_dir, durable)?;
+        let lock_path = git_dir.join(LOCK_FILE);
+        let lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&lock_path)
+            .at(&lock_path)?;
+        Ok(Some(HistoryRepo {
+            repo,
+            gc_seen: gc_mark(&git_dir),
+            git_dir,
+            lock: Arc::new(lock),
+            durable,
+        }))
+    }
+
+    fn err(&self, what: &str) -> impl Fn(git2::Error) -> Error + '_ {
+        let what = what.to_string();
+        move |e| gerr(&self.git_dir, &what, e)
+    }
+
+    /// Take the shared lock (snapshots, restores, branch changes). A `gc` that
+    /// ran since this handle was opened rewrote the object files: reopen.
+    fn shared(&mut self) -> Result<Held> {
+        let p = self.git_dir.join(LOCK_FILE);
+        self.lock.lock_shared().at(&p)?;
+        let held = Held(self.lock.clone());
+        let mark = gc_mark(&self.git_dir);
+        if mark != self.gc_seen {
+            self.repo = open_repo(&self.git_dir, self.durable)?;
+            self.gc_seen = mark;
+        }
+        Ok(held)
+    }
+
+    fn exclusive(&self) -> Result<Held> {
+        let p = self.git_dir.join(LOCK_FILE);
+        self.lock.lock().at(&p)?;
+        Ok(Held(self.lock.clone()))
+    }
+
+    fn tip(&self, refname: &str) -> Result<Option<Oid>> {
+        match self.repo.refname_to_id(refname) {
+            Ok(o) => Ok(Some(o)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(gerr(&self.git_dir, refname, e)),
+        }
+    }
+
+    fn delete_ref(&self, refname: &str) -> Result<()> {
+        match self.repo.find_reference(refname) {
+            Ok(mut r) => r.delete().map_err(self.err(refname)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(gerr(&self.git_dir, refname, e)),
+        }
+    }
+
+    /// Remove a ref's lock file left by a process killed mid-update. Only called
+    /// while holding the session's writer lock, so nobody else is updating it.
+    fn clear_stale_lock(&self, refname: &str) {
+        let _ = fs::remove_file(self.git_dir.join(format!("{refname}.lock")));
+    }
+
+    fn empty_tree(&self) -> Result<Oid> {
+        let tb = self.repo.treebuilder(None).map_err(self.err("tree"))?;
+        tb.write().map_err(self.err("tree"))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Snapshot contents.
+
+/// A file as recorded in a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rec {
+    Absent,
+    File { oid: Oid, exec: bool },
+    Link { oid: Oid },
+}
+
+impl Rec {
+    fn oid(self) -> Option<Oid> {
+        match self {
+            Rec::Absent => None,
+            Rec::File { oid, .. } | Rec::Link { oid } => Some(oid),
+        }
+    }
+
+    fn mode(self) -> Option<FileMode> {
+        match self {
+            Rec::Absent => None,
+            Rec::File { exec: false, .. } => Some(FileMode::Blob),
+            Rec::File { exec: true, .. } => Some(FileMode::BlobExecutable),
+            Rec::Link { .. } => Some(FileMode::Link),
+        }
+    }
+
+    /// The mark stored for a read: `absent`, or the tree mode and blob id.
+    fn mark(self) -> String {
+        match (self.mode(), self.oid()) {
+            (Some(m), Some(o)) => format!("{:o} {o}", u32::from(m)),
+            _ => "absent".into(),
+        }
+    }
+}
+
+impl Rec {
+    /// Read back a [`Rec::mark`].
+    fn parse(mark: &str) -> Option<Rec> {
+        if mark == "absent" {
+            return Some(Rec::Absent);
+        }
+        let (mode, oid) = mark.split_once(' ')?;
+        let oid = Oid::from_str(oid).ok()?;
+        match mode {
+            "100644" => Some(Rec::File { oid, exec: false }),
+            "100755" => Some(Rec::File { oid, exec: true }),
+            "120000" => Some(Rec::Link { oid }),
+            _ => None,
+        }
+    }
+}
+
+/// A disk state as it would be recorded, with its bytes. Directories, devices and
+/// paths behind a symlink are recorded as absent.
+fn rec_of(node: &Node) -> Result<(Rec, Option<&[u8]>)> {
+    let hash = |b: &[u8]| {
+        Oid::hash_object(ObjectType::Blob, b).map_err(|e| Error::Internal(e.message().into()))
+    };
+    Ok(match node {
+        Node::File { content, exec } => (
+            Rec::File {
+                oid: hash(content)?,
+                exec: *exec,
+            },
+            Some(content.as_slice()),
+        ),
+        Node::Link { target } => (Rec::Link { oid: hash(target)? }, Some(target.as_slice())),
+        _ => (Rec::Absent, None),
+    })
+}
+
+fn mark_of(node: &Node) -> Result<String> {
+    Ok(match node {
+        Node::Dir | Node::Special | Node::Blocked { .. } => "unreadable".into(),
+        n => rec_of(n)?.0.mark(),
+    })
+}
+
+fn lookup(tree: &Tree<'_>, p: &ProjectPath) -> Result<Rec> {
+    match tree.get_path(Path::new(p.as_str())) {
+        Ok(e) => {
+            let oid = e.id();
+            Ok(match e.filemode() {
+                0o100644 | 0o100664 => Rec::File { oid, exec: false },
+                0o100755 => Rec::File { oid, exec: true },
+                0o120000 => Rec::Link { oid },
+                _ => Rec::Absent,
+            })
+        }
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(Rec::Absent),
+        Err(e) => Err(Error::Corrupt(format!(
+            "file history tree lookup of {p}: {}",
+            e.message()
+        ))),
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Manifest {
+    version: u32,
+    /// Every tracked path, existing or not, sorted.
+    tracked: Vec<String>,
+    /// For each tracked path, its state in the first snapshot that tracked it
+    /// (see [`Rec::mark`]): what it was before the session first edited it.
+    #[serde(default)]
+    baseline: BTreeMap<String, String>,
+    /// Marks of files read (see [`Rec::mark`]), by path.
+    #[serde(default)]
+    reads: BTreeMap<String, String>,
+    /// For a pending restore: the snapshot being restored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    restoring: Option<String>,
+}
+
+/// A snapshot commit, read.
+struct Snap<'r> {
+    files: Tree<'r>,
+    manifest: Manifest,
+}
+
+fn read_snap<'r>(repo: &'r Repository, git_dir: &Path, commit: Oid) -> Result<Snap<'r>> {
+    let corrupt = |what: &str| {
+        Error::Corrupt(format!(
+            "file history {}: snapshot {commit}: {what}",
+            git_dir.display()
+        ))
+    };
+    let c = repo
+        .find_commit(commit)
+        .map_err(|e| gerr(git_dir, &format!("snapshot {commit}"), e))?;
+    let root = c.tree().map_err(|e| gerr(git_dir, "tree", e))?;
+    let files = match root.get_name(FILES) {
+        Some(e) => repo
+            .find_tree(e.id())
+            .map_err(|e| gerr(git_dir, "files tree", e))?,
+        None => return Err(corrupt("no files tree")),
+    };
+    let manifest = match root.get_name(MANIFEST) {
+        Some(e) => {
+            let b = repo
+                .find_blob(e.id())
+                .map_err(|e| gerr(git_dir, "manifest", e))?;
+            serde_json::from_slice(b.content()).map_err(|e| corrupt(&format!("manifest: {e}")))?
+        }
+        None => return Err(corrupt("no manifest")),
+    };
+    Ok(Snap { files, manifest })
+}
+
+fn is_binary(b: &[u8]) -> bool {
+    b[..b.len().min(8000)].contains(&0)
+}
+
+/// Lines added and removed from `old` to `new`, and whether either is binary.
+fn line_stats(old: &[u8], new: &[u8]) -> (usize, usize, bool) {
+    if is_binary(old) || is_binary(new) {
+        return (0, 0, true);
+    }
+    let mut o = DiffOptions::new();
+    o.context_lines(0);
+    match Patch::from_buffers(old, None, new, None, Some(&mut o)).and_then(|p| p.line_stats()) {
+        Ok((_, add, del)) => (add, del, false),
+        Err(_) => (0, 0, true),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Per-session state.
+
+/// The file history of one open session: created on first use, rebuilt from the
+/// session's branch (its latest commit's manifest) when a session is reopened.
+#[derive(Default)]
+pub(crate) struct SessionHistory(Mutex<Option<Loaded>>);
+
+impl std::fmt::Debug for SessionHistory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionHistory")
+    }
+}
+
+impl SessionHistory {
+    /// Run `f` on the loaded state; `None` if there is no repository and `create`
+    /// is false.
+    pub(crate) fn with<T>(
+        &self,
+        store: &Store,
+        session_id: &str,
+        create: bool,
+        f: impl FnOnce(&mut Loaded) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let mut g = self.0.lock();
+        if g.is_none() {
+            match Loaded::load(store, session_id, create)? {
+                Some(l) => *g = Some(l),
+                None => return Ok(None),
+            }
+        }
+        let loaded = g
+            .as_mut()
+            .ok_or_else(|| Error::Internal("file history".into()))?;
+        f(loaded).map(Some)
+    }
+}
+
+/// One file of a plan, with what is needed to apply it.
+struct Step {
+    plan: FilePlan,
+    path: ProjectPath,
+    target: Rec,
+}
+
+/// A restore that a crash cut short, recorded by its pending ref.
+struct Pending {
+    /// The snapshot taken just before it (the state to undo to).
+    before: Oid,
+    /// The snapshot it was restoring.
+    target: Oid,
+    /// The states it was writing, by path.
+    states: BTreeMap<ProjectPath, Rec>,
+}
+
+/// What [`Loaded::apply`] did.
+pub(crate) struct Applied {
+    pub undo_snapshot: Oid,
+    pub after: Oid,
+    pub restored: Vec<String>,
+    pub recreated: Vec<String>,
+    pub deleted: Vec<String>,
+    pub skipped: Vec<FilePlan>,
+}
+
+pub(crate) struct Loaded {
+    hr: HistoryRepo,
+    store: Store,
+    session_id: String,
+    branch: String,
+    pending: String,
+    tip: Option<Oid>,
+    tracked: BTreeSet<ProjectPath>,
+    /// State of each tracked path when it was first tracked.
+    baseline: BTreeMap<ProjectPath, Rec>,
+    reads: BTreeMap<ProjectPath, String>,
+    /// The commits of this session's branch, once walked; every snapshot taken
+    /// afterwards is added, so membership checks stay O(1).
+    chain: Option<HashSet<Oid>>,
+}
+
+impl Loaded {
+    fn load(store: &Store, session_id: &str, create: bool) -> Result<Option<Loaded>> {
+        let Some(mut hr) = HistoryRepo::open(store, create)? else {
+            return Ok(None);
+        };
+        let _g = hr.shared()?;
+        let branch = branch_ref(session_id);
+        let pending = pending_ref(session_id);
+        hr.clear_stale_lock(&branch);
+        hr.clear_stale_lock(&pending);
+        let tip = hr.tip(&branch)?;
+        let mut tracked = BTreeSet::new();
+        let mut baseline = BTreeMap::new();
+        let mut reads = BTreeMap::new();
+        if let Some(t) = tip {
+            let snap = read_snap(&hr.repo, &hr.git_dir, t)?;
+            for p in &snap.manifest.tracked {
+                tracked.insert(ProjectPath::from_stored(p)?);
+            }
+            for (p, m) in &snap.manifest.baseline {
+                let r = Rec::parse(m).ok_or_else(|| {
+                    Error::Corrupt(format!(
+                        "file history {}: snapshot {t}: bad baseline {m:?} for {p}",
+                        hr.git_dir.display()
+                    ))
+                })?;
+                baseline.insert(ProjectPath::from_stored(p)?, r);
+            }
+            for (p, m) in &snap.manifest.reads {
+                reads.insert(ProjectPath::from_stored(p)?, m.clone());
+            }
+        }
+        let loaded = Loaded {
+            hr,
+            store: store.clone(),
+            session_id: session_id.to_string(),
+            branch,
+            pending,
+            tip,
+            tracked,
+            baseline,
+            reads,
+            chain: None,
+        };
+        loaded.sweep_temps()?;
+        drop(_g);
+        Ok(Some(loaded))
+    }
+
+    /// After a restore was cut short (its pending ref is still there), remove the
+    /// temporary files it may have left in the project. They are only ever
+    /// created while that ref exists.
+    fn sweep_temps(&self) -> Result<()> {
+        let Some(p) = self.hr.tip(&self.pending)? else {
+            return Ok(());
+        };
+        let snap = read_snap(&self.hr.repo, &self.hr.git_dir, p)?;
+        let root = self.root()?;
+        for s in &snap.manifest.tracked {
+            root.remove_temp(&ProjectPath::from_stored(s)?)?;
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> bool {
+        self.hr.durable
+    }
+
+    pub(crate) fn tracked(&self) -> Vec<String> {
+        self.tracked.iter().map(|p| p.to_string()).collect()
+    }
+
+    pub(crate) fn tip(&self) -> Option<Oid> {
+        self.tip
+    }
+
+    fn root(&self) -> Result<Root> {
+        Root::open(self.store.project_root())
+    }
+
+    /// Record what the agent read, for [`Loaded::external_changes`]. Kept in
+    /// memory and written with the next snapshot.
+    pub(crate) fn track_read(&mut self, paths: &[ProjectPath]) -> Result<()> {
+        let root = self.root()?;
+        for p in paths {
+            let m = mark_of(&root.read(p)?)?;
+            self.reads.insert(p.clone(), m);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn external_changes(&self, paths: &[ProjectPath]) -> Result<Vec<ExternalChange>> {
+        let root = self.root()?;
+        let mut out = Vec::with_capacity(paths.len());
+        for p in paths {
+            let now = mark_of(&root.read(p)?)?;
+            let status = match self.reads.get(p) {
+                None => ChangeStatus::NotRead,
+                Some(m) if *m == now => ChangeStatus::Unchanged,
+                Some(m) if m == "absent" => ChangeStatus::Created,
+                Some(_) if now == "absent" => ChangeStatus::Deleted,
+                Some(_) => ChangeStatus::Modified,
+            };
+            out.push(ExternalChange {
+                path: p.to_string(),
+                status,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Take a snapshot of every tracked file, tracking `add` first. When `edited`,
+    /// the agent has just written `add`, so their read marks move to the new
+    /// content. Returns the snapshot id (the previous one when nothing changed).
+    pub(crate) fn snapshot(
+        &mut self,
+        reason: &str,
+        add: &[ProjectPath],
+        edited: bool,
+    ) -> Result<Oid> {
+        let _g = self.hr.shared()?;
+        self.snapshot_locked(reason, add, edited)
+    }
+
+    fn snapshot_locked(&mut self, reason: &str, add: &[ProjectPath], edited: bool) -> Result<Oid> {
+        self.tracked.extend(add.iter().cloned());
+        let root = self.root()?;
+        let repo = &self.hr.repo;
+        let base = match self.tip {
+            Some(t) => Some(read_snap(repo, &self.hr.git_dir, t)?),
+            None => None,
+        };
+        let base_files = match &base {
+            Some(s) => s.files.clone(),
+            None => repo
+                .find_tree(self.hr.empty_tree()?)
+                .map_err(self.hr.err("tree"))?,
+        };
+        let mut upd = TreeUpdateBuilder::new();
+        let mut changed = false;
+        let edited_set: HashSet<&ProjectPath> = if edited {
+            add.iter().collect()
+        } else {
+            HashSet::new()
+        };
+        for p in &self.tracked {
+            let node = root.read(p)?;
+            let (now, bytes) = rec_of(&node)?;
+            if edited_set.contains(p) {
+                self.reads.insert(p.clone(), mark_of(&node)?);
+            }
+            self.baseline.entry(p.clone()).or_insert(now);
+            if now == lookup(&base_files, p)? {
+                continue;
+            }
+            changed = true;
+            match (now.mode(), bytes) {
+                (Some(mode), Some(bytes)) => {
+                    let oid = repo.blob(bytes).map_err(self.hr.err("blob"))?;
+                    upd.upsert(p.as_str(), oid, mode);
+                }
+                _ => {
+                    upd.remove(p.as_str());
+                }
+            }
+        }
+        let files = if changed {
+            upd.create_updated(repo, &base_files)
+                .map_err(self.hr.err("tree update"))?
+        } else {
+            base_files.id()
+        };
+        let manifest = Manifest {
+            version: MANIFEST_VERSION,
+            tracked: self.tracked.iter().map(|p| p.to_string()).collect(),
+            baseline: self
+                .baseline
+                .iter()
+                .map(|(p, r)| (p.to_string(), r.mark()))
+                .collect(),
+            reads: self
+                .reads
+                .iter()
+                .map(|(p, m)| (p.to_string(), m.clone()))
+                .collect(),
+            restoring: None,
+        };
+        let tree = self.write_root(files, &manifest)?;
+        if let Some(t) = self.tip {
+            let c = repo.find_commit(t).map_err(self.hr.err("snapshot"))?;
+            if c.tree_id() == tree {
+                return Ok(t);
+            }
+        }
+        let oid = self.commit(Some(&self.branch.clone()), reason, tree, self.tip)?;
+        self.tip = Some(oid);
+        if let Some(c) = &mut self.chain {
+            c.insert(oid);
+        }
+        Ok(oid)
+    }
+
+    fn write_root(&self, files: Oid, manifest: &Manifest) -> Result<Oid> {
+        let repo = &self.hr.repo;
+        let json = serde_json::to_vec(manifest).map_err(|e| Error::Internal(e.to_string()))?;
+        let m = repo.blob(&json).map_err(self.hr.err("manifest"))?;
+        let mut tb = repo.treebuilder(None).map_err(self.hr.err("tree"))?;
+        tb.insert(FILES, files, FileMode::Tree.into())
+            .map_err(self.hr.err("tree"))?;
+        tb.insert(MANIFEST, m, FileMode::Blob.into())
+            .map_err(self.hr.err("tree"))?;
+        tb.write().map_err(self.hr.err("tree"))
+    }
+
+    fn commit(
+        &self,
+        refname: Option<&str>,
+        reason: &str,
+        tree: Oid,
+        parent: Option<Oid>,
+    ) -> Result<Oid> {
+        let repo = &self.hr.repo;
+        let secs = (self.store.ids().now_ms() / 1000) as i64;
+        let sig = Signature::new("sessionkit", "sessionkit@localhost", &Time::new(secs, 0))
+            .map_err(self.hr.err("signature"))?;
+        let tree = repo.find_tree(tree).map_err(self.hr.err("tree"))?;
+        let parent = match parent {
+            Some(p) => Some(repo.find_commit(p).map_err(self.hr.err("snapshot"))?),
+            None => None,
+        };
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        let msg = format!("{reason}\n\nsession {}\n", self.session_id);
+        repo.commit(refname, &sig, &sig, &msg, &tree, &parents)
+            .map_err(self.hr.err("commit"))
+    }
+
+    /// Whether `snapshot` is on this session's branch. The first call walks the
+    /// branch once; later snapshots are added as they are taken.
+    fn on_branch(&mut self, snapshot: Oid) -> Result<bool> {
+        if self.chain.is_none() {
+            let mut set = HashSet::new();
+            let mut cur = self.tip;
+            while let Some(c) = cur {
+                if !set.insert(c) {
+                    break;
+                }
+                let commit = self
+                    .hr
+                    .repo
+                    .find_commit(c)
+                    .map_err(self.hr.err("snapshot"))?;
+                cur = commit.parent_id(0).ok();
+            }
+            self.chain = Some(set);
+        }
+        Ok(self.chain.as_ref().is_some_and(|c| c.contains(&snapshot)))
+    }
+
+    fn check_on_branch(&mut self, snapshot: Oid) -> Result<()> {
+        if self.on_branch(snapshot)? {
+            Ok(())
+        } else {
+            Err(Error::NotFound(format!(
+                "snapshot {snapshot} is not in the file history of session {}",
+                self.session_id
+            )))
+        }
+    }
+
+    /// The state each tracked file had at `snapshot`: as recorded there, or, for
+    /// a file tracked only later, its baseline (the state recorded when it was
+    /// first tracked, just before the session first edited it).
+    fn resolve(&self, snapshot: Oid) -> Result<BTreeMap<ProjectPath, Rec>> {
+        let snap = read_snap(&self.hr.repo, &self.hr.git_dir, snapshot)?;
+        let then: HashSet<&str> = snap.manifest.tracked.iter().map(String::as_str).collect();
+        let mut out = BTreeMap::new();
+        for p in &self.tracked {
+            let r = if then.contains(p.as_str()) {
+                lookup(&snap.files, p)?
+            } else {
+                match self.baseline.get(p) {
+                    Some(r) => *r,
+                    None => continue,
+                }
+            };
+            out.insert(p.clone(), r);
+        }
+        Ok(out)
+    }
+
+    /// A restore interrupted by a crash. Valid only while the branch has not moved
+    /// since.
+    fn pending(&self) -> Result<Option<Pending>> {
+        let Some(p) = self.hr.tip(&self.pending)? else {
+            return Ok(None);
+        };
+        let c = self
+            .hr
+            .repo
+            .find_commit(p)
+            .map_err(self.hr.err("pending"))?;
+        let parent = c.parent_id(0).ok();
+        if parent.is_none() || parent != self.tip {
+            return Ok(None);
+        }
+        let snap = read_snap(&self.hr.repo, &self.hr.git_dir, p)?;
+        let Some(target) = snap.manifest.restoring.as_deref() else {
+            return Ok(None);
+        };
+        let target = parse_oid("pending restore", target)?;
+        let mut states = BTreeMap::new();
+        for s in &snap.manifest.tracked {
+            let path = ProjectPath::from_stored(s)?;
+            let r = lookup(&snap.files, &path)?;
+            states.insert(path, r);
+        }
+        Ok(parent.map(|before| Pending {
+            before,
+            target,
+            states,
+        }))
+    }
+
+    fn content(&self, r: Rec) -> Result<Vec<u8>> {
+        match r.oid() {
+            None => Ok(Vec::new()),
+            Some(o) => Ok(self
+                .hr
+                .repo
+                .find_blob(o)
+                .map_err(self.hr.err("blob"))?
+                .content()
+                .to_vec()),
+        }
+    }
+
+    fn plan_locked(&mut self, snapshot: Oid) -> Result<(Vec<Step>, DiffStats)> {
+        self.check_on_branch(snapshot)?;
+        let targets = self.resolve(snapshot)?;
+        let last = match self.tip {
+            Some(t) => Some(read_snap(&self.hr.repo, &self.hr.git_dir, t)?),
+            None => None,
+        };
+        let pending = self.pending()?;
+        let root = self.root()?;
+        let mut steps = Vec::new();
+        let mut stats = DiffStats::default();
+        for (p, target) in targets {
+            let node = root.read(&p)?;
+            let (now, bytes) = rec_of(&node)?;
+            let structural = match &node {
+                Node::Dir => Some(ConflictKind::BecameDirectory),
+                Node::Special => Some(ConflictKind::SpecialFile),
+                Node::Blocked {
+                    why: Block::Symlink,
+                    ..
+                } => Some(ConflictKind::SymlinkInPath),
+                Node::Blocked {
+                    why: Block::NotDir, ..
+                } => Some(ConflictKind::NotADirectoryInPath),
+                _ => None,
+            };
+            if structural.is_none() && now == target {
+                continue;
+            }
+            let action = match (target, &node) {
+                (Rec::Absent, _) => FileAction::Delete,
+                (_, Node::File { .. } | Node::Link { .. }) => FileAction::Restore,
+                _ => FileAction::Recreate,
+            };
+            let last_rec = match &last {
+                Some(s) => lookup(&s.files, &p)?,
+                None => Rec::Absent,
+            };
+            if structural.is_some() && target == Rec::Absent && last_rec == Rec::Absent {
+                // Nothing to delete: the path holds a directory (or is behind a
+                // link) and neither the snapshot nor the last one had a file there.
+                continue;
+            }
+            let pending_ok = pending
+                .as_ref()
+                .and_then(|pd| pd.states.get(&p))
+                .is_some_and(|r| *r == now);
+            let conflict = structural.or_else(|| {
+                if now == last_rec || pending_ok {
+                    None
+                } else if now == Rec::Absent {
+                    Some(ConflictKind::RemovedOutside)
+                } else if last_rec == Rec::Absent {
+                    Some(ConflictKind::CreatedOutside)
+                } else {
+                    Some(ConflictKind::ModifiedOutside)
+                }
+            });
+            let old = self.content(target)?;
+            let (added, removed, binary) = line_stats(&old, bytes.unwrap_or_default());
+            stats.files_changed += 1;
+            stats.lines_added += added;
+            stats.lines_removed += removed;
+            steps.push(Step {
+                plan: FilePlan {
+                    path: p.to_string(),
+                    action,
+                    conflict,
+                    lines_added: added,
+                    lines_removed: removed,
+                    binary,
+                },
+                path: p,
+                target,
+            });
+        }
+        Ok((steps, stats))
+    }
+
+    /// The dry run of restoring `snapshot`. Changes nothing.
+    pub(crate) fn plan(&mut self, snapshot: Oid, message_id: Option<&str>) -> Result<RewindPlan> {
+        let _g = self.hr.shared()?;
+        let (steps, stats) = self.plan_locked(snapshot)?;
+        Ok(to_plan(snapshot, message_id, &steps, stats))
+    }
+
+    /// Restore the tracked files to `snapshot`. Refuses on conflicts unless
+    /// `force`; even forced, files with a directory or a symlink in the way are
+    /// skipped. Takes a snapshot first (so the restore can be undone) and after.
+    pub(crate) fn apply(&mut self, snapshot: Oid, force: bool, what: &str) -> Result<Applied> {
+        let _g = self.hr.shared()?;
+        let (steps, _) = self.plan_locked(snapshot)?;
+        let conflicts: Vec<&Step> = steps.iter().filter(|s| s.plan.conflict.is_some()).collect();
+        if !conflicts.is_empty() && !force {
+            let list: Vec<String> = conflicts
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{} ({})",
+                        s.plan.path,
+                        s.plan.conflict.map_or("", |c| c.describe())
+                    )
+                })
+                .collect();
+            return Err(Error::Conflict(format!(
+                "{what}: {} file(s) cannot be restored safely: {}; nothing was changed (force overwrites files changed outside the agent)",
+                list.len(),
+                list.join(", ")
+            )));
+        }
+        let interrupted = self.pending()?;
+        self.sweep_temps()?;
+        let before = self.snapshot_locked("rewind-before", &[], false)?;
+        // A rerun of a restore that a crash cut short undoes to the state before
+        // the first attempt, not to its half-restored files.
+        let undo_snapshot = match &interrupted {
+            Some(pd) if pd.target == snapshot => pd.before,
+            _ => before,
+        };
+        let (run, skipped): (Vec<Step>, Vec<Step>) = steps
+            .into_iter()
+            .partition(|s| s.plan.conflict.is_none_or(|c| c.forcible()));
+        self.write_pending(snapshot, before, &run)?;
+        let root = self.root()?;
+        let sync = self.sync();
+        let (mut deletes, mut writes): (Vec<&Step>, Vec<&Step>) =
+            run.iter().partition(|s| s.target == Rec::Absent);
+        deletes.sort_by_key(|s| std::cmp::Reverse(s.path.depth()));
+        writes.sort_by_key(|s| s.path.depth());
+        let mut out = Applied {
+            undo_snapshot,
+            after: before,
+            restored: Vec::new(),
+            recreated: Vec::new(),
+            deleted: Vec::new(),
+            skipped: skipped.into_iter().map(|s| s.plan).collect(),
+        };
+        for s in deletes {
+            root.remove(&s.path, sync)?;
+            out.deleted.push(s.plan.path.clone());
+        }
+        for s in writes {
+            let content = self.content(s.target)?;
+            let kind = match s.target {
+                Rec::Link { .. } => WriteKind::Link,
+                Rec::File { exec, .. } => WriteKind::File { exec },
+                Rec::Absent => continue,
+            };
+            root.write(&s.path, &content, kind, sync)?;
+            match s.plan.action {
+                FileAction::Recreate => out.recreated.push(s.plan.path.clone()),
+                _ => out.restored.push(s.plan.path.clone()),
+            }
+        }
+        out.after = self.snapshot_locked("rewind-after", &[], false)?;
+        self.hr.delete_ref(&self.pending)?;
+        Ok(out)
+    }
+
+    /// Record the restore about to run, so that a rerun after a crash accepts the
+    /// files it already wrote instead of calling them changed outside the agent.
+    fn write_pending(&self, target: Oid, parent: Oid, run: &[Step]) -> Result<()> {
+        let repo = &self.hr.repo;
+        let empty = repo
+            .find_tree(self.hr.empty_tree()?)
+            .map_err(self.hr.err("tree"))?;
+        let mut upd = TreeUpdateBuilder::new();
+        for s in run {
+            if let (Some(o), Some(m)) = (s.target.oid(), s.target.mode()) {
+                upd.upsert(s.path.as_str(), o, m);
+            }
+        }
+        let files = upd
+            .create_updated(repo, &empty)
+            .map_err(self.hr.err("tree update"))?;
+        let manifest = Manifest {
+            version: MANIFEST_VERSION,
+            tracked: run.iter().map(|s| s.plan.path.clone()).collect(),
+            baseline: BTreeMap::new(),
+            reads: BTreeMap::new(),
+            restoring: Some(target.to_string()),
+        };
+        let tree = self.write_root(files, &manifest)?;
+        let c = self.commit(None, "pending-restore", tree, Some(parent))?;
+        repo.reference(&self.pending, c, true, "pending restore")
+            .map_err(self.hr.err("pending ref"))?;
+        Ok(())
+    }
+
+    /// Diff stats from each snapshot to the disk now, for the snapshots on this
+    /// session's branch (others are missing from the result).
+    pub(crate) fn stats_since(
+        &mut self,
+        snapshots: &HashSet<Oid>,
+    ) -> Result<HashMap<Oid, DiffStats>> {
+        let _g = self.hr.shared()?;
+        let mut targets = Vec::new();
+        for s in snapshots {
+            if self.on_branch(*s)? {
+                targets.push((*s, self.resolve(*s)?));
+            }
+        }
+        if targets.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let root = self.root()?;
+        let mut now: BTreeMap<&ProjectPath, (Rec, Vec<u8>)> = BTreeMap::new();
+        for p in &self.tracked {
+            let node = root.read(p)?;
+            let (r, b) = rec_of(&node)?;
+            let bytes = b.map(<[u8]>::to_vec).unwrap_or_default();
+            now.insert(p, (r, bytes));
+        }
+        let mut cache: HashMap<(Option<Oid>, Option<Oid>), (usize, usize)> = HashMap::new();
+        let mut out = HashMap::new();
+        for (snap, states) in targets {
+            let mut st = DiffStats::default();
+            for (p, then) in &states {
+                let Some((r, bytes)) = now.get(p) else {
+                    continue;
+                };
+                if r == then {
+                    continue;
+                }
+                st.files_changed += 1;
+                let key = (then.oid(), r.oid());
+                let (a, d) = match cache.get(&key) {
+                    Some(v) => *v,
+                    None => {
+                        let old = self.content(*then)?;
+                        let (a, d, _) = line_stats(&old, bytes);
+                        cache.insert(key, (a, d));
+                        (a, d)
+                    }
+                };
+                st.lines_added += a;
+                st.lines_removed += d;
+            }
+            out.insert(snap, st);
+        }
+        Ok(out)
+    }
+}
+
+fn to_plan(
+    snapshot: Oid,
+    message_id: Option<&str>,
+    steps: &[Step],
+    stats: DiffStats,
+) -> RewindPlan {
+    RewindPlan {
+        message_id: message_id.map(str::to_owned),
+        snapshot: snapshot.to_string(),
+        files: steps.iter().map(|s| s.plan.clone()).collect(),
+        conflicts: steps
+            .iter()
+            .filter(|s| s.plan.conflict.is_some())
+            .map(|s| s.plan.path.clone())
+            .collect(),
+        stats,
+    }
+}
+
+pub(crate) fn snapshot_id(what: &str, s: &str) -> Result<Oid> {
+    parse_oid(what, s)
+}
+
+// ---------------------------------------------------------------------------
+// Store-wide operations.
+
+/// Delete a session's branch (and a pending restore of it). Called with the
+/// session's writer lock held, when the session is deleted or pruned.
+pub(crate) fn delete_branch(store: &Store, session_id: &str) -> Result<()> {
+    let Some(mut hr) = HistoryRepo::open(store, false)? else {
+        return Ok(());
+    };
+    let _g = hr.shared()?;
+    for r in [branch_ref(session_id), pending_ref(session_id)] {
+        hr.clear_stale_lock(&r);
+        hr.delete_ref(&r)?;
+    }
+    Ok(())
+}
+
+/// Start the branch of `session_id` at `snapshot` (a fork continues the file
+/// history of the session it was forked from).
+pub(crate) fn create_branch(store: &Store, session_id: &str, snapshot: &str) -> Result<()> {
+    let oid = parse_oid("snapshot", snapshot)?;
+    let Some(mut hr) = HistoryRepo::open(store, true)? else {
+        return Err(Error::Internal("file history was not created".into()));
+    };
+    let _g = hr.shared()?;
+    hr.repo.find_commit(oid).map_err(hr.err("snapshot"))?;
+    let name = branch_ref(session_id);
+    hr.repo
+        .reference(&name, oid, false, "fork")
+        .map_err(|e| match e.code() {
+            ErrorCode::Exists => Error::Conflict(format!(
+                "session {session_id} already has a file history branch"
+            )),
+            _ => gerr(&hr.git_dir, &name, e),
+        })?;
+    Ok(())
+}
+
+fn refs(hr: &HistoryRepo) -> Result<Vec<(String, Oid)>> {
+    let mut out = Vec::new();
+    for r in hr.repo.references().map_err(hr.err("refs"))? {
+        let r = r.map_err(hr.err("refs"))?;
+        let (Some(name), Some(target)) = (r.name(), r.target()) else {
+            continue;
+        };
+        out.push((name.to_string(), target));
+    }
+    Ok(out)
+}
+
+/// Every object reachable from `tips`, with its type.
+fn reachable(hr: &HistoryRepo, tips: &[Oid], seen: &mut HashSet<Oid>) -> Result<(usize, Vec<Oid>)> {
+    let repo = &hr.repo;
+    let mut commits = 0;
+    let mut found = Vec::new();
+    let mut stack: Vec<Oid> = tips.to_vec();
+    let mut trees: Vec<Oid> = Vec::new();
+    while let Some(c) = stack.pop() {
+        if !seen.insert(c) {
+            continue;
+        }
+        found.push(c);
+        commits += 1;
+        let commit = repo.find_commit(c).map_err(hr.err("snapshot"))?;
+        trees.push(commit.tree_id());
+        stack.extend(commit.parent_ids());
+    }
+    while let Some(t) = trees.pop() {
+        if !seen.insert(t) {
+            continue;
+        }
+        found.push(t);
+        let tree = repo.find_tree(t).map_err(hr.err("tree"))?;
+        for e in tree.iter() {
+            match e.kind() {
+                Some(ObjectType::Tree) => trees.push(e.id()),
+                Some(ObjectType::Blob) if seen.insert(e.id()) => found.push(e.id()),
+                _ => {}
+            }
+        }
+    }
+    Ok((commits, found))
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    let Ok(rd) = fs::read_dir(dir) else {
+        return 0;
+    };
+    for e in rd.flatten() {
+        match e.file_type() {
+            Ok(t) if t.is_dir() => total += dir_bytes(&e.path()),
+            Ok(_) => total += e.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(_) => {}
+        }
+    }
+    total
+}
+
+/// Remove every object no ref reaches: write the reachable ones into one new
+/// pack, then delete the old packs and all loose objects. Crash-safe: until the
+/// new pack is complete nothing is deleted, and after that every deletion only
+/// removes copies or garbage.
+pub(crate) fn gc(store: &Store) -> Result<GcReport> {
+    let Some(hr) = HistoryRepo::open(store, false)? else {
+        return Ok(GcReport::default());
+    };
+    let _x = hr.exclusive()?;
+    // Reopen under the lock: the pack list must be current.
+    let hr = HistoryRepo {
+        repo: open_repo(&hr.git_dir, hr.durable)?,
+        git_dir: hr.git_dir.clone(),
+        lock: hr.lock.clone(),
+        durable: hr.durable,
+        gc_seen: None,
+    };
+    let objects = hr.git_dir.join("objects");
+    let pack_dir = objects.join("pack");
+    let bytes_before = dir_bytes(&objects);
+    let all_refs = refs(&hr)?;
+    let tips: Vec<Oid> = all_refs.iter().map(|(_, o)| *o).collect();
+    let mut seen = HashSet::new();
+    let (_, keep) = reachable(&hr, &tips, &mut seen)?;
+    let odb = hr.repo.odb().map_err(hr.err("odb"))?;
+    let mut existing = HashSet::new();
+    odb.foreach(|o| {
+        existing.insert(*o);
+        true
+    })
+    .map_err(hr.err("odb"))?;
+    let objects_before = existing.len();
+    let mut loose = Vec::new();
+    let mut stale = Vec::new();
+    if let Ok(rd) = fs::read_dir(&objects) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let is_fanout = name.len() == 2 && name.bytes().all(|b| b.is_ascii_hexdigit());
+            if is_fanout {
+                for f in fs::read_dir(e.path()).into_iter().flatten().flatten() {
+                    loose.push(f.path());
+                }
+            } else if name.starts_with("tmp_") {
+                stale.push(e.path());
+            }
+        }
+    }
+    let mut packs = Vec::new();
+    if let Ok(rd) = fs::read_dir(&pack_dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(stem) = name.strip_suffix(".idx") {
+                packs.push(stem.to_string());
+            } else if !name.starts_with("pack-") {
+                // Temporary files of a pack write cut short.
+                stale.push(e.path());
+            }
+        }
+    }
+    let garbage = existing.iter().filter(|o| !seen.contains(o)).count();
+    if garbage == 0 && loose.is_empty() && packs.len() <= 1 && stale.is_empty() {
+        return Ok(GcReport {
+            branches: all_refs.len(),
+            objects_before,
+            objects_after: objects_before,
+            bytes_before,
+            bytes_after: bytes_before,
+            bytes_freed: 0,
+        });
+    }
+    let mut new_pack: Option<String> = None;
+    if !keep.is_empty() {
+        let mut pb = hr.repo.packbuilder().map_err(hr.err("pack"))?;
+        for o in &keep {
+            pb.insert_object(*o, None).map_err(hr.err("pack"))?;
+        }
+        fsutil::create_private_dir(&pack_dir)?;
+        pb.write(&pack_dir, 0o444).map_err(hr.err("pack write"))?;
+        let name = pb
+            .name()
+            .map(|n| format!("pack-{n}"))
+            .ok_or_else(|| Error::Internal("packbuilder gave no pack name".into()))?;
+        if hr.durable {
+            for ext in ["pack", "idx"] {
+                let p = pack_dir.join(format!("{name}.{ext}"));
+                File::open(&p).at(&p)?.sync_all().at(&p)?;
+            }
+            fsutil::sync_dir_of(&pack_dir.join("x"))?;
+        }
+        new_pack = Some(name);
+    }
+    // From here on every object worth keeping is in the new pack.
+    for stem in packs.iter().filter(|s| Some(*s) != new_pack.as_ref()) {
+        // The index first: a pack without its index is ignored.
+        for ext in ["idx", "pack", "rev", "keep", "mtimes", "promisor"] {
+            fsutil::remove_file_if_exists(&pack_dir.join(format!("{stem}.{ext}")))?;
+        }
+    }
+    for f in loose.iter().chain(stale.iter()) {
+        fsutil::remove_file_if_exists(f)?;
+    }
+    if let Ok(rd) = fs::read_dir(&objects) {
+        for e in rd.flatten() {
+            let name = e.file_name();
+            if name.len() == 2 {
+                let _ = fs::remove_dir(e.path());
+            }
+        }
+    }
+    fsutil::atomic_write(
+        &hr.git_dir.join(GC_MARK),
+        format!("{}\n", new_pack.as_deref().unwrap_or("")).as_bytes(),
+        hr.durable,
+        hr.durable,
+    )?;
+    let bytes_after = dir_bytes(&objects);
+    Ok(GcReport {
+        branches: all_refs.len(),
+        objects_before,
+        objects_after: keep.len(),
+        bytes_before,
+        bytes_after,
+        bytes_freed: bytes_before.saturating_sub(bytes_after),
+    })
+}
+
+/// Per-session sizes of the file history.
+pub(crate) fn sizes(store: &Store) -> Result<HistorySizeReport> {
+    let Some(mut hr) = HistoryRepo::open(store, false)? else {
+        return Ok(HistorySizeReport::default());
+    };
+    let _g = hr.shared()?;
+    let odb = hr.repo.odb().map_err(hr.err("odb"))?;
+    let mut per: Vec<(String, usize, Vec<Oid>)> = Vec::new();
+    let mut owners: HashMap<Oid, usize> = HashMap::new();
+    for (name, tip) in refs(&hr)? {
+        let Some(id) = session_of_branch(&name) else {
+            continue;
+        };
+        let mut seen = HashSet::new();
+        let (_, objs) = reachable(&hr, &[tip], &mut seen)?;
+        let mut snapshots = 0;
+        let mut cur = Some(tip);
+        while let Some(c) = cur {
+            snapshots += 1;
+            cur = hr
+                .repo
+                .find_commit(c)
+                .map_err(hr.err("snapshot"))?
+                .parent_id(0)
+                .ok();
+        }
+        for o in &objs {
+            *owners.entry(*o).or_default() += 1;
+        }
+        per.push((id, snapshots, objs));
+    }
+    let mut size_of: HashMap<Oid, u64> = HashMap::new();
+    let mut sessions = Vec::new();
+    for (id, snapshots, objs) in per {
+        let mut bytes = 0;
+        let mut exclusive = 0;
+        for o in &objs {
+            let n = match size_of.get(o) {
+                Some(n) => *n,
+                None => {
+                    let (n, _) = odb.read_header(*o).map_err(hr.err("odb"))?;
+                    size_of.insert(*o, n as u64);
+                    n as u64
+                }
+            };
+            bytes += n;
+            if owners.get(o) == Some(&1) {
+                exclusive += n;
+            }
+        }
+        sessions.push(HistorySize {
+            session_id: id,
+            snapshots,
+            objects: objs.len(),
+            bytes,
+            exclusive_bytes: exclusive,
+        });
+    }
+    sessions.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+    Ok(HistorySizeReport {
+        disk_bytes: dir_bytes(&hr.git_dir.join("objects")),
+        sessions,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn branch_names_are_valid_refs_and_reversible() {
+        for id in [
+            "0190aa00-0000-7000-8000-000000000000",
+            "a..b",
+            "x.lock",
+            "v1.2.",
+        ] {
+            let r = branch_ref(id);
+            assert!(git2::Reference::is_valid_name(&r), "{r}");
+            assert_eq!(session_of_branch(&r).as_deref(), Some(id));
+        }
+    }
+
+    #[test]
+    fn marks_name_mode_and_blob() {
+        let r = Rec::File {
+            oid: Oid::hash_object(ObjectType::Blob, b"x").unwrap(),
+            exec: true,
+        };
+        assert!(r.mark().starts_with("100755 "));
+        assert_eq!(Rec::Absent.mark(), "absent");
+    }
+
+    #[test]
+    fn durable_stores_turn_on_fsync_in_their_handles() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("p");
+        fs::create_dir_all(&root).unwrap();
+        for (d, want) in [
+            (crate::Durability::Never, false),
+            (crate::Durability::OnSync, true),
+            (crate::Durability::Always, true),
+        ] {
+            let o = crate::StoreOptions {
+                home: Some(tmp.path().join("home")),
+                durability: d,
+                ..Default::default()
+            };
+            let store = Store::open(&root, o).unwrap();
+            let hr = HistoryRepo::open(&store, true).unwrap().unwrap();
+            let cfg = hr.repo.config().unwrap();
+            let on = cfg.get_bool("core.fsyncObjectFiles").unwrap_or(false);
+            assert_eq!(on, want, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn line_stats_count_changed_lines() {
+        assert_eq!(line_stats(b"a\nb\nc\n", b"a\nB\nc\nd\n"), (2, 1, false));
+        assert_eq!(line_stats(b"a\0", b"b"), (0, 0, true));
+    }
+}

@@ -1,0 +1,227 @@
+//! Fork: a new session from any message of another, sharing its blobs.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::error::{Error, IoContext, Result};
+use crate::fsutil;
+use crate::index::{fold_log, Lineage};
+use crate::log;
+use crate::options::Durability;
+use crate::records::{kind, FORMAT_VERSION};
+use crate::session::Session;
+use crate::store::Store;
+use crate::writer::{Chain, LogWriter};
+
+/// Options for a fork.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForkOptions {
+    /// The message to fork at; the source's head when absent.
+    pub at: Option<String>,
+    /// A title for the fork; the source's title otherwise.
+    pub title: Option<String>,
+}
+
+impl ForkOptions {
+    pub fn from_json(json: &str) -> Result<ForkOptions> {
+        if json.trim().is_empty() {
+            return Ok(ForkOptions::default());
+        }
+        serde_json::from_str(json).map_err(|e| Error::invalid(format!("fork options: {e}")))
+    }
+}
+
+/// Rewrite the session id of a copied line. Our writer always writes
+/// `"sessionId":"<id>"`, and in JSON text that token can only be a key and its
+/// value (quotes inside strings are escaped), so a byte replacement is exact;
+/// other spellings are parsed and rewritten.
+pub(crate) fn rewrite_session_id(line: &str, old: &str, new: &str) -> Result<String> {
+    let needle = format!("\"sessionId\":\"{old}\"");
+    if line.contains(&needle) {
+        return Ok(line.replace(&needle, &format!("\"sessionId\":\"{new}\"")));
+    }
+    if !line.contains("\"sessionId\"") {
+        return Ok(line.to_string());
+    }
+    let mut v: Map<String, Value> =
+        serde_json::from_str(line).map_err(|e| Error::Corrupt(format!("copying a record: {e}")))?;
+    if v.contains_key("sessionId") {
+        v.insert("sessionId".into(), new.into());
+    }
+    serde_json::to_string(&v).map_err(|e| Error::Internal(e.to_string()))
+}
+
+fn copy_rewritten(from: &Path, to: &Path, old: &str, new: &str, sync: bool) -> Result<()> {
+    let text = std::fs::read_to_string(from).at(from)?;
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        if body.trim().is_empty() {
+            out.push_str(line);
+            continue;
+        }
+        out.push_str(&rewrite_session_id(body, old, new).unwrap_or_else(|_| body.to_string()));
+        if line.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    fsutil::atomic_write(to, out.as_bytes(), sync, sync)
+}
+
+impl Store {
+    /// Fork `source` (whole, or at `options.at`) into a new session. Reads the
+    /// source without locking it, so a session another process is writing can be
+    /// forked; the fork sees the source as of its last complete line.
+    pub fn fork_session(&self, source: &str, options: ForkOptions) -> Result<Session> {
+        let src_path = self.log_path(source)?;
+        let loaded = log::load(&src_path).map_err(|e| match e {
+            Error::NotFound(_) => Error::NotFound(format!("session {source}")),
+            e => e,
+        })?;
+        let at = options.at.or_else(|| loaded.head.clone());
+        let path: Vec<usize> = match &at {
+            Some(at) => {
+                if !loaded.contains(at) {
+                    return Err(Error::NotFound(format!(
+                        "message {at:?} in session {source}"
+                    )));
+                }
+                loaded.path_indices(at)?
+            }
+            None => Vec::new(),
+        };
+        let on_path: HashSet<&str> = path
+            .iter()
+            .map(|&i| loaded.entries[i].id.as_str())
+            .collect();
+
+        let id = self.ids().new_id();
+        let mut lines: Vec<(u64, String)> = Vec::with_capacity(path.len() + 8);
+        for &i in &path {
+            let e = &loaded.entries[i];
+            lines.push((e.offset, rewrite_session_id(&e.raw, source, &id)?));
+        }
+        for (msg, patches) in &loaded.patches {
+            if on_path.contains(msg.as_str()) {
+                for (off, p) in patches {
+                    let mut rec = Map::new();
+                    rec.insert("type".into(), kind::PATCH.into());
+                    rec.insert("messageId".into(), msg.clone().into());
+                    rec.insert("patch".into(), p.clone());
+                    lines.push((
+                        *off,
+                        serde_json::to_string(&rec).map_err(|e| Error::Internal(e.to_string()))?,
+                    ));
+                }
+            }
+        }
+        for (sid, (off, rec)) in &loaded.compactions {
+            if on_path.contains(sid.as_str()) {
+                let text =
+                    serde_json::to_string(rec).map_err(|e| Error::Internal(e.to_string()))?;
+                lines.push((*off, rewrite_session_id(&text, source, &id)?));
+            }
+        }
+        // Subagents spawned while the conversation was on the fork's path come along.
+        let mut agents: Vec<String> = Vec::new();
+        for (rec, off) in loaded.records.iter().zip(&loaded.record_offsets) {
+            if rec["type"] != kind::SUBAGENT {
+                continue;
+            }
+            let Some(a) = rec["agentId"].as_str() else {
+                continue;
+            };
+            let inherited = if rec["event"] == "spawn" {
+                let at_spawn = rec["messageId"].as_str();
+                let yes = at_spawn.is_none_or(|m| on_path.contains(m));
+                if yes {
+                    agents.push(a.to_string());
+                }
+                yes
+            } else {
+                agents.iter().any(|x| x == a)
+            };
+            if inherited {
+                let text =
+                    serde_json::to_string(rec).map_err(|e| Error::Internal(e.to_string()))?;
+                lines.push((*off, text));
+            }
+        }
+        lines.sort_by_key(|(off, _)| *off);
+
+        let source_entry = self.list_sessions()?.into_iter().find(|e| e.id == source);
+        let mut header = Map::new();
+        header.insert("type".into(), kind::SESSION.into());
+        header.insert("version".into(), FORMAT_VERSION.into());
+        header.insert("id".into(), id.clone().into());
+        header.insert("createdAt".into(), self.ids().timestamp().into());
+        header.insert(
+            "projectPath".into(),
+            self.project_root().to_string_lossy().into_owned().into(),
+        );
+        let title = options
+            .title
+            .or_else(|| source_entry.filter(|e| e.title_set).map(|e| e.title));
+        if let Some(t) = title {
+            if t.trim().is_empty() {
+                return Err(Error::invalid("fork title is empty"));
+            }
+            header.insert("title".into(), t.into());
+        }
+        let lineage = Lineage {
+            session_id: source.to_string(),
+            message_id: at.clone(),
+        };
+        header.insert(
+            "forkedFrom".into(),
+            serde_json::to_value(&lineage).map_err(|e| Error::Internal(e.to_string()))?,
+        );
+
+        let mut bytes = serde_json::to_vec(&header).map_err(|e| Error::Internal(e.to_string()))?;
+        bytes.push(b'\n');
+        for (_, l) in &lines {
+            bytes.extend_from_slice(l.as_bytes());
+            bytes.push(b'\n');
+        }
+        let new_path = self.log_path(&id)?;
+        let durability = self.options().durability;
+        let writer = LogWriter::open(&new_path, true, durability, &format!("session {id}"))?;
+        // Sidechains first, so the log never names a subagent that is not there.
+        let sync = durability != Durability::Never;
+        for a in &agents {
+            let from = self.subagent_log_path(source, a)?;
+            let to = self.subagent_log_path(&id, a)?;
+            if from.exists() {
+                fsutil::create_private_dir(to.parent().unwrap_or(self.dir()))?;
+                copy_rewritten(&from, &to, source, &id, sync)?;
+                let meta_from = from.with_extension("meta.json");
+                if let Ok(bytes) = std::fs::read(&meta_from) {
+                    let mut meta: Value = serde_json::from_slice(&bytes)
+                        .map_err(|e| Error::Corrupt(format!("{}: {e}", meta_from.display())))?;
+                    if let Some(m) = meta.as_object_mut() {
+                        m.insert("sessionId".into(), id.clone().into());
+                    }
+                    let out = serde_json::to_vec_pretty(&meta)
+                        .map_err(|e| Error::Internal(e.to_string()))?;
+                    fsutil::atomic_write(&to.with_extension("meta.json"), &out, sync, sync)?;
+                }
+            }
+        }
+        let seq = writer.write(&bytes)?;
+        if sync {
+            writer.sync_to(seq)?;
+            fsutil::sync_dir_of(&new_path)?;
+        }
+        let (mut entry, _) = fold_log(&id, &new_path, self.blobs())?;
+        entry.log_bytes = writer.len();
+        let chain = Chain {
+            head: at,
+            ids: on_path.iter().map(|s| s.to_string()).collect(),
+        };
+        Session::started(self, id, writer, chain, entry)
+    }
+}
