@@ -15,8 +15,9 @@
 //! After criterion, medians of both are printed side by side with the ratios.
 //!
 //! `cargo bench -p sessionkit --bench snapshot`
-//! (`SESSIONKIT_BENCH_FILES=10000` for a smaller project; without `--bench`, as
-//! under `cargo test --benches`, a 1,000-file smoke run.)
+//! (`SESSIONKIT_BENCH_FILES=10000` for a smaller project, `SESSIONKIT_BENCH_NO_GIT=1`
+//! to skip the shadow-git side; without `--bench`, as under `cargo test --benches`,
+//! a 1,000-file smoke run.)
 
 use std::fs;
 use std::hint::black_box;
@@ -409,7 +410,7 @@ fn main() {
         "generated {files} files in {:.1} s",
         t.elapsed().as_secs_f64()
     );
-    let git = full && git_available();
+    let git = full && git_available() && std::env::var_os("SESSIONKIT_BENCH_NO_GIT").is_none();
     // The shadow repository's first checkpoint: `git add` of the whole project.
     let first_git = if git {
         p.git(&["init", "-q"]);

@@ -15,10 +15,9 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use git2::build::TreeUpdateBuilder;
 use git2::{
-    ConfigLevel, DiffOptions, ErrorClass, ErrorCode, FileMode, ObjectType, Oid, Patch, Repository,
-    RepositoryInitOptions, RepositoryOpenFlags, Signature, Time, Tree,
+    ConfigLevel, DiffOptions, ErrorClass, ErrorCode, FileMode, ObjectType, Odb, OdbLookupFlags,
+    Oid, Patch, Repository, RepositoryInitOptions, RepositoryOpenFlags, Tree,
 };
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
@@ -44,6 +43,25 @@ const FILES: &str = "files";
 const MANIFEST: &str = "manifest.json";
 const MANIFEST_VERSION: u32 = 1;
 const PENDING_PREFIX: &str = "refs/sessionkit/pending/";
+/// Per repository, in this process: packs written since its pack directory was
+/// last looked at, and whether a merge is running.
+#[derive(Default)]
+struct RepoState {
+    writes: usize,
+    merging: bool,
+}
+
+static REPOS: Mutex<Option<HashMap<PathBuf, RepoState>>> = Mutex::new(None);
+
+/// More packs than this are merged.
+const MAX_PACKS: usize = 16;
+/// A config file for the handles that write small packs: no delta search (cheap
+/// packs; `gc` compresses with deltas). libgit2 1.9 reads its big-file
+/// threshold, below which objects are deltified, from `pack.deltaCacheSize`.
+const NO_DELTA_CONFIG: &str = "sessionkit-nodelta.config";
+const NO_DELTA_CONFIG_TEXT: &str = "[pack]\n\tdeltaCacheSize = 0\n";
+/// How many packs a handle writes between looks at the pack directory.
+const MERGE_CHECK_EVERY: usize = 4;
 const BRANCH_PREFIX: &str = "refs/heads/";
 
 // ---------------------------------------------------------------------------
@@ -331,6 +349,8 @@ pub(crate) struct HistoryRepo {
     lock: Arc<File>,
     durable: bool,
     gc_seen: Option<(u64, i64, i64)>,
+    /// Packs written through this handle since the last check for merging.
+    packs_written: usize,
 }
 
 /// A held `flock` on the repository's lock file.
@@ -375,6 +395,7 @@ fn init_repo(git_dir: &Path, sync: bool) -> Result<()> {
     }
     drop(repo);
     fs::write(tmp.join(DURABLE_CONFIG), DURABLE_CONFIG_TEXT).at(&tmp.join(DURABLE_CONFIG))?;
+    fs::write(tmp.join(NO_DELTA_CONFIG), NO_DELTA_CONFIG_TEXT).at(&tmp.join(NO_DELTA_CONFIG))?;
     if sync {
         for f in ["HEAD", "config", DURABLE_CONFIG] {
             let p = tmp.join(f);
@@ -447,6 +468,7 @@ impl HistoryRepo {
             git_dir,
             lock: Arc::new(lock),
             durable,
+            packs_written: 0,
         }))
     }
 
@@ -491,15 +513,114 @@ impl HistoryRepo {
         }
     }
 
+    /// Write `objs` (the new objects of one snapshot) as one pack. A pack is two
+    /// files whatever the number of objects, where loose objects would be one
+    /// file each; `maybe_merge_packs` keeps the number of packs small.
+    fn write_pack(&self, objs: &NewObjects) -> Result<()> {
+        let disk = self.repo.odb().map_err(self.err("odb"))?;
+        let todo: Vec<&(Oid, ObjectType, Vec<u8>)> = objs
+            .objs
+            .iter()
+            .filter(|(o, _, _)| !disk.exists_ext(*o, OdbLookupFlags::NO_REFRESH))
+            .collect();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let mem = Odb::new().map_err(self.err("odb"))?;
+        mem.add_new_mempack_backend(1).map_err(self.err("odb"))?;
+        for (oid, kind, bytes) in &todo {
+            let o = mem.write(*kind, bytes).map_err(self.err("odb"))?;
+            debug_assert_eq!(o, *oid);
+        }
+        let staging = Repository::from_odb(mem).map_err(self.err("odb"))?;
+        no_deltas(&staging, &self.git_dir)?;
+        let mut pb = staging.packbuilder().map_err(self.err("pack"))?;
+        pb.set_threads(1);
+        for (oid, _, _) in &todo {
+            pb.insert_object(*oid, None).map_err(self.err("pack"))?;
+        }
+        let pack_dir = self.git_dir.join("objects").join("pack");
+        write_pack_files(&mut pb, &pack_dir, self.durable, &self.git_dir)?;
+        disk.refresh().map_err(self.err("odb"))?;
+        Ok(())
+    }
+
+    /// Point `name` at `new`, if it still points at `old` (`None`: if it does not
+    /// exist; for a pending ref, `None` overwrites whatever is there).
+    fn set_ref(&self, name: &str, new: Oid, old: Option<Oid>) -> Result<()> {
+        let r = match old {
+            Some(old) => self
+                .repo
+                .reference_matching(name, new, true, old, "snapshot"),
+            None if name.starts_with(PENDING_PREFIX) => {
+                self.repo.reference(name, new, true, "pending restore")
+            }
+            None => self.repo.reference(name, new, false, "snapshot"),
+        };
+        r.map(drop).map_err(|e| match e.code() {
+            ErrorCode::Exists | ErrorCode::Modified => Error::Conflict(format!(
+                "file history {}: {name} was moved by another writer",
+                self.git_dir.display()
+            )),
+            _ => gerr(&self.git_dir, name, e),
+        })
+    }
+
+    /// Keep the number of packs small: when there are more than `MAX_PACKS`,
+    /// merge the smallest ones geometrically (each pack at least twice the size
+    /// of all smaller ones together), so that an object is rewritten only a
+    /// logarithmic number of times. One merge at a time per repository in this
+    /// process, on a background thread: a snapshot never waits for it.
+    fn maybe_merge_packs(&mut self) {
+        let written = std::mem::take(&mut self.packs_written);
+        if written == 0 {
+            return;
+        }
+        // Counted per repository for the whole process: sessions come and go
+        // (a handle may write a single pack), the packs add up.
+        {
+            let mut repos = REPOS.lock();
+            let r = repos
+                .get_or_insert_with(HashMap::new)
+                .entry(self.git_dir.clone())
+                .or_default();
+            r.writes += written;
+            if r.writes < MERGE_CHECK_EVERY || r.merging {
+                return;
+            }
+            r.writes = 0;
+            r.merging = true;
+        }
+        let done = |git_dir: &Path| {
+            if let Some(r) = REPOS.lock().as_mut().and_then(|m| m.get_mut(git_dir)) {
+                r.merging = false;
+            }
+        };
+        let pack_dir = self.git_dir.join("objects").join("pack");
+        let group = merge_group(list_packs(&pack_dir));
+        if group.is_empty() {
+            done(&self.git_dir);
+            return;
+        }
+        let git_dir = self.git_dir.clone();
+        let durable = self.durable;
+        let spawned = std::thread::Builder::new()
+            .name("sessionkit-pack-merge".into())
+            .spawn(move || {
+                // Housekeeping: on failure the packs stay as they are, and the
+                // next merge or `gc` picks them up.
+                let _ = merge_packs(&git_dir, durable, &group);
+                done(&git_dir);
+            });
+        if spawned.is_err() {
+            done(&self.git_dir);
+        }
+    }
+
     /// Remove a ref's lock file left by a process killed mid-update. Only called
     /// while holding the session's writer lock, so nobody else is updating it.
     fn clear_stale_lock(&self, refname: &str) {
         let _ = fs::remove_file(self.git_dir.join(format!("{refname}.lock")));
-    }
-
-    fn empty_tree(&self) -> Result<Oid> {
-        let tb = self.repo.treebuilder(None).map_err(self.err("tree"))?;
-        tb.write().map_err(self.err("tree"))
     }
 }
 
@@ -673,6 +794,277 @@ fn line_stats(old: &[u8], new: &[u8]) -> (usize, usize, bool) {
 }
 
 // ---------------------------------------------------------------------------
+// Objects built in memory.
+
+/// The new objects of one write, in the order they were made.
+#[derive(Default)]
+struct NewObjects {
+    objs: Vec<(Oid, ObjectType, Vec<u8>)>,
+    seen: HashSet<Oid>,
+}
+
+impl NewObjects {
+    fn add(&mut self, kind: ObjectType, bytes: Vec<u8>) -> Result<Oid> {
+        let oid =
+            Oid::hash_object(kind, &bytes).map_err(|e| Error::Internal(e.message().into()))?;
+        if self.seen.insert(oid) {
+            self.objs.push((oid, kind, bytes));
+        }
+        Ok(oid)
+    }
+}
+
+fn empty_tree_oid() -> Result<Oid> {
+    Oid::hash_object(ObjectType::Tree, b"").map_err(|e| Error::Internal(e.message().into()))
+}
+
+/// A tree object's bytes: entries sorted as git sorts them (a tree's name as if
+/// it ended in `/`), each `<octal mode> <name>\0<20-byte id>`.
+fn tree_bytes(entries: &mut [(String, u32, Oid)]) -> Vec<u8> {
+    let key = |e: &(String, u32, Oid)| {
+        let mut k = e.0.as_bytes().to_vec();
+        if e.1 == 0o040000 {
+            k.push(b'/');
+        }
+        k
+    };
+    entries.sort_by_key(key);
+    let mut out = Vec::with_capacity(entries.len() * 40);
+    for (name, mode, oid) in entries.iter() {
+        out.extend_from_slice(format!("{mode:o} {name}\0").as_bytes());
+        out.extend_from_slice(oid.as_bytes());
+    }
+    out
+}
+
+/// Every tree of the files that exist in `state`, by directory (`""` is the
+/// top), with its id and bytes.
+fn build_trees(state: &BTreeMap<ProjectPath, Rec>) -> Result<BTreeMap<String, (Oid, Vec<u8>)>> {
+    let mut dirs: BTreeMap<String, Vec<(String, u32, Oid)>> = BTreeMap::new();
+    dirs.insert(String::new(), Vec::new());
+    for (p, r) in state {
+        let (Some(oid), Some(mode)) = (r.oid(), r.mode()) else {
+            continue;
+        };
+        let (dir, name) = match p.as_str().rsplit_once('/') {
+            Some((d, n)) => (d.to_string(), n.to_string()),
+            None => (String::new(), p.as_str().to_string()),
+        };
+        let mut d = dir.clone();
+        dirs.entry(dir)
+            .or_default()
+            .push((name, u32::from(mode), oid));
+        while let Some((parent, _)) = d.rsplit_once('/') {
+            let parent = parent.to_string();
+            dirs.entry(parent.clone()).or_default();
+            d = parent;
+        }
+    }
+    let depth = |d: &str| {
+        if d.is_empty() {
+            0
+        } else {
+            d.matches('/').count() + 1
+        }
+    };
+    let mut order: Vec<String> = dirs.keys().cloned().collect();
+    // Children before parents.
+    order.sort_by_key(|d| std::cmp::Reverse(depth(d)));
+    let mut out = BTreeMap::new();
+    for d in order {
+        let mut entries = dirs.remove(&d).unwrap_or_default();
+        let bytes = tree_bytes(&mut entries);
+        let oid = Oid::hash_object(ObjectType::Tree, &bytes)
+            .map_err(|e| Error::Internal(e.message().into()))?;
+        if !d.is_empty() {
+            let (parent, name) = match d.rsplit_once('/') {
+                Some((p, n)) => (p.to_string(), n.to_string()),
+                None => (String::new(), d.clone()),
+            };
+            dirs.entry(parent).or_default().push((name, 0o040000, oid));
+        }
+        out.insert(d, (oid, bytes));
+    }
+    Ok(out)
+}
+
+/// The root tree of a snapshot: `files` and `manifest.json`.
+fn root_tree(objs: &mut NewObjects, files: Oid, manifest: &Manifest) -> Result<Oid> {
+    let json = serde_json::to_vec(manifest).map_err(|e| Error::Internal(e.to_string()))?;
+    let m = objs.add(ObjectType::Blob, json)?;
+    let mut entries = vec![
+        (FILES.to_string(), 0o040000, files),
+        (MANIFEST.to_string(), 0o100644, m),
+    ];
+    objs.add(ObjectType::Tree, tree_bytes(&mut entries))
+}
+
+/// A snapshot commit: fixed author, the reason and the session in the message.
+fn commit_object(
+    objs: &mut NewObjects,
+    tree: Oid,
+    parent: Option<Oid>,
+    reason: &str,
+    l: &Loaded,
+) -> Result<Oid> {
+    let secs = l.store.ids().now_ms() / 1000;
+    let mut text = format!("tree {tree}\n");
+    if let Some(p) = parent {
+        text.push_str(&format!("parent {p}\n"));
+    }
+    let who = format!("sessionkit <sessionkit@localhost> {secs} +0000");
+    text.push_str(&format!(
+        "author {who}\ncommitter {who}\n\n{reason}\n\nsession {}\n",
+        l.session_id
+    ));
+    objs.add(ObjectType::Commit, text.into_bytes())
+}
+
+/// The packs in `dir`, by file stem (`pack-<id>`), with the size of the pack.
+fn list_packs(dir: &Path) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(".idx") {
+            let size = fs::metadata(dir.join(format!("{stem}.pack")))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            out.push((stem.to_string(), size));
+        }
+    }
+    out
+}
+
+/// The object ids listed in a pack index (version 2).
+fn read_idx_oids(path: &Path) -> Result<Vec<Oid>> {
+    let b = fs::read(path).at(path)?;
+    let bad = || Error::Corrupt(format!("{}: not a version 2 pack index", path.display()));
+    let start = 8 + 256 * 4;
+    if b.len() < start || b[..4] != [0xff, b't', b'O', b'c'] || b[4..8] != [0, 0, 0, 2] {
+        return Err(bad());
+    }
+    let mut count = [0u8; 4];
+    count.copy_from_slice(&b[start - 4..start]);
+    let n = u32::from_be_bytes(count) as usize;
+    if b.len() < start + n * 20 {
+        return Err(bad());
+    }
+    (0..n)
+        .map(|i| Oid::from_bytes(&b[start + i * 20..start + (i + 1) * 20]).map_err(|_| bad()))
+        .collect()
+}
+
+/// Which packs to merge (file stems): none while there are at most `MAX_PACKS`;
+/// else the smallest ones, at least two, and every pack smaller than twice the
+/// packs below it together (and all below that one).
+fn merge_group(mut packs: Vec<(String, u64)>) -> Vec<String> {
+    if packs.len() <= MAX_PACKS {
+        return Vec::new();
+    }
+    packs.sort_by_key(|(_, size)| *size);
+    let mut total = 0u64;
+    let mut take = 0;
+    for (i, (_, size)) in packs.iter().enumerate() {
+        if i < 2 || *size < 2 * total {
+            take = i + 1;
+        }
+        total += size;
+    }
+    packs.truncate(take);
+    packs.into_iter().map(|(s, _)| s).collect()
+}
+
+/// Merge the packs `group` (file stems) into one. Holds the shared lock on its
+/// own descriptor, so no `gc` runs meanwhile. Other handles may be reading the
+/// merged packs: a pack is deleted only once the new one holds all its objects,
+/// libgit2 passes over a pack that vanished (and rescans), and the gc mark makes
+/// every handle reload its pack list.
+fn merge_packs(git_dir: &Path, durable: bool, group: &[String]) -> Result<()> {
+    let lock_path = git_dir.join(LOCK_FILE);
+    let lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&lock_path)
+        .at(&lock_path)?;
+    lock.lock_shared().at(&lock_path)?;
+    let _held = Held(Arc::new(lock));
+    let pack_dir = git_dir.join("objects").join("pack");
+    let repo = open_repo(git_dir, durable)?;
+    no_deltas(&repo, git_dir)?;
+    let mut pb = repo.packbuilder().map_err(|e| gerr(git_dir, "pack", e))?;
+    pb.set_threads(1);
+    for stem in group {
+        for oid in read_idx_oids(&pack_dir.join(format!("{stem}.idx")))? {
+            pb.insert_object(oid, None)
+                .map_err(|e| gerr(git_dir, "pack", e))?;
+        }
+    }
+    let name = write_pack_files(&mut pb, &pack_dir, durable, git_dir)?;
+    for stem in group.iter().filter(|s| **s != name) {
+        remove_pack(&pack_dir, stem)?;
+    }
+    touch_gc_mark(git_dir, durable)
+}
+
+/// Make `repo` write packs without looking for deltas.
+fn no_deltas(repo: &Repository, git_dir: &Path) -> Result<()> {
+    let path = git_dir.join(NO_DELTA_CONFIG);
+    if !path.exists() {
+        fsutil::atomic_write(&path, NO_DELTA_CONFIG_TEXT.as_bytes(), false, false)?;
+    }
+    let mut cfg = repo.config().map_err(|e| gerr(git_dir, "config", e))?;
+    cfg.add_file(&path, ConfigLevel::App, true)
+        .map_err(|e| gerr(git_dir, "config", e))
+}
+
+/// Write the packbuilder's pack into `pack_dir` (fsynced when `durable`) and
+/// return its file stem.
+fn write_pack_files(
+    pb: &mut git2::PackBuilder<'_>,
+    pack_dir: &Path,
+    durable: bool,
+    git_dir: &Path,
+) -> Result<String> {
+    pb.write(pack_dir, 0o444)
+        .map_err(|e| gerr(git_dir, "pack write", e))?;
+    let name = pb
+        .name()
+        .map(|n| format!("pack-{n}"))
+        .ok_or_else(|| Error::Internal("packbuilder gave no pack name".into()))?;
+    if durable {
+        for ext in ["pack", "idx"] {
+            let p = pack_dir.join(format!("{name}.{ext}"));
+            File::open(&p).at(&p)?.sync_all().at(&p)?;
+        }
+        File::open(pack_dir).at(pack_dir)?.sync_all().at(pack_dir)?;
+    }
+    Ok(name)
+}
+
+/// Delete a pack: its index first, since a pack without an index is ignored.
+fn remove_pack(dir: &Path, stem: &str) -> Result<()> {
+    for ext in ["idx", "pack", "rev", "keep", "mtimes", "promisor"] {
+        fsutil::remove_file_if_exists(&dir.join(format!("{stem}.{ext}")))?;
+    }
+    Ok(())
+}
+
+/// Tell every open handle that packs were removed (they reopen on their next
+/// operation).
+fn touch_gc_mark(git_dir: &Path, durable: bool) -> Result<()> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    fsutil::atomic_write(
+        &git_dir.join(GC_MARK),
+        format!("{nanos}\n").as_bytes(),
+        durable,
+        durable,
+    )
+}
+
+// ---------------------------------------------------------------------------
 // Per-session state.
 
 /// The file history of one open session: created on first use, rebuilt from the
@@ -706,8 +1098,55 @@ impl SessionHistory {
         let loaded = g
             .as_mut()
             .ok_or_else(|| Error::Internal("file history".into()))?;
-        f(loaded).map(Some)
+        let out = f(loaded)?;
+        loaded.hr.maybe_merge_packs();
+        Ok(Some(out))
     }
+}
+
+/// Read a snapshot's files tree into `state` (path to record) and `trees`
+/// (directory to tree id).
+fn walk_files(
+    hr: &HistoryRepo,
+    tree: &Tree<'_>,
+    dir: &str,
+    state: &mut BTreeMap<ProjectPath, Rec>,
+    trees: &mut HashMap<String, Oid>,
+) -> Result<()> {
+    trees.insert(dir.to_string(), tree.id());
+    for e in tree.iter() {
+        let name = e
+            .name()
+            .ok_or_else(|| Error::Corrupt("file history: a tree entry is not UTF-8".into()))?;
+        let path = if dir.is_empty() {
+            name.to_string()
+        } else {
+            format!("{dir}/{name}")
+        };
+        let oid = e.id();
+        match e.filemode() {
+            0o040000 => {
+                let sub = hr.repo.find_tree(oid).map_err(hr.err("tree"))?;
+                walk_files(hr, &sub, &path, state, trees)?;
+            }
+            0o100755 => {
+                state.insert(
+                    ProjectPath::from_stored(&path)?,
+                    Rec::File { oid, exec: true },
+                );
+            }
+            0o120000 => {
+                state.insert(ProjectPath::from_stored(&path)?, Rec::Link { oid });
+            }
+            _ => {
+                state.insert(
+                    ProjectPath::from_stored(&path)?,
+                    Rec::File { oid, exec: false },
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One file of a plan, with what is needed to apply it.
@@ -751,6 +1190,12 @@ pub(crate) struct Loaded {
     /// The commits of this session's branch, once walked; every snapshot taken
     /// afterwards is added, so membership checks stay O(1).
     chain: Option<HashSet<Oid>>,
+    /// The latest snapshot as recorded: its root tree, every tracked path's state
+    /// and the ids of its trees by directory. Kept in memory so that a snapshot
+    /// reads nothing back from the repository.
+    tip_root: Option<Oid>,
+    tip_state: BTreeMap<ProjectPath, Rec>,
+    tip_trees: HashMap<String, Oid>,
 }
 
 impl Loaded {
@@ -767,8 +1212,18 @@ impl Loaded {
         let mut tracked = BTreeSet::new();
         let mut baseline = BTreeMap::new();
         let mut reads = BTreeMap::new();
+        let mut tip_root = None;
+        let mut tip_state = BTreeMap::new();
+        let mut tip_trees = HashMap::new();
         if let Some(t) = tip {
             let snap = read_snap(&hr.repo, &hr.git_dir, t)?;
+            tip_root = Some(
+                hr.repo
+                    .find_commit(t)
+                    .map_err(hr.err("snapshot"))?
+                    .tree_id(),
+            );
+            walk_files(&hr, &snap.files, "", &mut tip_state, &mut tip_trees)?;
             for p in &snap.manifest.tracked {
                 tracked.insert(ProjectPath::from_stored(p)?);
             }
@@ -784,6 +1239,9 @@ impl Loaded {
             for (p, m) in &snap.manifest.reads {
                 reads.insert(ProjectPath::from_stored(p)?, m.clone());
             }
+            for p in &tracked {
+                tip_state.entry(p.clone()).or_insert(Rec::Absent);
+            }
         }
         let loaded = Loaded {
             hr,
@@ -796,6 +1254,9 @@ impl Loaded {
             baseline,
             reads,
             chain: None,
+            tip_root,
+            tip_state,
+            tip_trees,
         };
         loaded.sweep_temps()?;
         drop(_g);
@@ -880,24 +1341,13 @@ impl Loaded {
     fn snapshot_locked(&mut self, reason: &str, add: &[ProjectPath], edited: bool) -> Result<Oid> {
         self.tracked.extend(add.iter().cloned());
         let root = self.root()?;
-        let repo = &self.hr.repo;
-        let base = match self.tip {
-            Some(t) => Some(read_snap(repo, &self.hr.git_dir, t)?),
-            None => None,
-        };
-        let base_files = match &base {
-            Some(s) => s.files.clone(),
-            None => repo
-                .find_tree(self.hr.empty_tree()?)
-                .map_err(self.hr.err("tree"))?,
-        };
-        let mut upd = TreeUpdateBuilder::new();
-        let mut changed = false;
         let edited_set: HashSet<&ProjectPath> = if edited {
             add.iter().collect()
         } else {
             HashSet::new()
         };
+        let mut objs = NewObjects::default();
+        let mut state = BTreeMap::new();
         for p in &self.tracked {
             let node = root.read(p)?;
             let (now, bytes) = rec_of(&node)?;
@@ -905,26 +1355,20 @@ impl Loaded {
                 self.reads.insert(p.clone(), mark_of(&node)?);
             }
             self.baseline.entry(p.clone()).or_insert(now);
-            if now == lookup(&base_files, p)? {
-                continue;
+            if let Some(bytes) = bytes {
+                if self.tip_state.get(p) != Some(&now) {
+                    objs.add(ObjectType::Blob, bytes.to_vec())?;
+                }
             }
-            changed = true;
-            match (now.mode(), bytes) {
-                (Some(mode), Some(bytes)) => {
-                    let oid = repo.blob(bytes).map_err(self.hr.err("blob"))?;
-                    upd.upsert(p.as_str(), oid, mode);
-                }
-                _ => {
-                    upd.remove(p.as_str());
-                }
+            state.insert(p.clone(), now);
+        }
+        let trees = build_trees(&state)?;
+        for (dir, (oid, bytes)) in &trees {
+            if self.tip_trees.get(dir) != Some(oid) {
+                objs.add(ObjectType::Tree, bytes.clone())?;
             }
         }
-        let files = if changed {
-            upd.create_updated(repo, &base_files)
-                .map_err(self.hr.err("tree update"))?
-        } else {
-            base_files.id()
-        };
+        let files = trees.get("").map(|t| t.0).unwrap_or(empty_tree_oid()?);
         let manifest = Manifest {
             version: MANIFEST_VERSION,
             tracked: self.tracked.iter().map(|p| p.to_string()).collect(),
@@ -940,53 +1384,24 @@ impl Loaded {
                 .collect(),
             restoring: None,
         };
-        let tree = self.write_root(files, &manifest)?;
-        if let Some(t) = self.tip {
-            let c = repo.find_commit(t).map_err(self.hr.err("snapshot"))?;
-            if c.tree_id() == tree {
+        let root_tree = root_tree(&mut objs, files, &manifest)?;
+        if let (Some(t), Some(r)) = (self.tip, self.tip_root) {
+            if r == root_tree {
                 return Ok(t);
             }
         }
-        let oid = self.commit(Some(&self.branch.clone()), reason, tree, self.tip)?;
-        self.tip = Some(oid);
+        let commit = commit_object(&mut objs, root_tree, self.tip, reason, self)?;
+        self.hr.write_pack(&objs)?;
+        self.hr.set_ref(&self.branch, commit, self.tip)?;
+        self.tip = Some(commit);
+        self.tip_root = Some(root_tree);
+        self.tip_state = state;
+        self.tip_trees = trees.into_iter().map(|(d, (o, _))| (d, o)).collect();
         if let Some(c) = &mut self.chain {
-            c.insert(oid);
+            c.insert(commit);
         }
-        Ok(oid)
-    }
-
-    fn write_root(&self, files: Oid, manifest: &Manifest) -> Result<Oid> {
-        let repo = &self.hr.repo;
-        let json = serde_json::to_vec(manifest).map_err(|e| Error::Internal(e.to_string()))?;
-        let m = repo.blob(&json).map_err(self.hr.err("manifest"))?;
-        let mut tb = repo.treebuilder(None).map_err(self.hr.err("tree"))?;
-        tb.insert(FILES, files, FileMode::Tree.into())
-            .map_err(self.hr.err("tree"))?;
-        tb.insert(MANIFEST, m, FileMode::Blob.into())
-            .map_err(self.hr.err("tree"))?;
-        tb.write().map_err(self.hr.err("tree"))
-    }
-
-    fn commit(
-        &self,
-        refname: Option<&str>,
-        reason: &str,
-        tree: Oid,
-        parent: Option<Oid>,
-    ) -> Result<Oid> {
-        let repo = &self.hr.repo;
-        let secs = (self.store.ids().now_ms() / 1000) as i64;
-        let sig = Signature::new("sessionkit", "sessionkit@localhost", &Time::new(secs, 0))
-            .map_err(self.hr.err("signature"))?;
-        let tree = repo.find_tree(tree).map_err(self.hr.err("tree"))?;
-        let parent = match parent {
-            Some(p) => Some(repo.find_commit(p).map_err(self.hr.err("snapshot"))?),
-            None => None,
-        };
-        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-        let msg = format!("{reason}\n\nsession {}\n", self.session_id);
-        repo.commit(refname, &sig, &sig, &msg, &tree, &parents)
-            .map_err(self.hr.err("commit"))
+        self.hr.packs_written += 1;
+        Ok(commit)
     }
 
     /// Whether `snapshot` is on this session's branch. The first call walks the
@@ -1250,20 +1665,15 @@ impl Loaded {
 
     /// Record the restore about to run, so that a rerun after a crash accepts the
     /// files it already wrote instead of calling them changed outside the agent.
-    fn write_pending(&self, target: Oid, parent: Oid, run: &[Step]) -> Result<()> {
-        let repo = &self.hr.repo;
-        let empty = repo
-            .find_tree(self.hr.empty_tree()?)
-            .map_err(self.hr.err("tree"))?;
-        let mut upd = TreeUpdateBuilder::new();
-        for s in run {
-            if let (Some(o), Some(m)) = (s.target.oid(), s.target.mode()) {
-                upd.upsert(s.path.as_str(), o, m);
-            }
+    fn write_pending(&mut self, target: Oid, parent: Oid, run: &[Step]) -> Result<()> {
+        let state: BTreeMap<ProjectPath, Rec> =
+            run.iter().map(|s| (s.path.clone(), s.target)).collect();
+        let mut objs = NewObjects::default();
+        let trees = build_trees(&state)?;
+        for (_, bytes) in trees.values() {
+            objs.add(ObjectType::Tree, bytes.clone())?;
         }
-        let files = upd
-            .create_updated(repo, &empty)
-            .map_err(self.hr.err("tree update"))?;
+        let files = trees.get("").map(|t| t.0).unwrap_or(empty_tree_oid()?);
         let manifest = Manifest {
             version: MANIFEST_VERSION,
             tracked: run.iter().map(|s| s.plan.path.clone()).collect(),
@@ -1271,10 +1681,11 @@ impl Loaded {
             reads: BTreeMap::new(),
             restoring: Some(target.to_string()),
         };
-        let tree = self.write_root(files, &manifest)?;
-        let c = self.commit(None, "pending-restore", tree, Some(parent))?;
-        repo.reference(&self.pending, c, true, "pending restore")
-            .map_err(self.hr.err("pending ref"))?;
+        let root_tree = root_tree(&mut objs, files, &manifest)?;
+        let c = commit_object(&mut objs, root_tree, Some(parent), "pending-restore", self)?;
+        self.hr.write_pack(&objs)?;
+        self.hr.set_ref(&self.pending, c, None)?;
+        self.hr.packs_written += 1;
         Ok(())
     }
 
@@ -1471,6 +1882,7 @@ pub(crate) fn gc(store: &Store) -> Result<GcReport> {
         lock: hr.lock.clone(),
         durable: hr.durable,
         gc_seen: None,
+        packs_written: 0,
     };
     let objects = hr.git_dir.join("objects");
     let pack_dir = objects.join("pack");
@@ -1508,6 +1920,12 @@ pub(crate) fn gc(store: &Store) -> Result<GcReport> {
             let name = e.file_name().to_string_lossy().into_owned();
             if let Some(stem) = name.strip_suffix(".idx") {
                 packs.push(stem.to_string());
+            } else if name
+                .strip_suffix(".pack")
+                .is_some_and(|stem| !pack_dir.join(format!("{stem}.idx")).exists())
+            {
+                // A pack whose index was never written: a write cut short.
+                stale.push(e.path());
             } else if !name.starts_with("pack-") {
                 // Temporary files of a pack write cut short.
                 stale.push(e.path());
@@ -1548,10 +1966,7 @@ pub(crate) fn gc(store: &Store) -> Result<GcReport> {
     }
     // From here on every object worth keeping is in the new pack.
     for stem in packs.iter().filter(|s| Some(*s) != new_pack.as_ref()) {
-        // The index first: a pack without its index is ignored.
-        for ext in ["idx", "pack", "rev", "keep", "mtimes", "promisor"] {
-            fsutil::remove_file_if_exists(&pack_dir.join(format!("{stem}.{ext}")))?;
-        }
+        remove_pack(&pack_dir, stem)?;
     }
     for f in loose.iter().chain(stale.iter()) {
         fsutil::remove_file_if_exists(f)?;
@@ -1564,12 +1979,7 @@ pub(crate) fn gc(store: &Store) -> Result<GcReport> {
             }
         }
     }
-    fsutil::atomic_write(
-        &hr.git_dir.join(GC_MARK),
-        format!("{}\n", new_pack.as_deref().unwrap_or("")).as_bytes(),
-        hr.durable,
-        hr.durable,
-    )?;
+    touch_gc_mark(&hr.git_dir, hr.durable)?;
     let bytes_after = dir_bytes(&objects);
     Ok(GcReport {
         branches: all_refs.len(),
@@ -1695,6 +2105,49 @@ mod tests {
             let on = cfg.get_bool("core.fsyncObjectFiles").unwrap_or(false);
             assert_eq!(on, want, "{d:?}");
         }
+    }
+
+    #[test]
+    fn trees_are_built_exactly_as_libgit2_builds_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(tmp.path()).unwrap();
+        let blob = |s: &str| repo.blob(s.as_bytes()).unwrap();
+        let paths = [
+            ("a.b", 0o100644),
+            ("a/x", 0o100755),
+            ("a/y/z", 0o120000),
+            ("a-", 0o100644),
+            ("a0/q", 0o100644),
+            ("b", 0o100644),
+        ];
+        let mut state = BTreeMap::new();
+        for (p, mode) in paths {
+            let oid = blob(p);
+            let r = match mode {
+                0o100755 => Rec::File { oid, exec: true },
+                0o120000 => Rec::Link { oid },
+                _ => Rec::File { oid, exec: false },
+            };
+            state.insert(ProjectPath::from_stored(p).unwrap(), r);
+        }
+        state.insert(ProjectPath::from_stored("gone").unwrap(), Rec::Absent);
+        let ours = build_trees(&state).unwrap();
+        let mut upd = git2::build::TreeUpdateBuilder::new();
+        for (p, mode) in paths {
+            let m = match mode {
+                0o100755 => FileMode::BlobExecutable,
+                0o120000 => FileMode::Link,
+                _ => FileMode::Blob,
+            };
+            upd.upsert(p, blob(p), m);
+        }
+        let empty = repo
+            .find_tree(repo.treebuilder(None).unwrap().write().unwrap())
+            .unwrap();
+        assert_eq!(empty.id(), empty_tree_oid().unwrap());
+        let theirs = upd.create_updated(&repo, &empty).unwrap();
+        assert_eq!(ours[""].0, theirs);
+        assert_eq!(ours.len(), 4, "{:?}", ours.keys().collect::<Vec<_>>());
     }
 
     #[test]

@@ -786,6 +786,62 @@ fn deleting_or_pruning_a_session_drops_its_branch_and_gc_frees_the_bytes() {
 }
 
 #[test]
+fn many_snapshots_keep_few_packs_and_a_valid_repository() {
+    let e = env();
+    e.write("a.txt", "0\n");
+    let s = e.session();
+    let first = user(&s, "start");
+    for i in 1..=120 {
+        e.agent_write(
+            &s,
+            &format!("dir{}/f{}.txt", i % 7, i % 13),
+            format!("{i}\n"),
+        );
+        e.agent_write(&s, "a.txt", format!("{i}\n"));
+    }
+    let git_dir = e.store.dir().join("file-history/.git");
+    let packs = || {
+        fs::read_dir(git_dir.join("objects/pack"))
+            .unwrap()
+            .filter(|d| d.as_ref().unwrap().path().extension() == Some("pack".as_ref()))
+            .count()
+    };
+    // 240 snapshots, one pack each, merged in the background as they pile up.
+    assert!(packs() <= 48, "{} packs", packs());
+    // No loose objects at all: every write is a pack.
+    let loose = fs::read_dir(git_dir.join("objects"))
+        .unwrap()
+        .filter(|d| d.as_ref().unwrap().file_name().len() == 2)
+        .count();
+    assert_eq!(loose, 0);
+    // gc waits for any merge still running and leaves one pack.
+    e.store.gc().unwrap();
+    assert_eq!(packs(), 1);
+    s.rewind(&first, RewindMode::Files, false).unwrap();
+    assert_eq!(e.read("a.txt"), "0\n");
+    assert!(!e.exists("dir1/f1.txt"));
+    // The system git, when there is one, agrees the repository is sound.
+    fsck(&git_dir);
+}
+
+/// `git fsck` of the internal repository, when a system git is installed.
+fn fsck(git_dir: &Path) {
+    if let Ok(out) = Command::new("git")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(["fsck", "--full", "--strict", "--no-dangling"])
+        .output()
+    {
+        assert!(
+            out.status.success(),
+            "git fsck: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
 fn a_durable_store_snapshots_and_restores() {
     let e = env_with(Durability::Always);
     e.write("a.txt", "v1\n");
@@ -992,7 +1048,12 @@ fn kill_9_during_snapshots_and_restores_leaves_a_usable_history() {
             "cycle {cycle}"
         );
     }
-    let repo = git2::Repository::open_bare(e.store.dir().join("file-history/.git")).unwrap();
+    let git_dir = e.store.dir().join("file-history/.git");
+    let repo = git2::Repository::open_bare(&git_dir).unwrap();
     assert!(repo.refname_to_id(&format!("refs/heads/{id}")).is_ok());
+    // What the killed processes left (temporary pack files, packs without an
+    // index) goes with a gc, and the system git finds the repository sound.
+    e.store.gc().unwrap();
+    fsck(&git_dir);
     eprintln!("{cycles} kill -9 cycles, {interrupted} cut a restore short");
 }
