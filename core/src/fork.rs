@@ -153,7 +153,11 @@ impl Store {
         }
         lines.sort_by_key(|(off, _)| *off);
 
-        let source_entry = self.list_sessions()?.into_iter().find(|e| e.id == source);
+        // Only the title is taken from the source's entry; a stale entry still has it.
+        let source_entry = crate::index::IndexFile::read(&self.index_path())
+            .ok()
+            .flatten()
+            .and_then(|i| i.get(source).cloned());
         let mut header = Map::new();
         header.insert("type".into(), kind::SESSION.into());
         header.insert("version".into(), FORMAT_VERSION.into());

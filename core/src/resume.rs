@@ -85,7 +85,10 @@ impl Tail {
                 }
             }
             Some(kind::SESSION)
-                if p.version.as_ref().and_then(Value::as_u64).is_some_and(|v| v > FORMAT_VERSION) =>
+                if p.version
+                    .as_ref()
+                    .and_then(Value::as_u64)
+                    .is_some_and(|v| v > FORMAT_VERSION) =>
             {
                 self.give_up = true;
             }

@@ -272,7 +272,9 @@ impl Session {
         Ok(self.append_batch(vec![message])?.remove(0))
     }
 
-    /// Append messages in one write: all of them are stored, or none.
+    /// Append messages in one write. Every message is checked before anything is
+    /// written, so an invalid one leaves the log unchanged. A process killed during
+    /// a large write can leave a prefix of the batch, always whole lines.
     pub fn append_batch(&self, messages: Vec<Value>) -> Result<Vec<Message>> {
         self.append_with(messages, None)
     }
