@@ -15,8 +15,11 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "Rust tests"
 cargo test --workspace --locked
 
+step "C ABI: header, C tests under ASan and valgrind, examples (tests/c/run.sh)"
+CARGO_LOCKED=1 bash tests/c/run.sh
+
 step "demo runs"
-SESSIONKIT_HOME="$(mktemp -d)" cargo run -q --locked -p sessionkit --example demo >/dev/null
+SESSIONKIT_HOME="$(mktemp -d)" cargo run -q --locked -p sessionkit-cli -- demo >/dev/null
 
 echo
 echo "all suites passed"

@@ -1,0 +1,330 @@
+//! What every command shares: the error type and its exit codes, the store, id
+//! prefixes, styles, time formatting and output.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use anstyle::{AnsiColor, Style};
+use serde_json::Value;
+use sessionkit::{Deterministic, ErrorKind, SessionView, Store, StoreOptions};
+
+use crate::cli::Global;
+
+/// A failure of a command: a core error kind and a one-line message.
+#[derive(Debug)]
+pub struct CliError {
+    pub kind: ErrorKind,
+    pub msg: String,
+}
+
+impl CliError {
+    pub fn new(kind: ErrorKind, msg: impl Into<String>) -> CliError {
+        CliError {
+            kind,
+            msg: msg.into(),
+        }
+    }
+}
+
+impl From<sessionkit::Error> for CliError {
+    fn from(e: sessionkit::Error) -> CliError {
+        CliError::new(e.kind(), e.to_string())
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> CliError {
+        CliError::new(ErrorKind::Io, format!("I/O error: {e}"))
+    }
+}
+
+pub type Result<T, E = CliError> = std::result::Result<T, E>;
+
+/// Exit status of `doctor` when it found problems it did not repair.
+pub const EXIT_PROBLEMS: u8 = 1;
+
+/// The one mapping from a core error kind to the process exit status. 1 is
+/// `doctor`'s "problems found" and 2 is clap's usage error, so kinds start at 3.
+pub fn exit_code(kind: ErrorKind) -> u8 {
+    match kind {
+        ErrorKind::NotFound => 3,
+        ErrorKind::Busy => 4,
+        ErrorKind::Conflict => 5,
+        ErrorKind::InvalidInput => 6,
+        ErrorKind::Corrupt => 7,
+        ErrorKind::Io => 8,
+        ErrorKind::Unsupported => 9,
+        ErrorKind::Internal => 10,
+    }
+}
+
+/// What a command prints on success.
+pub enum Output {
+    /// Human text (may hold ANSI styles; stripped off a terminal or with NO_COLOR).
+    Text(String),
+    /// The `--json` form, printed pretty.
+    Json(Value),
+    /// Raw text printed as is (exports).
+    Raw(String),
+}
+
+impl Output {
+    pub fn json(v: impl serde::Serialize) -> Result<Output> {
+        serde_json::to_value(v)
+            .map(Output::Json)
+            .map_err(|e| CliError::new(ErrorKind::Internal, format!("serialising output: {e}")))
+    }
+
+    /// Print to stdout; a closed pipe (`| head`) is not an error.
+    pub fn print(self) -> std::io::Result<()> {
+        let text = match self {
+            Output::Text(s) => s,
+            Output::Json(v) => {
+                let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+                s.push('\n');
+                s
+            }
+            Output::Raw(s) => {
+                let mut out = std::io::stdout().lock();
+                return ignore_pipe(out.write_all(s.as_bytes()).and_then(|_| out.flush()));
+            }
+        };
+        let mut out = anstream::stdout().lock();
+        ignore_pipe(out.write_all(text.as_bytes()).and_then(|_| out.flush()))
+    }
+}
+
+fn ignore_pipe(r: std::io::Result<()>) -> std::io::Result<()> {
+    match r {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Styles. Written as ANSI always; anstream strips them when stdout is not a
+// terminal or NO_COLOR is set.
+
+pub const BOLD: Style = Style::new().bold();
+pub const DIM: Style = Style::new().dimmed();
+pub const GOOD: Style = AnsiColor::Green.on_default();
+pub const WARN: Style = AnsiColor::Yellow.on_default();
+pub const BAD: Style = AnsiColor::Red.on_default().bold();
+
+pub fn paint(style: Style, text: impl std::fmt::Display) -> String {
+    format!("{style}{text}{style:#}")
+}
+
+pub fn role_style(role: &str) -> Style {
+    match role {
+        "user" => AnsiColor::Green.on_default().bold(),
+        "assistant" => AnsiColor::Cyan.on_default().bold(),
+        "tool" => AnsiColor::Yellow.on_default().bold(),
+        "system" => AnsiColor::Magenta.on_default().bold(),
+        _ => BOLD,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Time.
+
+/// "Now" for relative times: `SESSIONKIT_NOW` (an RFC 3339 time) when set, so that
+/// tests print the same text every run.
+pub fn now() -> Result<SystemTime> {
+    match std::env::var("SESSIONKIT_NOW") {
+        Ok(s) if !s.is_empty() => humantime::parse_rfc3339_weak(&s).map_err(|e| {
+            CliError::new(
+                ErrorKind::InvalidInput,
+                format!("SESSIONKIT_NOW={s:?} is not an RFC 3339 time: {e}"),
+            )
+        }),
+        _ => Ok(SystemTime::now()),
+    }
+}
+
+pub fn parse_time(ts: &str) -> Option<SystemTime> {
+    humantime::parse_rfc3339_weak(ts).ok()
+}
+
+/// "5m ago", "3h ago", "2d ago"; older than 30 days: the date.
+pub fn relative(ts: &str, now: SystemTime) -> String {
+    let Some(t) = parse_time(ts) else {
+        return if ts.is_empty() { "-".into() } else { ts.into() };
+    };
+    let secs = now.duration_since(t).unwrap_or(Duration::ZERO).as_secs();
+    match secs {
+        0..=9 => "just now".into(),
+        10..=59 => format!("{secs}s ago"),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        86_400..=2_591_999 => format!("{}d ago", secs / 86_400),
+        _ => ts.get(..10).unwrap_or(ts).to_string(),
+    }
+}
+
+/// A timestamp without milliseconds and zone, for transcripts: "2026-01-01 00:00:01".
+pub fn short_time(ts: &str) -> String {
+    match parse_time(ts) {
+        Some(t) => {
+            let s = humantime::format_rfc3339_seconds(t).to_string();
+            s.trim_end_matches('Z').replace('T', " ")
+        }
+        None => ts.to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Text.
+
+/// The first `n` characters of `s`, with "…" when cut.
+pub fn clip(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// `s` on one line: runs of whitespace become one space.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The shortest prefix of `id`, at least `min` characters, that no other of `all`
+/// starts with.
+pub fn short_id<'a>(id: &'a str, all: impl IntoIterator<Item = &'a str> + Clone) -> &'a str {
+    const MIN: usize = 8;
+    let mut n = MIN.min(id.len());
+    while n < id.len() {
+        let p = &id[..n];
+        if !all.clone().into_iter().any(|o| o != id && o.starts_with(p)) {
+            break;
+        }
+        n += 1;
+        while !id.is_char_boundary(n) {
+            n += 1;
+        }
+    }
+    &id[..n]
+}
+
+// ---------------------------------------------------------------------------
+// The store.
+
+pub struct Ctx {
+    pub store: Store,
+    pub json: bool,
+}
+
+pub fn store_options(g: &Global) -> StoreOptions {
+    StoreOptions {
+        home: g.home.clone(),
+        deterministic: g.deterministic.map(|start_ms| Deterministic {
+            start_ms,
+            step_ms: 1000,
+            seed: start_ms,
+        }),
+        ..StoreOptions::default()
+    }
+}
+
+impl Ctx {
+    pub fn open(g: &Global) -> Result<Ctx> {
+        let project = match &g.project {
+            Some(p) => p.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| CliError::new(ErrorKind::Io, format!("the current directory: {e}")))?,
+        };
+        Ok(Ctx {
+            store: Store::open(&project, store_options(g))?,
+            json: g.json,
+        })
+    }
+
+    /// Ids of the session logs in the project directory, sorted. Read from the
+    /// directory, so it works when the index is missing or unreadable.
+    pub fn session_ids(&self) -> Result<Vec<String>> {
+        let dir = self.store.dir();
+        let mut ids = Vec::new();
+        let rd = std::fs::read_dir(dir).map_err(|e| {
+            CliError::new(
+                ErrorKind::Io,
+                format!("I/O error on {}: {e}", dir.display()),
+            )
+        })?;
+        for d in rd.flatten() {
+            let name = d.file_name();
+            if let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) {
+                if self.store.log_path(id).is_ok() {
+                    ids.push(id.to_string());
+                }
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// The session named by `id`: the id itself, or the one session whose id
+    /// starts with it.
+    pub fn resolve(&self, id: &str) -> Result<String> {
+        let ids = self.session_ids()?;
+        unique_prefix(id, ids.iter().map(String::as_str), "session")
+    }
+
+    pub fn log_path(&self, id: &str) -> PathBuf {
+        self.store.log_path(id).unwrap_or_default()
+    }
+}
+
+/// Resolve `prefix` against `all`: an exact match, else the only id starting with
+/// it. `what` names the kind of id in errors.
+pub fn unique_prefix<'a>(
+    prefix: &str,
+    all: impl Iterator<Item = &'a str>,
+    what: &str,
+) -> Result<String> {
+    if prefix.is_empty() {
+        return Err(CliError::new(
+            ErrorKind::InvalidInput,
+            format!("an empty {what} id"),
+        ));
+    }
+    let mut found: Vec<&str> = Vec::new();
+    for id in all {
+        if id == prefix {
+            return Ok(id.to_string());
+        }
+        if id.starts_with(prefix) {
+            found.push(id);
+        }
+    }
+    match found.as_slice() {
+        [one] => Ok(one.to_string()),
+        [] => Err(CliError::new(
+            ErrorKind::NotFound,
+            format!("not found: no {what} id starts with {prefix:?}"),
+        )),
+        many => Err(CliError::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "ambiguous: {what} id prefix {prefix:?} matches {} ({})",
+                many.len(),
+                many.iter().take(4).cloned().collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
+}
+
+/// Resolve a message id or prefix among every message of a session (all branches).
+pub fn resolve_message(view: &SessionView, session: &str, prefix: &str) -> Result<String> {
+    let ids: Vec<String> = view.tree()?.into_iter().map(|n| n.id).collect();
+    unique_prefix(prefix, ids.iter().map(String::as_str), "message")
+        .map_err(|e| CliError::new(e.kind, format!("{} in session {session}", e.msg)))
+}
+
+/// The plain text of a message's content (strings, and `text` blocks).
+pub fn content_text(m: &Value) -> String {
+    m.get("content")
+        .and_then(sessionkit::records::content_text)
+        .unwrap_or_default()
+}

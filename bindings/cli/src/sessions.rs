@@ -1,0 +1,532 @@
+//! Reading commands: list, show, tree, export.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use comfy_table::{presets, Table};
+use serde_json::{json, Value};
+use sessionkit::{IndexEntry, ModelViewOptions, TreeNode};
+
+use crate::cli::ExportFormat;
+use crate::ctx::{
+    clip, content_text, now, one_line, paint, relative, resolve_message, role_style, short_id, Ctx,
+    Output, Result, BOLD, DIM, WARN,
+};
+use crate::render::{body, heading, tool_calls, tool_results};
+
+/// Total tokens reported for a session: input plus output in either naming.
+fn tokens(e: &IndexEntry) -> Option<u64> {
+    let get = |k: &str| e.token_usage.get(k).and_then(Value::as_u64);
+    let input = get("input_tokens").or_else(|| get("prompt_tokens"));
+    let output = get("output_tokens").or_else(|| get("completion_tokens"));
+    match (input, output) {
+        (None, None) => None,
+        (i, o) => Some(i.unwrap_or(0) + o.unwrap_or(0)),
+    }
+}
+
+fn status_name(e: &IndexEntry) -> String {
+    serde_json::to_value(e.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn lineage(e: &IndexEntry, ids: &[&str]) -> String {
+    match &e.forked_from {
+        Some(l) => format!("fork of {}", short_id(&l.session_id, ids.iter().copied())),
+        None => String::new(),
+    }
+}
+
+/// Table text without the trailing blanks comfy-table pads cells with.
+fn table_text(t: &Table) -> String {
+    let mut s: String = t
+        .lines()
+        .map(|l| l.trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    s.push('\n');
+    s
+}
+
+pub fn new_table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING);
+    t.set_header(header.iter().map(|h| paint(BOLD, h)));
+    t
+}
+
+pub fn list(ctx: &Ctx) -> Result<Output> {
+    let sessions = ctx.store.list_sessions()?;
+    if ctx.json {
+        return Output::json(&sessions);
+    }
+    if sessions.is_empty() {
+        return Ok(Output::Text(format!(
+            "no sessions for project {} (store {})\n",
+            ctx.store.project_root().display(),
+            ctx.store.dir().display()
+        )));
+    }
+    let now = now()?;
+    let ids: Vec<&str> = sessions.iter().map(|e| e.id.as_str()).collect();
+    let mut t = new_table(&[
+        "ID", "TITLE", "STATUS", "UPDATED", "MESSAGES", "TOKENS", "LINEAGE",
+    ]);
+    for e in &sessions {
+        t.add_row(vec![
+            short_id(&e.id, ids.iter().copied()).to_string(),
+            clip(&one_line(&e.title), 40),
+            status_name(e),
+            relative(&e.updated_at, now),
+            e.message_count.to_string(),
+            tokens(e)
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "-".into()),
+            lineage(e, &ids),
+        ]);
+    }
+    Ok(Output::Text(table_text(&t)))
+}
+
+/// A summary line of what reading a log found, if anything.
+fn report_note(r: &sessionkit::ReadReport) -> Option<String> {
+    let mut parts = Vec::new();
+    if !r.skipped.is_empty() {
+        parts.push(format!("{} unreadable line(s) skipped", r.skipped.len()));
+    }
+    if let Some(t) = &r.torn_tail {
+        parts.push(format!("torn last line {} ({})", t.line, t.reason));
+    }
+    if !r.broken_chains.is_empty() {
+        parts.push(format!(
+            "{} message(s) with a missing parent",
+            r.broken_chains.len()
+        ));
+    }
+    if !r.duplicate_ids.is_empty() {
+        parts.push(format!("duplicate ids: {}", r.duplicate_ids.join(", ")));
+    }
+    parts.extend(r.warnings.iter().cloned());
+    (!parts.is_empty()).then(|| format!("log problems: {}", parts.join("; ")))
+}
+
+pub fn show(ctx: &Ctx, id: &str, full: bool, model_view: bool) -> Result<Output> {
+    let id = ctx.resolve(id)?;
+    if model_view {
+        let msgs = ctx.store.model_view(&id, &ModelViewOptions::default())?;
+        let values: Vec<Value> = msgs.iter().map(|m| m.value()).collect();
+        if ctx.json {
+            return Output::json(json!({"session": id, "messages": values}));
+        }
+        let mut s = format!(
+            "{} {}  {}\n",
+            paint(BOLD, "model view of"),
+            id,
+            paint(DIM, format!("({} messages)", values.len()))
+        );
+        for m in &values {
+            render_message(
+                &mut s,
+                m,
+                m["id"].as_str().unwrap_or(""),
+                &model_flags(m),
+                full,
+            );
+        }
+        return Ok(Output::Text(s));
+    }
+
+    let view = ctx.store.read_session(&id)?;
+    let entry = ctx.store.session_entry(&id)?;
+    let messages: Vec<Value> = view.ui_view()?.iter().map(|m| m.value()).collect();
+    let tree = view.tree()?;
+    let branches = view.branches()?;
+    let subagents = ctx.store.list_subagents(&id)?;
+    if ctx.json {
+        return Output::json(json!({
+            "session": entry,
+            "messages": messages,
+            "branches": branches,
+            "subagents": subagents,
+            "report": view.report(),
+        }));
+    }
+    let all_ids: Vec<&str> = tree.iter().map(|n| n.id.as_str()).collect();
+    let short = |m: &str| short_id(m, all_ids.iter().copied()).to_string();
+
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} {}",
+        paint(BOLD, one_line(&entry.title)),
+        paint(DIM, &id)
+    );
+    let _ = writeln!(
+        s,
+        "{}",
+        paint(
+            DIM,
+            format!(
+                "status {} · {} messages · created {} · updated {}{}",
+                status_name(&entry),
+                entry.message_count,
+                entry.created_at,
+                entry.updated_at,
+                match &entry.forked_from {
+                    Some(l) => format!(
+                        " · fork of {}{}",
+                        l.session_id,
+                        l.message_id
+                            .as_deref()
+                            .map(|m| format!(" at {m}"))
+                            .unwrap_or_default()
+                    ),
+                    None => String::new(),
+                }
+            )
+        )
+    );
+    if let Some(note) = report_note(view.report()) {
+        let _ = writeln!(s, "{}", paint(WARN, note));
+    }
+    s.push('\n');
+
+    let children: HashMap<&str, usize> = tree.iter().map(|n| (n.id.as_str(), n.children)).collect();
+    // Each run of compacted messages is shown collapsed, with the summary that
+    // replaces it: the summaries on the path, paired with the runs in order.
+    let mut summaries = messages
+        .iter()
+        .filter(|m| m.pointer("/meta/compaction").is_some() && m["compacted"] != true);
+    let mut in_run = false;
+    let branch_notes = |s: &mut String, mid: &str| {
+        if children.get(mid).copied().unwrap_or(0) < 2 {
+            return;
+        }
+        for b in branches
+            .iter()
+            .filter(|b| !b.is_active && b.fork_point_id.as_deref() == Some(mid))
+        {
+            let _ = writeln!(
+                s,
+                "  {} {}\n",
+                paint(WARN, "⑂ branch"),
+                paint(
+                    DIM,
+                    format!(
+                        "another branch leaves {}: leaf {} ({} messages); `sessionkit tree` shows it",
+                        short(mid),
+                        short(&b.leaf_id),
+                        b.length
+                    )
+                )
+            );
+        }
+    };
+    for (k, m) in messages.iter().enumerate() {
+        let mid = m["id"].as_str().unwrap_or("");
+        let compacted = m["compacted"] == true;
+        if compacted && !full {
+            if !in_run {
+                in_run = true;
+                let run: Vec<&str> = messages[k..]
+                    .iter()
+                    .take_while(|m| m["compacted"] == true)
+                    .map(|m| m["id"].as_str().unwrap_or(""))
+                    .collect();
+                let summary = summaries.next();
+                let _ = writeln!(
+                    s,
+                    "{} {}",
+                    paint(role_style("system"), "compacted"),
+                    paint(
+                        DIM,
+                        format!(
+                            "{} message{} ({} … {}){}",
+                            run.len(),
+                            if run.len() == 1 { "" } else { "s" },
+                            short(run[0]),
+                            short(run[run.len() - 1]),
+                            summary
+                                .map(|m| format!(
+                                    ", replaced by summary {}:",
+                                    short(m["id"].as_str().unwrap_or(""))
+                                ))
+                                .unwrap_or_default()
+                        )
+                    )
+                );
+                if let Some(sm) = summary {
+                    for l in body(sm, false) {
+                        let _ = writeln!(s, "    {l}");
+                    }
+                }
+                s.push('\n');
+                for r in &run {
+                    branch_notes(&mut s, r);
+                }
+            }
+            continue;
+        }
+        in_run = false;
+        if m.pointer("/meta/compaction").is_some() && !full {
+            let _ = writeln!(
+                s,
+                "{}\n",
+                paint(
+                    DIM,
+                    format!(
+                        "(compaction summary {} written here; shown above)",
+                        short(mid)
+                    )
+                )
+            );
+        } else {
+            let mut flags = Vec::new();
+            if m["visible"] == false {
+                flags.push("hidden");
+            }
+            if compacted {
+                flags.push("compacted");
+            }
+            if m.pointer("/meta/compaction").is_some() {
+                flags.push("compaction summary");
+            }
+            if m.pointer("/meta/synthetic").is_some() {
+                flags.push("synthetic");
+            }
+            render_message(&mut s, m, &short(mid), &flags, full);
+        }
+        branch_notes(&mut s, mid);
+    }
+    if view.head().is_none() && !tree.is_empty() {
+        let _ = writeln!(
+            s,
+            "{}",
+            paint(
+                DIM,
+                "(the head is before the first message: the active path is empty)"
+            )
+        );
+    }
+    for a in &subagents {
+        let _ = writeln!(
+            s,
+            "{} {} {}",
+            paint(role_style("assistant"), "subagent"),
+            a["agentId"].as_str().unwrap_or("?"),
+            paint(
+                DIM,
+                format!(
+                    "{} {}",
+                    a["status"].as_str().unwrap_or("?"),
+                    a.get("result")
+                        .map(|r| clip(&r.to_string(), 80))
+                        .unwrap_or_default()
+                )
+            )
+        );
+    }
+    Ok(Output::Text(s))
+}
+
+fn model_flags(m: &Value) -> Vec<&'static str> {
+    let mut f = Vec::new();
+    if m.pointer("/meta/compaction").is_some() {
+        f.push("compaction summary");
+    }
+    if m.pointer("/meta/synthetic").is_some() {
+        f.push("synthetic");
+    }
+    f
+}
+
+fn render_message(s: &mut String, m: &Value, id: &str, flags: &[&str], full: bool) {
+    let _ = writeln!(s, "{}", heading(m, id, flags));
+    for l in body(m, full) {
+        let _ = writeln!(s, "    {l}");
+    }
+    s.push('\n');
+}
+
+pub fn tree(ctx: &Ctx, id: &str) -> Result<Output> {
+    let id = ctx.resolve(id)?;
+    let view = ctx.store.read_session(&id)?;
+    let nodes = view.tree()?;
+    let branches = view.branches()?;
+    if ctx.json {
+        return Output::json(json!({
+            "session": id,
+            "head": view.head(),
+            "nodes": nodes,
+            "branches": branches,
+        }));
+    }
+    let all: Vec<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+    let short = |m: &str| short_id(m, all.iter().copied()).to_string();
+    let width = nodes.iter().map(|n| short(&n.id).len()).max().unwrap_or(8);
+    let by_id: HashMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect();
+    let mut kids: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut roots = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        match n.parent_id.as_deref().filter(|p| by_id.contains_key(p)) {
+            Some(p) => kids.entry(p).or_default().push(i),
+            None => roots.push(i),
+        }
+    }
+    let mut s = format!(
+        "{} {}  {}\n",
+        paint(BOLD, "tree of"),
+        id,
+        paint(
+            DIM,
+            format!(
+                "({} messages, {} branches; * active path)",
+                nodes.len(),
+                branches.len()
+            )
+        )
+    );
+    let line = |n: &TreeNode, lead: &str| -> String {
+        let mark = if n.on_active_path { "*" } else { " " };
+        let mut tail = String::new();
+        if n.is_head {
+            tail.push_str(&format!("  {}", paint(WARN, "← HEAD")));
+        }
+        if n.compacted {
+            tail.push_str(&format!("  {}", paint(DIM, "(compacted)")));
+        }
+        if n.parent_id
+            .as_deref()
+            .is_some_and(|p| !by_id.contains_key(p))
+        {
+            tail.push_str(&format!("  {}", paint(WARN, "(parent missing)")));
+        }
+        format!(
+            "{mark} {lead}{:<width$}  {}  {}{tail}\n",
+            short(&n.id),
+            paint(role_style(&n.role), format!("{:<9}", n.role)),
+            clip(&n.preview, 60),
+        )
+    };
+    // Iterative walk: a chain stays at one indent; a message with several
+    // children opens one indented lane per child.
+    let mut stack: Vec<(usize, String, String)> = Vec::new(); // (node, first lead, rest lead)
+    for &r in roots.iter().rev() {
+        stack.push((r, String::new(), String::new()));
+    }
+    while let Some((i, first, rest)) = stack.pop() {
+        s.push_str(&line(&nodes[i], &first));
+        let ch = kids.get(nodes[i].id.as_str()).cloned().unwrap_or_default();
+        match ch.len() {
+            0 => {}
+            1 => stack.push((ch[0], rest.clone(), rest)),
+            n => {
+                for (k, &c) in ch.iter().enumerate().rev() {
+                    let last = k == n - 1;
+                    let f = format!("{rest}{}", if last { "└─ " } else { "├─ " });
+                    let r = format!("{rest}{}", if last { "   " } else { "│  " });
+                    stack.push((c, f, r));
+                }
+            }
+        }
+    }
+    s.push('\n');
+    let mut t = new_table(&[
+        "BRANCH LEAF",
+        "LENGTH",
+        "FORKS FROM ACTIVE AT",
+        "ACTIVE",
+        "LAST MESSAGE",
+    ]);
+    for b in &branches {
+        t.add_row(vec![
+            short(&b.leaf_id),
+            b.length.to_string(),
+            b.fork_point_id
+                .as_deref()
+                .map(&short)
+                .unwrap_or_else(|| "-".into()),
+            if b.is_active { "yes".into() } else { "".into() },
+            b.last_timestamp.clone().unwrap_or_default(),
+        ]);
+    }
+    s.push_str(&table_text(&t));
+    Ok(Output::Text(s))
+}
+
+pub fn export(ctx: &Ctx, id: &str, format: ExportFormat) -> Result<Output> {
+    let id = ctx.resolve(id)?;
+    let view = ctx.store.read_session(&id)?;
+    let messages = view.ui_view()?;
+    match format {
+        ExportFormat::Jsonl => {
+            let mut s = String::new();
+            // Seed-style: one message object per line, without the record type.
+            for m in &messages {
+                let mut v = m.value();
+                if let Some(o) = v.as_object_mut() {
+                    o.shift_remove("type");
+                }
+                s.push_str(&v.to_string());
+                s.push('\n');
+            }
+            Ok(Output::Raw(s))
+        }
+        ExportFormat::Markdown => {
+            let entry = ctx.store.session_entry(&id)?;
+            let mut s = format!("# {}\n\n", one_line(&entry.title));
+            let _ = writeln!(
+                s,
+                "Session `{id}`, created {}, {} messages on the active path.\n",
+                entry.created_at,
+                messages.len()
+            );
+            for m in messages.iter().map(|m| m.value()) {
+                let role = m["role"].as_str().unwrap_or("?");
+                let mut title = role[..1].to_uppercase() + &role[1..];
+                if m["visible"] == false {
+                    title.push_str(" (hidden)");
+                }
+                if m["compacted"] == true {
+                    title.push_str(" (compacted)");
+                }
+                if m.pointer("/meta/compaction").is_some() {
+                    title = "Compaction summary".into();
+                }
+                let _ = writeln!(s, "## {title}\n");
+                let text = content_text(&m);
+                if !text.is_empty() && role != "tool" {
+                    let _ = writeln!(s, "{}\n", text.trim_end());
+                }
+                for c in tool_calls(&m) {
+                    let _ = writeln!(
+                        s,
+                        "**Tool call** `{}` (`{}`):\n\n```json\n{}\n```\n",
+                        c.name, c.id, c.args
+                    );
+                }
+                for r in tool_results(&m) {
+                    let _ = writeln!(
+                        s,
+                        "**Tool result** (`{}`):\n\n```\n{}\n```\n",
+                        r.call_id,
+                        r.text.trim_end()
+                    );
+                }
+            }
+            Ok(Output::Raw(s))
+        }
+    }
+}
+
+/// Message id or prefix to full id, within session `id`.
+pub fn message_of(ctx: &Ctx, id: &str, msg: &str) -> Result<String> {
+    let view = ctx.store.read_session(id)?;
+    resolve_message(&view, id, msg)
+}

@@ -1,0 +1,901 @@
+//! `sk_session`: a session open for writing.
+
+use std::ffi::c_char;
+
+use serde_json::{json, Value};
+use sessionkit::{
+    to_json_array, CompactionPolicy, CreateOptions, ForkOptions, RewindMode, Session,
+};
+
+use crate::store::{model_view_options, sk_store};
+use crate::subagent::sk_subagent;
+use crate::view::sk_view;
+use crate::{
+    arg_handle, arg_json, arg_object, arg_out, arg_str, arg_typed, guard, json_kind, opt_str,
+    put_handle, put_json, put_string, sk_status, take_handle, FfiError, FfiResult,
+};
+
+/// A session open for writing. Holds the session's exclusive writer lock until
+/// it is closed: a second `sk_session_open` of the same id, in this or another
+/// process, gets `SK_BUSY`.
+///
+/// Thread safety: an `sk_session` may be used from any number of threads at
+/// once (appends are serialised); only `sk_session_close` must not run
+/// concurrently with other uses of the handle.
+pub struct sk_session {
+    pub(crate) session: Session,
+}
+
+const PATHS_SHAPE: &str = "a JSON array of path strings";
+
+unsafe fn arg_paths(p: *const c_char) -> FfiResult<Vec<String>> {
+    // SAFETY: forwarded from the caller.
+    unsafe { arg_typed(p, "paths_json", PATHS_SHAPE) }
+}
+
+unsafe fn arg_messages(p: *const c_char) -> FfiResult<Vec<Value>> {
+    // SAFETY: forwarded from the caller.
+    let v = unsafe { arg_json(p, "messages_json") }?;
+    match v {
+        Value::Array(items) => {
+            if let Some((i, bad)) = items.iter().enumerate().find(|(_, m)| !m.is_object()) {
+                return Err(FfiError::invalid(format!(
+                    "argument `messages_json` must be a JSON array of message objects; item {i} is {}",
+                    json_kind(bad)
+                )));
+            }
+            Ok(items)
+        }
+        other => Err(FfiError::invalid(format!(
+            "argument `messages_json` must be a JSON array of message objects, not {}",
+            json_kind(&other)
+        ))),
+    }
+}
+
+/// Start a new session. `options_json`: NULL, "" or `{"title": "...", "id":
+/// "..."}` (a fresh UUIDv7 id when absent). Older sessions beyond the store's
+/// `maxSessions` are pruned (see `sk_session_info`). Close the session with
+/// `sk_session_close`.
+///
+/// Errors: `SK_CONFLICT` for an existing id, `SK_INVALID_INPUT` for bad options.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `options_json` is NULL or NUL-terminated;
+/// `out_session` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_create(
+    store: *const sk_store,
+    options_json: *const c_char,
+    out_session: *mut *mut sk_session,
+) -> sk_status {
+    guard("sk_session_create", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let opts = match opt_str(options_json, "options_json")? {
+                Some(j) => CreateOptions::from_json(j)?,
+                None => CreateOptions::default(),
+            };
+            let out = arg_out(out_session, "out_session")?;
+            put_handle(
+                out,
+                sk_session {
+                    session: s.create_session(opts)?,
+                },
+            )
+        }
+    })
+}
+
+/// Open an existing session for writing (repairing a torn tail and quarantining
+/// unreadable lines; see `openReport` in `sk_session_info`).
+///
+/// Errors: `SK_NOT_FOUND`, `SK_BUSY`, `SK_INVALID_INPUT` (a bad id such as
+/// "../x"), `SK_CORRUPT`, `SK_UNSUPPORTED`.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+/// `out_session` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_open(
+    store: *const sk_store,
+    session_id: *const c_char,
+    out_session: *mut *mut sk_session,
+) -> sk_status {
+    guard("sk_session_open", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let out = arg_out(out_session, "out_session")?;
+            put_handle(
+                out,
+                sk_session {
+                    session: s.open_session(id)?,
+                },
+            )
+        }
+    })
+}
+
+/// Fork session `source_id` into a new session, open for writing.
+/// `options_json`: NULL, "" or `{"at": messageId, "title": "..."}` (the source's
+/// head and title when absent). The source is read without a lock.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; strings are NULL or NUL-terminated;
+/// `out_session` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_fork(
+    store: *const sk_store,
+    source_id: *const c_char,
+    options_json: *const c_char,
+    out_session: *mut *mut sk_session,
+) -> sk_status {
+    guard("sk_session_fork", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let src = arg_str(source_id, "source_id")?;
+            let opts = match opt_str(options_json, "options_json")? {
+                Some(j) => ForkOptions::from_json(j)?,
+                None => ForkOptions::default(),
+            };
+            let out = arg_out(out_session, "out_session")?;
+            put_handle(
+                out,
+                sk_session {
+                    session: s.fork_session(src, opts)?,
+                },
+            )
+        }
+    })
+}
+
+/// Flush the session's index entry, release its lock, free the handle and set
+/// `*session` to NULL. The handle is freed and the lock released even when the
+/// flush fails (the status says so). `sk_session_close(NULL)` and a pointer to a
+/// NULL handle return `SK_OK` and do nothing. Subagents opened from the session
+/// stay valid.
+///
+/// # Safety
+///
+/// `session` is NULL or points to a session pointer from this library (or
+/// NULL); no other thread uses the handle during or after the call.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_close(session: *mut *mut sk_session) -> sk_status {
+    guard("sk_session_close", || {
+        // SAFETY: per the function's contract.
+        match unsafe { take_handle(session) } {
+            Some(h) => Ok(h.session.close()?),
+            None => Ok(()),
+        }
+    })
+}
+
+/// The session's id, as a plain string (not JSON).
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `out_id` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_id(
+    session: *const sk_session,
+    out_id: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_id", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let out = arg_out(out_id, "out_id")?;
+            put_string(out, s.id().to_string())
+        }
+    })
+}
+
+/// The session as this writer knows it, as a JSON object: `{"id", "path",
+/// "head": id|null, "entry": indexEntry, "openReport": readReport, "pruned":
+/// [ids removed when it was created]}`.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `out_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_info(
+    session: *const sk_session,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_info", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(
+                out,
+                &json!({
+                    "id": s.id(),
+                    "path": s.path(),
+                    "head": s.head(),
+                    "entry": s.entry(),
+                    "openReport": s.open_report(),
+                    "pruned": s.pruned(),
+                }),
+            )
+        }
+    })
+}
+
+/// Append one message (a JSON object: `role`, `content`, optionally `id`,
+/// `parentId`, `meta`, ...). `out_message_json` receives it as stored (id,
+/// parent and timestamp filled in).
+///
+/// Errors: `SK_INVALID_INPUT` for text that is not JSON or not an object, a bad
+/// or duplicate id, a record over the size limit.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `message_json` is NULL or NUL-terminated;
+/// `out_message_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_append(
+    session: *const sk_session,
+    message_json: *const c_char,
+    out_message_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_append", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let m = arg_object(message_json, "message_json")?;
+            let out = arg_out(out_message_json, "out_message_json")?;
+            put_string(out, s.append(m)?.json().to_string())
+        }
+    })
+}
+
+/// Append a JSON array of messages in one write: all are stored, or none.
+/// `out_messages_json` receives them as stored (a JSON array).
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `messages_json` is NULL or
+/// NUL-terminated; `out_messages_json` is NULL or writable. Free the result with
+/// `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_append_batch(
+    session: *const sk_session,
+    messages_json: *const c_char,
+    out_messages_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_append_batch", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let ms = arg_messages(messages_json)?;
+            let out = arg_out(out_messages_json, "out_messages_json")?;
+            put_string(out, to_json_array(&s.append_batch(ms)?))
+        }
+    })
+}
+
+/// Update host-reported state (a JSON object: `status`, `thinking`,
+/// `refusalReason`, `failureReason`, `lastToolCall`, `activeTokens`,
+/// `childProcesses`, `title`). Logged and written to the index;
+/// `out_entry_json` receives the updated index entry.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `state_json` is NULL or NUL-terminated;
+/// `out_entry_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_update_state(
+    session: *const sk_session,
+    state_json: *const c_char,
+    out_entry_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_update_state", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let v = arg_object(state_json, "state_json")?;
+            let out = arg_out(out_entry_json, "out_entry_json")?;
+            put_json(out, &s.update_state(v)?)
+        }
+    })
+}
+
+/// Change fields of a stored message with an RFC 7396 merge patch (a JSON
+/// object), e.g. usage that arrives after the text. `SK_NOT_FOUND` for an
+/// unknown message id.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_patch(
+    session: *const sk_session,
+    message_id: *const c_char,
+    patch_json: *const c_char,
+) -> sk_status {
+    guard("sk_session_patch", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let id = arg_str(message_id, "message_id")?;
+            let p = arg_object(patch_json, "patch_json")?;
+            Ok(s.patch_message(id, p)?)
+        }
+    })
+}
+
+/// Move the head to a message; later appends branch from there and the old
+/// branch stays in the log. `message_id` may be NULL: the head moves to before
+/// the first message. `SK_NOT_FOUND` for an unknown message id.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `message_id` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_set_head(
+    session: *const sk_session,
+    message_id: *const c_char,
+) -> sk_status {
+    guard("sk_session_set_head", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let id = opt_str(message_id, "message_id")?;
+            Ok(s.set_head(id)?)
+        }
+    })
+}
+
+/// Resume the conversation from a message (the head moves there). Unlike
+/// `sk_session_set_head`, `message_id` is required.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `message_id` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_resume_at(
+    session: *const sk_session,
+    message_id: *const c_char,
+) -> sk_status {
+    guard("sk_session_resume_at", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let id = arg_str(message_id, "message_id")?;
+            Ok(s.resume_at(id)?)
+        }
+    })
+}
+
+/// Rename the session (its index title); `out_entry_json` receives the entry.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `title` is NULL or NUL-terminated;
+/// `out_entry_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_rename(
+    session: *const sk_session,
+    title: *const c_char,
+    out_entry_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_rename", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let t = arg_str(title, "title")?;
+            let out = arg_out(out_entry_json, "out_entry_json")?;
+            put_json(out, &s.rename(t)?)
+        }
+    })
+}
+
+/// Make every append so far durable (fsync the log, write the index).
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_sync(session: *const sk_session) -> sk_status {
+    guard("sk_session_sync", || {
+        // SAFETY: per the function's contract.
+        let s = unsafe { &arg_handle(session, "session")?.session };
+        Ok(s.sync()?)
+    })
+}
+
+/// Read this session's log back as a view (what every reader gets). Close it
+/// with `sk_view_close`.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `out_view` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_read(
+    session: *const sk_session,
+    out_view: *mut *mut sk_view,
+) -> sk_status {
+    guard("sk_session_read", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let out = arg_out(out_view, "out_view")?;
+            put_handle(out, sk_view::new(s.read()?))
+        }
+    })
+}
+
+/// The active path (root to head), as a JSON array of messages.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `out_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_active_path(
+    session: *const sk_session,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_active_path", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let out = arg_out(out_json, "out_json")?;
+            put_string(out, to_json_array(&s.active_path()?))
+        }
+    })
+}
+
+/// What goes to the model, as a JSON array of messages. `options_json`: NULL, ""
+/// or `{"lastN": n, "tokenBudget": n}`.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `options_json` is NULL or
+/// NUL-terminated; `out_json` is NULL or writable. Free the result with
+/// `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_model_view(
+    session: *const sk_session,
+    options_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_model_view", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let opts = model_view_options(options_json)?;
+            let out = arg_out(out_json, "out_json")?;
+            put_string(out, to_json_array(&s.model_view(&opts)?))
+        }
+    })
+}
+
+/// Ask a compaction policy what to compact; changes nothing. `policy_json`:
+/// `{"tokenBudget": n, "keepLastTurns": n, "summaryTokens": n}` (`tokenBudget`
+/// required). `out_plan_json` receives `{"replaces": [ids], "messages": [...],
+/// "tokensBefore": n, "tokensAfter": n}`, or the JSON text `null` when the model
+/// view already fits or nothing can go.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `policy_json` is NULL or NUL-terminated;
+/// `out_plan_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_select_compaction(
+    session: *const sk_session,
+    policy_json: *const c_char,
+    out_plan_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_select_compaction", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let p = arg_str(policy_json, "policy_json")?;
+            let policy = CompactionPolicy::from_json(p)?;
+            let out = arg_out(out_plan_json, "out_plan_json")?;
+            put_json(out, &s.select_compaction(&policy)?)
+        }
+    })
+}
+
+/// Replace `replaces_json` (a JSON array of message ids: a contiguous run of the
+/// model view, e.g. a plan's `replaces`) by a summary in the model's view.
+/// `summary_json` is the summary's content as JSON: a string (e.g.
+/// `"\"The user asked...\""`) or an array of content blocks. It is stored as an
+/// invisible system message; `out_message_json` receives it as stored.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; strings are NULL or NUL-terminated;
+/// `out_message_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_apply_compaction(
+    session: *const sk_session,
+    replaces_json: *const c_char,
+    summary_json: *const c_char,
+    out_message_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_apply_compaction", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let replaces: Vec<String> = arg_typed(
+                replaces_json,
+                "replaces_json",
+                "a JSON array of message ids",
+            )?;
+            let summary = arg_json(summary_json, "summary_json")?;
+            let out = arg_out(out_message_json, "out_message_json")?;
+            put_string(
+                out,
+                s.apply_compaction(&replaces, summary)?.json().to_string(),
+            )
+        }
+    })
+}
+
+/// Start a subagent: a sidechain log and a metadata file under the session; the
+/// main log records the spawn. `agent_id` may be NULL (a fresh id);
+/// `meta_json` may be NULL (`{}`) or a JSON object (e.g. task, model). Close
+/// the subagent with `sk_subagent_close`.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; strings are NULL or NUL-terminated;
+/// `out_subagent` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_spawn_subagent(
+    session: *const sk_session,
+    agent_id: *const c_char,
+    meta_json: *const c_char,
+    out_subagent: *mut *mut sk_subagent,
+) -> sk_status {
+    guard("sk_session_spawn_subagent", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let aid = opt_str(agent_id, "agent_id")?;
+            let meta = if meta_json.is_null() {
+                json!({})
+            } else {
+                arg_object(meta_json, "meta_json")?
+            };
+            let out = arg_out(out_subagent, "out_subagent")?;
+            put_handle(out, sk_subagent::new(s.spawn_subagent(aid, meta)?))
+        }
+    })
+}
+
+/// Reopen a subagent of this session for writing (`SK_BUSY` while another
+/// writer holds it). Close it with `sk_subagent_close`.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `agent_id` is NULL or NUL-terminated;
+/// `out_subagent` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_open_subagent(
+    session: *const sk_session,
+    agent_id: *const c_char,
+    out_subagent: *mut *mut sk_subagent,
+) -> sk_status {
+    guard("sk_session_open_subagent", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let aid = arg_str(agent_id, "agent_id")?;
+            let out = arg_out(out_subagent, "out_subagent")?;
+            put_handle(out, sk_subagent::new(s.open_subagent(aid)?))
+        }
+    })
+}
+
+/// Append a user message, taking a snapshot of the tracked files first (stored
+/// as the message's `checkpointHash`). `message_json` is a message object whose
+/// `role`, if present, must be "user". `out_message_json` receives it as stored.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `message_json` is NULL or NUL-terminated;
+/// `out_message_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_user_input(
+    session: *const sk_session,
+    message_json: *const c_char,
+    out_message_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_user_input", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let m = arg_object(message_json, "message_json")?;
+            let out = arg_out(out_message_json, "out_message_json")?;
+            put_string(out, s.user_input(m)?.json().to_string())
+        }
+    })
+}
+
+/// Record that the agent's tools read these files (`paths_json`: a JSON array of
+/// paths relative to the project root, or absolute inside it).
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `paths_json` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_track_read(
+    session: *const sk_session,
+    paths_json: *const c_char,
+) -> sk_status {
+    guard("sk_session_track_read", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let paths = arg_paths(paths_json)?;
+            Ok(s.track_read(&paths)?)
+        }
+    })
+}
+
+/// Track these files and snapshot every tracked file, before a tool edits them.
+/// `out_snapshot` receives the snapshot id (a plain string, not JSON).
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `paths_json` is NULL or NUL-terminated;
+/// `out_snapshot` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_before_edit(
+    session: *const sk_session,
+    paths_json: *const c_char,
+    out_snapshot: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_before_edit", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let paths = arg_paths(paths_json)?;
+            let out = arg_out(out_snapshot, "out_snapshot")?;
+            put_string(out, s.before_edit(&paths)?)
+        }
+    })
+}
+
+/// Snapshot every tracked file after a tool edited `paths_json` (tracked from
+/// now on). `out_snapshot` receives the snapshot id (a plain string).
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `paths_json` is NULL or NUL-terminated;
+/// `out_snapshot` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_after_edit(
+    session: *const sk_session,
+    paths_json: *const c_char,
+    out_snapshot: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_after_edit", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let paths = arg_paths(paths_json)?;
+            let out = arg_out(out_snapshot, "out_snapshot")?;
+            put_string(out, s.after_edit(&paths)?)
+        }
+    })
+}
+
+/// The files this session tracks: a JSON array of paths relative to the project
+/// root.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `out_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_tracked_files(
+    session: *const sk_session,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_tracked_files", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.tracked_files()?)
+        }
+    })
+}
+
+/// For each path of `paths_json`: whether the file changed on disk since the
+/// agent last read or edited it. A JSON array of `{"path", "status"}`.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `paths_json` is NULL or NUL-terminated;
+/// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_external_changes(
+    session: *const sk_session,
+    paths_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_external_changes", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let paths = arg_paths(paths_json)?;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.external_changes(&paths)?)
+        }
+    })
+}
+
+/// `SK_OK` if none of `paths_json` changed on disk since the agent read it;
+/// `SK_CONFLICT`, naming the files in the last error, otherwise. Files never
+/// read pass.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `paths_json` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_ensure_unchanged(
+    session: *const sk_session,
+    paths_json: *const c_char,
+) -> sk_status {
+    guard("sk_session_ensure_unchanged", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let paths = arg_paths(paths_json)?;
+            Ok(s.ensure_unchanged_since_read(&paths)?)
+        }
+    })
+}
+
+/// The user messages a rewind can go back to (visible, uncompacted, on the
+/// active path, oldest first), each with whether its files can be restored and
+/// the changes since: a JSON array.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `out_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_undo_candidates(
+    session: *const sk_session,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_undo_candidates", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.undo_candidates()?)
+        }
+    })
+}
+
+/// The dry run of rewinding the files to before a user message: for each file,
+/// restore, recreate or delete, and any conflict. Changes nothing. A JSON object.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `message_id` is NULL or NUL-terminated;
+/// `out_plan_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_rewind_plan(
+    session: *const sk_session,
+    message_id: *const c_char,
+    out_plan_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_rewind_plan", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let id = arg_str(message_id, "message_id")?;
+            let out = arg_out(out_plan_json, "out_plan_json")?;
+            put_json(out, &s.rewind_plan(id)?)
+        }
+    })
+}
+
+/// Rewind to before a user message. `mode` is "files", "conversation" or
+/// "both". Files are restored to the message's snapshot unless one changed
+/// outside the agent since the last snapshot (`SK_CONFLICT`, naming the files),
+/// which `force` overrides; the conversation head moves to the message's parent.
+/// `out_result_json` receives what was done and how to undo it (`undoSnapshot`).
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; strings are NULL or NUL-terminated;
+/// `out_result_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_rewind(
+    session: *const sk_session,
+    message_id: *const c_char,
+    mode: *const c_char,
+    force: bool,
+    out_result_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_rewind", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let id = arg_str(message_id, "message_id")?;
+            let m = arg_str(mode, "mode")?;
+            let mode = match m {
+                "files" => RewindMode::Files,
+                "conversation" => RewindMode::Conversation,
+                "both" => RewindMode::Both,
+                other => {
+                    return Err(FfiError::invalid(format!(
+                        "argument `mode` must be \"files\", \"conversation\" or \"both\", not {other:?}"
+                    )))
+                }
+            };
+            let out = arg_out(out_result_json, "out_result_json")?;
+            put_json(out, &s.rewind(id, mode, force)?)
+        }
+    })
+}
+
+/// The dry run of restoring the tracked files to a snapshot of this session
+/// (e.g. a rewind's `undoSnapshot`). A JSON object like `sk_session_rewind_plan`.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `snapshot` is NULL or NUL-terminated;
+/// `out_plan_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_snapshot_plan(
+    session: *const sk_session,
+    snapshot: *const c_char,
+    out_plan_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_snapshot_plan", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let snap = arg_str(snapshot, "snapshot")?;
+            let out = arg_out(out_plan_json, "out_plan_json")?;
+            put_json(out, &s.snapshot_plan(snap)?)
+        }
+    })
+}
+
+/// Restore the tracked files to a snapshot of this session, with the same checks
+/// as a rewind (`force` overrides a conflict). Restoring a rewind's
+/// `undoSnapshot` undoes it. `out_result_json` receives what was done.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `snapshot` is NULL or NUL-terminated;
+/// `out_result_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_restore_snapshot(
+    session: *const sk_session,
+    snapshot: *const c_char,
+    force: bool,
+    out_result_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_restore_snapshot", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let snap = arg_str(snapshot, "snapshot")?;
+            let out = arg_out(out_result_json, "out_result_json")?;
+            put_json(out, &s.restore_snapshot(snap, force)?)
+        }
+    })
+}

@@ -1,0 +1,399 @@
+//! `sk_store`: the sessions of one project.
+
+use std::ffi::c_char;
+
+use serde_json::json;
+use sessionkit::{ModelViewOptions, Store, StoreOptions};
+
+use crate::view::sk_view;
+use crate::{
+    arg_handle, arg_out, arg_str, guard, opt_str, put_handle, put_json, put_string, sk_status,
+    take_handle, FfiResult,
+};
+
+/// The sessions of one project: an index and one log per session.
+///
+/// Thread safety: an `sk_store` may be used from any number of threads at once;
+/// only `sk_store_close` must not run concurrently with other uses of the handle.
+/// Sessions opened from a store stay valid after the store is closed.
+pub struct sk_store {
+    pub(crate) store: Store,
+}
+
+/// Parse an optional model-view options object (`{"lastN": n, "tokenBudget": n}`).
+pub(crate) unsafe fn model_view_options(p: *const c_char) -> FfiResult<ModelViewOptions> {
+    // SAFETY: forwarded from the caller.
+    match unsafe { opt_str(p, "options_json") }? {
+        None => Ok(ModelViewOptions::default()),
+        Some(s) => Ok(ModelViewOptions::from_json(s)?),
+    }
+}
+
+/// Open (creating if needed) the store of the project rooted at `project_root`.
+///
+/// - `project_root`: an existing directory (required).
+/// - `options_json`: NULL, "" or a JSON object of store options with camelCase
+///   keys: `home`, `durability` ("never" | "onSync" | "always"), `maxSessions`,
+///   `blobThreshold`, `maxRecordBytes`, `deterministic`. Unknown keys are an error.
+/// - `out_store`: receives the new handle, to be closed with `sk_store_close`.
+///
+/// Errors: `SK_NULL_ARGUMENT`, `SK_INVALID_UTF8`, `SK_INVALID_INPUT` (bad
+/// options), `SK_NOT_FOUND` / `SK_IO` (project root), `SK_UNSUPPORTED`.
+///
+/// # Safety
+///
+/// String arguments are NULL or NUL-terminated; `out_store` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_open(
+    project_root: *const c_char,
+    options_json: *const c_char,
+    out_store: *mut *mut sk_store,
+) -> sk_status {
+    guard("sk_store_open", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let root = arg_str(project_root, "project_root")?;
+            let opts = opt_str(options_json, "options_json")?;
+            let out = arg_out(out_store, "out_store")?;
+            let options = match opts {
+                Some(s) => StoreOptions::from_json(s)?,
+                None => StoreOptions::default(),
+            };
+            let store = Store::open(root, options)?;
+            put_handle(out, sk_store { store })
+        }
+    })
+}
+
+/// Close a store handle and set `*store` to NULL. `sk_store_close(NULL)` and a
+/// pointer to a NULL handle do nothing. Sessions, subagents and views opened
+/// from the store remain valid and must be closed on their own.
+///
+/// # Safety
+///
+/// `store` is NULL or points to a handle pointer from `sk_store_open` (or NULL);
+/// no other thread uses the handle during or after the call.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_close(store: *mut *mut sk_store) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: per the function's contract.
+        drop(unsafe { take_handle(store) });
+    }));
+}
+
+/// The store's place on disk, as a JSON object:
+/// `{"projectRoot": "...", "dir": "...", "projectCode": "...", "indexPath": "..."}`.
+/// `dir` is the directory holding the session logs.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `out_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_info(
+    store: *const sk_store,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_info", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(
+                out,
+                &json!({
+                    "projectRoot": s.project_root(),
+                    "dir": s.dir(),
+                    "projectCode": s.project_code(),
+                    "indexPath": s.index_path(),
+                }),
+            )
+        }
+    })
+}
+
+/// The project's sessions, newest first: a JSON array of index entries (`id`,
+/// `title`, `status`, `createdAt`, `updatedAt`, `messageCount`, `headId`, ...).
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `out_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_list_sessions(
+    store: *const sk_store,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_list_sessions", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.list_sessions()?)
+        }
+    })
+}
+
+/// One session's index entry, as a JSON object.
+///
+/// Errors: `SK_NOT_FOUND` for an unknown id, `SK_INVALID_INPUT` for an id that is
+/// not a valid session id (e.g. "../x").
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+/// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_session_entry(
+    store: *const sk_store,
+    session_id: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_session_entry", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.session_entry(id)?)
+        }
+    })
+}
+
+/// The session a `/continue` would pick (the most recently updated one with
+/// messages): its index entry as a JSON object, or the JSON text `null` when
+/// there is none.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `out_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_continue_session(
+    store: *const sk_store,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_continue_session", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.continue_session()?)
+        }
+    })
+}
+
+/// Rename a session that no writer holds (`SK_BUSY` otherwise; a host holding
+/// the session renames with `sk_session_rename`). `out_entry_json` receives the
+/// updated index entry.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; strings are NULL or NUL-terminated;
+/// `out_entry_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_rename_session(
+    store: *const sk_store,
+    session_id: *const c_char,
+    title: *const c_char,
+    out_entry_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_rename_session", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let title = arg_str(title, "title")?;
+            let out = arg_out(out_entry_json, "out_entry_json")?;
+            put_json(out, &s.rename_session(id, title)?)
+        }
+    })
+}
+
+/// Delete a session: its index entry, log, sidecars and quarantine file.
+/// `SK_BUSY` while a writer holds it; `SK_NOT_FOUND` for an unknown id.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_delete_session(
+    store: *const sk_store,
+    session_id: *const c_char,
+) -> sk_status {
+    guard("sk_store_delete_session", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            Ok(s.delete_session(id)?)
+        }
+    })
+}
+
+/// Load a session for reading, without a lock (it never blocks a writer). The
+/// view reflects the log as it was when loaded; close it with `sk_view_close`.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+/// `out_view` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_read_session(
+    store: *const sk_store,
+    session_id: *const c_char,
+    out_view: *mut *mut sk_view,
+) -> sk_status {
+    guard("sk_store_read_session", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let out = arg_out(out_view, "out_view")?;
+            put_handle(out, sk_view::new(s.read_session(id)?))
+        }
+    })
+}
+
+/// What goes to the model on resume of a session (read from the end of its log
+/// back to the latest compaction), as a JSON array of messages.
+///
+/// `options_json`: NULL, "" or `{"lastN": n, "tokenBudget": n}`.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; strings are NULL or NUL-terminated;
+/// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_model_view(
+    store: *const sk_store,
+    session_id: *const c_char,
+    options_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_model_view", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let opts = model_view_options(options_json)?;
+            let out = arg_out(out_json, "out_json")?;
+            put_string(out, sessionkit::to_json_array(&s.model_view(id, &opts)?))
+        }
+    })
+}
+
+/// The subagents of a session: a JSON array of their metadata objects (`agentId`,
+/// `status`, `meta`, `result`, ...), oldest first.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+/// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_list_subagents(
+    store: *const sk_store,
+    session_id: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_list_subagents", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.list_subagents(id)?)
+        }
+    })
+}
+
+/// Load a subagent's sidechain for reading, without a lock. Close the view with
+/// `sk_view_close`.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; strings are NULL or NUL-terminated;
+/// `out_view` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_read_subagent(
+    store: *const sk_store,
+    session_id: *const c_char,
+    agent_id: *const c_char,
+    out_view: *mut *mut sk_view,
+) -> sk_status {
+    guard("sk_store_read_subagent", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let sid = arg_str(session_id, "session_id")?;
+            let aid = arg_str(agent_id, "agent_id")?;
+            let out = arg_out(out_view, "out_view")?;
+            put_handle(out, sk_view::new(s.read_subagent(sid, aid)?))
+        }
+    })
+}
+
+/// Rebuild the index from the session logs. `out_report_json` receives
+/// `{"sessions": n, "problems": [[id, readReport], ...]}`.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `out_report_json` is NULL or writable.
+/// Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_rebuild_index(
+    store: *const sk_store,
+    out_report_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_rebuild_index", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let out = arg_out(out_report_json, "out_report_json")?;
+            put_json(out, &s.rebuild_index()?)
+        }
+    })
+}
+
+/// Remove file-history objects that no session's branch reaches.
+/// `out_report_json` receives the report (objects and bytes freed).
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `out_report_json` is NULL or writable.
+/// Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_gc(
+    store: *const sk_store,
+    out_report_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_gc", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let out = arg_out(out_report_json, "out_report_json")?;
+            put_json(out, &s.gc()?)
+        }
+    })
+}
+
+/// The size of each session's file history, as a JSON report.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `out_report_json` is NULL or writable.
+/// Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_file_history_sizes(
+    store: *const sk_store,
+    out_report_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_file_history_sizes", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let out = arg_out(out_report_json, "out_report_json")?;
+            put_json(out, &s.file_history_sizes()?)
+        }
+    })
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# C tests of the C ABI: the header alone (C11 and C++17), the C test program
+# linked against the shared and the static library, each run under
+# AddressSanitizer and under valgrind, and the C and C++ examples.
+#   bash tests/c/run.sh            # builds with `cargo build -p sessionkit-ffi`
+# Needs: gcc, g++, pkg-config, valgrind (installed with apt-get if missing).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo="$(pwd)"
+
+if ! command -v valgrind >/dev/null; then
+    echo "valgrind missing: installing it (apt-get install -y valgrind)"
+    (apt-get install -y valgrind || (apt-get update && apt-get install -y valgrind)) >/dev/null
+fi
+
+cargo build -q -p sessionkit-ffi ${CARGO_LOCKED:+--locked}
+libdir="$repo/target/debug"
+out="$repo/target/ctest"
+rm -rf "$out" && mkdir -p "$out"
+bash tests/c/make-pc.sh "$libdir" >/dev/null
+export PKG_CONFIG_PATH="$libdir"
+cflags="$(pkg-config --cflags sessionkit)"
+libs_shared="$(pkg-config --libs sessionkit) -Wl,-rpath,$libdir"
+libs_static="$libdir/libsessionkit.a $(pkg-config --static --libs-only-l sessionkit | sed 's/-lsessionkit//')"
+warn="-Wall -Wextra -Werror"
+
+
+echo "-- header alone: C11 and C++17 (-pedantic $warn)"
+gcc -std=c11 -pedantic $warn $cflags tests/c/header_c.c $libs_shared -o "$out/header_c"
+g++ -std=c++17 -pedantic $warn $cflags tests/c/header_cpp.cpp $libs_shared -o "$out/header_cpp"
+
+echo "-- build the C tests (shared and static, with and without ASan)"
+src="tests/c/test_sessionkit.c"
+gcc -std=c11 -g $warn $cflags "$src" $libs_shared -pthread -o "$out/t_shared"
+gcc -std=c11 -g $warn $cflags "$src" $libs_static -pthread -o "$out/t_static"
+gcc -std=c11 -g -fsanitize=address -fno-omit-frame-pointer $warn $cflags "$src" $libs_shared -pthread -o "$out/t_shared_asan"
+gcc -std=c11 -g -fsanitize=address -fno-omit-frame-pointer $warn $cflags "$src" $libs_static -pthread -o "$out/t_static_asan"
+
+# Each run adds its test cases to the totals: a test program's own
+# "N passed, M failed" line, or 1 for a program without one (header, examples).
+passed=0
+failed=0
+run() { # name, command...
+    local name="$1"; shift
+    echo "-- $name"
+    local rc=0
+    "$@" >"$out/$name.log" 2>&1 || rc=$?
+    local line p f
+    line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/$name.log" | tail -n 1 || true)"
+    if [ -n "$line" ]; then
+        p="${line%% passed*}"; f="${line#*, }"; f="${f%% failed*}"
+    else
+        p=$((rc == 0 ? 1 : 0)); f=$((rc == 0 ? 0 : 1))
+    fi
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi # e.g. a leak found after the tests
+    passed=$((passed + p)); failed=$((failed + f))
+    if [ "$rc" -eq 0 ]; then
+        echo "   ${line:-ok}"
+    else
+        cat "$out/$name.log"
+        echo "FAILED: $name (exit $rc)"
+    fi
+}
+run header-c11 "$out/header_c"
+run header-cxx17 "$out/header_cpp"
+fixtures="$repo/tests/fixtures"
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
+# Known leaks of dependencies (not of sessionkit), by name: see the .supp files.
+export LSAN_OPTIONS="suppressions=$repo/tests/c/lsan.supp:print_suppressions=0"
+run asan-shared "$out/t_shared_asan" "$fixtures"
+run asan-static "$out/t_static_asan" "$fixtures"
+vg="valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,possible --suppressions=$repo/tests/c/valgrind.supp --quiet"
+run valgrind-shared $vg "$out/t_shared" "$fixtures"
+run valgrind-static $vg "$out/t_static" "$fixtures"
+
+echo "-- examples (C and C++, against the shared library)"
+gcc -std=c11 $warn $cflags ffi/examples/c/example.c $libs_shared -o "$out/example_c"
+g++ -std=c++17 $warn $cflags -Iffi/examples/cpp ffi/examples/cpp/example.cpp $libs_shared -o "$out/example_cpp"
+home="$(mktemp -d)"
+run pkg-config-version test "$(pkg-config --modversion sessionkit)" = "$(sed -n 's/^#define SK_VERSION "\(.*\)"/\1/p' include/sessionkit.h)"
+run example-c env SESSIONKIT_HOME="$home" "$out/example_c" "$home"
+run example-cpp env SESSIONKIT_HOME="$home" "$out/example_cpp" "$home"
+rm -rf "$home"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,1666 @@
+/* C tests of the sessionkit C ABI (include/sessionkit.h).
+ *
+ * Usage: test_sessionkit <tests/fixtures directory>
+ * Prints one line per test and ends with "N passed, M failed"; exits non-zero
+ * when a test failed. Run by tests/c/run.sh against the shared and the static
+ * library, under AddressSanitizer and under valgrind. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "sessionkit.h"
+#include "minijson.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- a small test harness ------------------------------------------------ */
+
+static int t_failures;
+static int n_passed, n_failed;
+static char g_base[256];
+static const char *g_fixtures;
+
+#define FAILF(...)                                                    \
+    do {                                                              \
+        t_failures++;                                                 \
+        fprintf(stderr, "    %s:%d: ", __FILE__, __LINE__);           \
+        fprintf(stderr, __VA_ARGS__);                                 \
+        fputc('\n', stderr);                                          \
+    } while (0)
+#define CHECK(c)                                                      \
+    do {                                                              \
+        if (!(c)) FAILF("check failed: %s", #c);                      \
+    } while (0)
+#define CHECK_STR(got, want)                                          \
+    do {                                                              \
+        const char *g_ = (got), *w_ = (want);                         \
+        if (!g_ || !w_ || strcmp(g_, w_) != 0)                        \
+            FAILF("%s: got \"%.300s\", want \"%.300s\"", #got,        \
+                  g_ ? g_ : "(null)", w_ ? w_ : "(null)");            \
+    } while (0)
+
+static void check_status(sk_status got, sk_status want, const char *needle, const char *expr,
+                         int line) {
+    const char *err = sk_last_error();
+    if (got != want) {
+        t_failures++;
+        fprintf(stderr, "    line %d: %s\n      returned %s (%d), want %s; last error: %.400s\n",
+                line, expr, sk_status_name(got), (int)got, sk_status_name(want), err);
+        return;
+    }
+    if (want == SK_OK) {
+        if (err == NULL || err[0] != 0) {
+            t_failures++;
+            fprintf(stderr, "    line %d: %s succeeded but the last error is \"%s\"\n", line,
+                    expr, err ? err : "(NULL)");
+        }
+        return;
+    }
+    if (err == NULL || err[0] == 0) {
+        t_failures++;
+        fprintf(stderr, "    line %d: %s failed without a last-error message\n", line, expr);
+    } else if (needle && !strstr(err, needle)) {
+        t_failures++;
+        fprintf(stderr, "    line %d: %s: last error \"%.400s\" does not mention \"%s\"\n",
+                line, expr, err, needle);
+    }
+}
+#define ST(call, want) check_status((call), (want), NULL, #call, __LINE__)
+#define OK(call) check_status((call), SK_OK, NULL, #call, __LINE__)
+#define ERR(call, want, needle) check_status((call), (want), (needle), #call, __LINE__)
+#define NUL(call, name) check_status((call), SK_NULL_ARGUMENT, (name), #call, __LINE__)
+
+static void run(const char *name, void (*fn)(void)) {
+    t_failures = 0;
+    fn();
+    if (t_failures == 0) {
+        n_passed++;
+        printf("ok     %s\n", name);
+    } else {
+        n_failed++;
+        printf("FAILED %s (%d checks)\n", name, t_failures);
+    }
+    fflush(stdout);
+}
+
+/* ---- file helpers --------------------------------------------------------- */
+
+static char *path_join(const char *a, const char *b) {
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+    snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+static void mkdir_p(const char *path) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p == '/') {
+            *p = 0;
+            mkdir(buf, 0700);
+            *p = '/';
+        }
+    }
+    mkdir(buf, 0700);
+}
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    fclose(f);
+    buf[got] = 0;
+    if (len) *len = got;
+    return buf;
+}
+
+static void write_file(const char *path, const char *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) { FAILF("cannot write %s: %s", path, strerror(errno)); return; }
+    fwrite(data, 1, len, f);
+    fclose(f);
+}
+
+static void write_text(const char *dir, const char *name, const char *text) {
+    char *p = path_join(dir, name);
+    write_file(p, text, strlen(text));
+    free(p);
+}
+
+static int file_is(const char *dir, const char *name, const char *want) {
+    char *p = path_join(dir, name);
+    char *got = read_file(p, NULL);
+    int same = got && strcmp(got, want) == 0;
+    free(p);
+    free(got);
+    return same;
+}
+
+/* A fresh directory under the test's temporary base. */
+static char *fresh_dir(const char *name) {
+    static int counter;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s/%d-%s", g_base, ++counter, name);
+    mkdir_p(buf);
+    return strdup(buf);
+}
+
+/* Open a store for `root` with its own home under the temporary base. */
+static sk_store *open_store_with(const char *root, const char *extra_options) {
+    char *home = fresh_dir("home");
+    char opts[1024];
+    snprintf(opts, sizeof opts, "{\"home\": \"%s\"%s%s}", home, extra_options ? ", " : "",
+             extra_options ? extra_options : "");
+    sk_store *store = NULL;
+    OK(sk_store_open(root, opts, &store));
+    free(home);
+    return store;
+}
+
+static sk_store *open_store(const char *root) { return open_store_with(root, NULL); }
+
+/* The raw JSON text of a value (malloc'd). */
+static char *raw(const char *v) {
+    const char *e = mj_skip(v);
+    if (!v || !e) return strdup("");
+    size_t n = (size_t)(e - v);
+    char *s = malloc(n + 1);
+    memcpy(s, v, n);
+    s[n] = 0;
+    return s;
+}
+
+/* The ids of the messages of a JSON array (or the strings of an array of ids),
+ * joined with ','. */
+static char *ids_of(const char *array) {
+    size_t cap = 64, len = 0;
+    char *out = calloc(1, cap);
+    for (size_t i = 0;; i++) {
+        const char *m = mj_at(array, i);
+        if (!m) break;
+        char *id = mj_get_str(m, "id");
+        if (!id) id = mj_str(m);
+        if (!id) id = strdup("?");
+        size_t n = strlen(id);
+        if (len + n + 2 > cap) {
+            cap = (len + n + 2) * 2;
+            out = realloc(out, cap);
+        }
+        if (len) out[len++] = ',';
+        memcpy(out + len, id, n);
+        len += n;
+        out[len] = 0;
+        free(id);
+    }
+    return out;
+}
+
+static char *session_id(sk_session *s) {
+    char *id = NULL;
+    OK(sk_session_id(s, &id));
+    return id;
+}
+
+/* Append one message and return its stored id (malloc'd). */
+static char *append(sk_session *s, const char *json) {
+    char *out = NULL;
+    OK(sk_session_append(s, json, &out));
+    char *id = out ? mj_get_str(out, "id") : NULL;
+    sk_string_free(out);
+    return id ? id : strdup("");
+}
+
+static char *active_ids(sk_session *s) {
+    char *path = NULL;
+    OK(sk_session_active_path(s, &path));
+    char *ids = ids_of(path ? path : "[]");
+    sk_string_free(path);
+    return ids;
+}
+
+/* ---- tests: library functions -------------------------------------------- */
+
+static void test_version(void) {
+    CHECK_STR(sk_version(), SK_VERSION);
+    CHECK(sk_abi_version() == SK_ABI_VERSION);
+    char want[64];
+    snprintf(want, sizeof want, "%d.%d.%d", SK_VERSION_MAJOR, SK_VERSION_MINOR, SK_VERSION_PATCH);
+    CHECK(strncmp(sk_version(), want, strlen(want)) == 0);
+    const char *names[] = {"OK", "NOT_FOUND", "BUSY", "CONFLICT", "INVALID_INPUT", "CORRUPT",
+                           "IO", "UNSUPPORTED", "INTERNAL", "NULL_ARGUMENT", "INVALID_UTF8"};
+    for (int i = 0; i <= 10; i++) CHECK_STR(sk_status_name(i), names[i]);
+    CHECK_STR(sk_status_name(11), "UNKNOWN");
+    CHECK_STR(sk_status_name(-1), "UNKNOWN");
+    CHECK(SK_OK == 0 && SK_NOT_FOUND == 1 && SK_BUSY == 2 && SK_CONFLICT == 3 &&
+          SK_INVALID_INPUT == 4 && SK_CORRUPT == 5 && SK_IO == 6 && SK_UNSUPPORTED == 7 &&
+          SK_INTERNAL == 8 && SK_NULL_ARGUMENT == 9 && SK_INVALID_UTF8 == 10);
+    CHECK(sizeof(sk_status) == 4);
+    sk_string_free(NULL);
+}
+
+/* ---- tests: store ---------------------------------------------------------- */
+
+static void test_store(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    CHECK(store != NULL);
+    char *info = NULL;
+    OK(sk_store_info(store, &info));
+    char *dir = mj_get_str(info, "dir"), *code = mj_get_str(info, "projectCode");
+    struct stat st;
+    CHECK(dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
+    CHECK(code && code[0] == '-');
+    char *proot = mj_get_str(info, "projectRoot");
+    CHECK(proot && strstr(proot, "root") != NULL);
+    free(proot);
+    free(dir);
+    free(code);
+    sk_string_free(info);
+
+    char *list = NULL;
+    OK(sk_store_list_sessions(store, &list));
+    CHECK_STR(list, "[]");
+    sk_string_free(list);
+    char *cont = (char *)"unchanged";
+    OK(sk_store_continue_session(store, &cont));
+    CHECK_STR(cont, "null");
+    sk_string_free(cont);
+
+    char *report = NULL;
+    OK(sk_store_rebuild_index(store, &report));
+    CHECK(mj_int(mj_get(report, "sessions")) == 0);
+    sk_string_free(report);
+
+    /* Bad options: unknown key, bad value, not JSON. */
+    sk_store *other = NULL;
+    ERR(sk_store_open(root, "{\"nope\": 1}", &other), SK_INVALID_INPUT, "nope");
+    ERR(sk_store_open(root, "{\"blobThreshold\": 0}", &other), SK_INVALID_INPUT, "blobThreshold");
+    ERR(sk_store_open(root, "not json", &other), SK_INVALID_INPUT, "store options");
+    CHECK(other == NULL);
+    ST(sk_store_open("/nonexistent/sk-test/dir", "{}", &other), SK_NOT_FOUND);
+    CHECK(other == NULL);
+
+    /* Close sets the handle to NULL; closing again and closing NULL do nothing. */
+    sk_store_close(&store);
+    CHECK(store == NULL);
+    sk_store_close(&store);
+    sk_store_close(NULL);
+    free(root);
+}
+
+/* ---- tests: sessions, views ------------------------------------------------ */
+
+static void test_session_lifecycle(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    sk_session *s = NULL;
+    OK(sk_session_create(store, "{\"title\": \"First\", \"id\": \"s-1\"}", &s));
+    CHECK(s != NULL);
+    char *id = session_id(s);
+    CHECK_STR(id, "s-1");
+
+    char *u1 = append(s, "{\"role\": \"user\", \"content\": \"Fix the failing test\"}");
+    char *out = NULL;
+    OK(sk_session_append(s, "{\"role\": \"assistant\", \"content\": \"Looking.\", \"id\": \"a1\"}",
+                         &out));
+    char *parent = mj_get_str(out, "parentId");
+    CHECK_STR(parent, u1);
+    char *ts = mj_get_str(out, "timestamp");
+    CHECK(ts && strlen(ts) > 10);
+    free(ts);
+    free(parent);
+    sk_string_free(out);
+
+    char *batch = NULL;
+    OK(sk_session_append_batch(
+        s,
+        "[{\"role\": \"user\", \"content\": \"Run it\", \"id\": \"u2\"},"
+        " {\"role\": \"assistant\", \"content\": \"Done.\", \"id\": \"a2\"}]",
+        &batch));
+    CHECK(mj_len(batch) == 2);
+    char *bids = ids_of(batch);
+    CHECK_STR(bids, "u2,a2");
+    free(bids);
+    sk_string_free(batch);
+
+    char *ids = active_ids(s);
+    char want[256];
+    snprintf(want, sizeof want, "%s,a1,u2,a2", u1);
+    CHECK_STR(ids, want);
+    free(ids);
+
+    /* patch, update_state, rename */
+    OK(sk_session_patch(s, "a2", "{\"meta\": {\"usage\": {\"output_tokens\": 7}}}"));
+    char *entry = NULL;
+    OK(sk_session_update_state(s, "{\"status\": \"completed\"}", &entry));
+    char *status = mj_get_str(entry, "status");
+    CHECK_STR(status, "completed");
+    free(status);
+    sk_string_free(entry);
+    OK(sk_session_rename(s, "Renamed", &entry));
+    char *title = mj_get_str(entry, "title");
+    CHECK_STR(title, "Renamed");
+    free(title);
+    sk_string_free(entry);
+    OK(sk_session_sync(s));
+
+    /* info */
+    char *info = NULL;
+    OK(sk_session_info(s, &info));
+    char *head = mj_get_str(info, "head");
+    CHECK_STR(head, "a2");
+    free(head);
+    CHECK(mj_get(mj_get(info, "entry"), "messageCount") &&
+          mj_int(mj_get(mj_get(info, "entry"), "messageCount")) == 4);
+    CHECK(mj_len(mj_get(info, "pruned")) == 0);
+    sk_string_free(info);
+
+    /* set_head / resume_at: branch, then back */
+    OK(sk_session_set_head(s, "a1"));
+    char *b1 = append(s, "{\"role\": \"user\", \"content\": \"Other idea\"}");
+    ids = active_ids(s);
+    snprintf(want, sizeof want, "%s,a1,%s", u1, b1);
+    CHECK_STR(ids, want);
+    free(ids);
+    OK(sk_session_resume_at(s, "a2"));
+    ids = active_ids(s);
+    snprintf(want, sizeof want, "%s,a1,u2,a2", u1);
+    CHECK_STR(ids, want);
+    free(ids);
+    OK(sk_session_set_head(s, NULL));
+    ids = active_ids(s);
+    CHECK_STR(ids, "");
+    free(ids);
+    OK(sk_session_set_head(s, "a2"));
+    ERR(sk_session_set_head(s, "missing-message"), SK_NOT_FOUND, "missing-message");
+
+    /* model view with options */
+    char *mv = NULL;
+    OK(sk_session_model_view(s, NULL, &mv));
+    CHECK(mj_len(mv) == 4);
+    sk_string_free(mv);
+    OK(sk_session_model_view(s, "{\"lastN\": 2}", &mv));
+    ids = ids_of(mv);
+    CHECK_STR(ids, "u2,a2");
+    free(ids);
+    sk_string_free(mv);
+    ERR(sk_session_model_view(s, "{\"lastN\": \"x\"}", &mv), SK_INVALID_INPUT, "model view options");
+    ERR(sk_session_model_view(s, "{\"lastM\": 1}", &mv), SK_INVALID_INPUT, "lastM");
+
+    /* a view of the open session */
+    sk_view *v = NULL;
+    OK(sk_session_read(s, &v));
+    char *vj = NULL;
+    OK(sk_view_info(v, &vj));
+    CHECK(mj_int(mj_get(vj, "messageCount")) == 5);
+    head = mj_get_str(vj, "head");
+    CHECK_STR(head, "a2");
+    free(head);
+    CHECK(mj_len(mj_get(vj, "records")) >= 1); /* the state record */
+    CHECK(mj_get(mj_get(vj, "report"), "skipped") != NULL);
+    sk_string_free(vj);
+    OK(sk_view_active_path(v, &vj));
+    CHECK(mj_len(vj) == 4);
+    sk_string_free(vj);
+    OK(sk_view_ui(v, &vj));
+    CHECK(mj_is_true(mj_get(mj_at(vj, 0), "visible")));
+    CHECK(mj_get(mj_at(vj, 0), "compacted") != NULL);
+    sk_string_free(vj);
+    OK(sk_view_model(v, "{\"tokenBudget\": 100000}", &vj));
+    CHECK(mj_len(vj) == 4);
+    sk_string_free(vj);
+    OK(sk_view_message(v, "a2", &vj));
+    CHECK(mj_int(mj_get(mj_get(mj_get(vj, "meta"), "usage"), "output_tokens")) == 7);
+    sk_string_free(vj);
+    ERR(sk_view_message(v, "nope", &vj), SK_NOT_FOUND, "nope");
+    OK(sk_view_tree(v, &vj));
+    CHECK(mj_len(vj) == 5);
+    CHECK(mj_get(mj_at(vj, 0), "onActivePath") != NULL);
+    sk_string_free(vj);
+    OK(sk_view_branches(v, &vj));
+    CHECK(mj_len(vj) == 2);
+    sk_string_free(vj);
+    sk_view_close(&v);
+    CHECK(v == NULL);
+    sk_view_close(&v);
+    sk_view_close(NULL);
+
+    /* A second writer is refused while the first holds the lock. */
+    sk_session *second = NULL;
+    ERR(sk_session_open(store, "s-1", &second), SK_BUSY, "s-1");
+    CHECK(second == NULL);
+    ERR(sk_store_rename_session(store, "s-1", "x", &out), SK_BUSY, NULL);
+    ERR(sk_store_delete_session(store, "s-1"), SK_BUSY, NULL);
+    ERR(sk_session_create(store, "{\"id\": \"s-1\"}", &second), SK_CONFLICT, "s-1");
+
+    OK(sk_session_close(&s));
+    CHECK(s == NULL);
+    OK(sk_session_close(&s));
+    OK(sk_session_close(NULL));
+
+    /* store-level reads */
+    char *list = NULL;
+    OK(sk_store_list_sessions(store, &list));
+    CHECK(mj_len(list) == 1);
+    char *lid = mj_get_str(mj_at(list, 0), "id");
+    CHECK_STR(lid, "s-1");
+    free(lid);
+    sk_string_free(list);
+    OK(sk_store_session_entry(store, "s-1", &entry));
+    title = mj_get_str(entry, "title");
+    CHECK_STR(title, "Renamed");
+    free(title);
+    sk_string_free(entry);
+    OK(sk_store_continue_session(store, &entry));
+    lid = mj_get_str(entry, "id");
+    CHECK_STR(lid, "s-1");
+    free(lid);
+    sk_string_free(entry);
+    OK(sk_store_rename_session(store, "s-1", "Third title", &entry));
+    title = mj_get_str(entry, "title");
+    CHECK_STR(title, "Third title");
+    free(title);
+    sk_string_free(entry);
+    OK(sk_store_model_view(store, "s-1", NULL, &mv));
+    ids = ids_of(mv);
+    snprintf(want, sizeof want, "%s,a1,u2,a2", u1);
+    CHECK_STR(ids, want);
+    free(ids);
+    sk_string_free(mv);
+    OK(sk_store_model_view(store, "s-1", "{\"lastN\": 1}", &mv));
+    CHECK(mj_len(mv) == 1);
+    sk_string_free(mv);
+    OK(sk_store_read_session(store, "s-1", &v));
+    OK(sk_view_active_path(v, &vj));
+    CHECK(mj_len(vj) == 4);
+    sk_string_free(vj);
+    sk_view_close(&v);
+    OK(sk_store_rebuild_index(store, &out));
+    CHECK(mj_int(mj_get(out, "sessions")) == 1);
+    sk_string_free(out);
+
+    /* reopen for writing, append continues from the head */
+    OK(sk_session_open(store, "s-1", &s));
+    char *u3 = append(s, "{\"role\": \"user\", \"content\": \"And now?\"}");
+    OK(sk_session_read(s, &v));
+    OK(sk_view_message(v, u3, &vj));
+    parent = mj_get_str(vj, "parentId");
+    CHECK_STR(parent, "a2");
+    free(parent);
+    sk_string_free(vj);
+    sk_view_close(&v);
+    OK(sk_session_close(&s));
+
+    /* delete */
+    OK(sk_store_delete_session(store, "s-1"));
+    ERR(sk_store_session_entry(store, "s-1", &entry), SK_NOT_FOUND, "s-1");
+    ERR(sk_store_read_session(store, "s-1", &v), SK_NOT_FOUND, "s-1");
+    ERR(sk_session_open(store, "s-1", &s), SK_NOT_FOUND, "s-1");
+    OK(sk_store_list_sessions(store, &list));
+    CHECK_STR(list, "[]");
+    sk_string_free(list);
+
+    free(u1);
+    free(u3);
+    free(b1);
+    free(id);
+    sk_store_close(&store);
+    free(root);
+}
+
+static void test_fork(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    sk_session *s = NULL;
+    OK(sk_session_create(store, "{\"id\": \"src\", \"title\": \"Source\"}", &s));
+    free(append(s, "{\"role\": \"user\", \"content\": \"one\", \"id\": \"m1\"}"));
+    free(append(s, "{\"role\": \"assistant\", \"content\": \"two\", \"id\": \"m2\"}"));
+    free(append(s, "{\"role\": \"user\", \"content\": \"three\", \"id\": \"m3\"}"));
+    /* The source may be held by its writer while it is forked. */
+    sk_session *f = NULL;
+    OK(sk_session_fork(store, "src", "{\"at\": \"m2\", \"title\": \"Fork\"}", &f));
+    char *fid = session_id(f);
+    CHECK(fid && strcmp(fid, "src") != 0);
+    char *ids = active_ids(f);
+    CHECK_STR(ids, "m1,m2");
+    free(ids);
+    char *info = NULL;
+    OK(sk_session_info(f, &info));
+    const char *from = mj_get(mj_get(info, "entry"), "forkedFrom");
+    char *fs = mj_get_str(from, "sessionId"), *fm = mj_get_str(from, "messageId");
+    CHECK_STR(fs, "src");
+    CHECK_STR(fm, "m2");
+    free(fs);
+    free(fm);
+    sk_string_free(info);
+    free(append(f, "{\"role\": \"user\", \"content\": \"forked\", \"id\": \"f1\"}"));
+    OK(sk_session_close(&f));
+
+    sk_session *whole = NULL;
+    OK(sk_session_fork(store, "src", NULL, &whole));
+    ids = active_ids(whole);
+    CHECK_STR(ids, "m1,m2,m3");
+    free(ids);
+    OK(sk_session_close(&whole));
+    ERR(sk_session_fork(store, "src", "{\"at\": \"zzz\"}", &whole), SK_NOT_FOUND, "zzz");
+    ERR(sk_session_fork(store, "no-such", NULL, &whole), SK_NOT_FOUND, "no-such");
+    ERR(sk_session_fork(store, "src", "{\"bad\": 1}", &whole), SK_INVALID_INPUT, "bad");
+    CHECK(whole == NULL);
+    OK(sk_session_close(&s));
+
+    char *list = NULL;
+    OK(sk_store_list_sessions(store, &list));
+    CHECK(mj_len(list) == 3);
+    sk_string_free(list);
+    free(fid);
+    sk_store_close(&store);
+    free(root);
+}
+
+static void test_subagents(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    sk_session *s = NULL;
+    OK(sk_session_create(store, "{\"id\": \"main\"}", &s));
+    free(append(s, "{\"role\": \"user\", \"content\": \"Find uses of --quiet\"}"));
+
+    sk_subagent *a = NULL;
+    OK(sk_session_spawn_subagent(s, "explorer-1", "{\"task\": \"find\"}", &a));
+    char *aid = NULL;
+    OK(sk_subagent_id(a, &aid));
+    CHECK_STR(aid, "explorer-1");
+    sk_string_free(aid);
+    char *out = NULL;
+    OK(sk_subagent_append(a, "{\"role\": \"user\", \"content\": \"Search\"}", &out));
+    sk_string_free(out);
+    OK(sk_subagent_append_batch(
+        a, "[{\"role\": \"assistant\", \"content\": \"grep\"}, {\"role\": \"tool\", \"content\": \"1 hit\"}]",
+        &out));
+    CHECK(mj_len(out) == 2);
+    sk_string_free(out);
+    ERR(sk_subagent_append_batch(a, "{\"role\": \"user\"}", &out), SK_INVALID_INPUT, "array");
+    ERR(sk_subagent_append_batch(a, "[1]", &out), SK_INVALID_INPUT, "non-object");
+    ERR(sk_subagent_append(a, "[]", &out), SK_INVALID_INPUT, "object");
+    sk_view *v = NULL;
+    OK(sk_subagent_read(a, &v));
+    char *vj = NULL;
+    OK(sk_view_active_path(v, &vj));
+    CHECK(mj_len(vj) == 3);
+    sk_string_free(vj);
+    sk_view_close(&v);
+    OK(sk_subagent_finish(a, "{\"summary\": \"One use.\"}", false));
+    ERR(sk_subagent_finish(a, "{broken", false), SK_INVALID_INPUT, "result_json");
+
+    /* Its lock is exclusive. */
+    sk_subagent *again = NULL;
+    ERR(sk_session_open_subagent(s, "explorer-1", &again), SK_BUSY, NULL);
+    sk_subagent_close(&a);
+    CHECK(a == NULL);
+    sk_subagent_close(&a);
+    sk_subagent_close(NULL);
+    OK(sk_session_open_subagent(s, "explorer-1", &again));
+    OK(sk_subagent_append(again, "{\"role\": \"user\", \"content\": \"more\"}", &out));
+    sk_string_free(out);
+    sk_subagent_close(&again);
+    ERR(sk_session_open_subagent(s, "ghost", &again), SK_NOT_FOUND, "ghost");
+
+    /* A subagent with a generated id and no metadata, failed. */
+    sk_subagent *b = NULL;
+    OK(sk_session_spawn_subagent(s, NULL, NULL, &b));
+    char *bid = NULL;
+    OK(sk_subagent_id(b, &bid));
+    CHECK(bid && strlen(bid) > 0);
+    OK(sk_subagent_finish(b, "\"gave up\"", true));
+    sk_subagent_close(&b);
+
+    char *list = NULL;
+    OK(sk_store_list_subagents(store, "main", &list));
+    CHECK(mj_len(list) == 2);
+    char *first = mj_get_str(mj_at(list, 0), "agentId");
+    char *st0 = mj_get_str(mj_at(list, 0), "status"), *st1 = mj_get_str(mj_at(list, 1), "status");
+    CHECK_STR(first, "explorer-1");
+    CHECK_STR(st0, "completed");
+    CHECK_STR(st1, "failed");
+    free(first);
+    free(st0);
+    free(st1);
+    sk_string_free(list);
+    OK(sk_store_read_subagent(store, "main", "explorer-1", &v));
+    OK(sk_view_active_path(v, &vj));
+    CHECK(mj_len(vj) == 4);
+    sk_string_free(vj);
+    sk_view_close(&v);
+    OK(sk_store_read_subagent(store, "main", bid, &v));
+    sk_view_close(&v);
+    ERR(sk_store_read_subagent(store, "main", "ghost", &v), SK_NOT_FOUND, "ghost");
+    ERR(sk_store_read_subagent(store, "main", "../x", &v), SK_INVALID_INPUT, "agent id");
+    sk_string_free(bid);
+
+    /* The main log recorded spawns and results. */
+    OK(sk_session_read(s, &v));
+    OK(sk_view_info(v, &vj));
+    CHECK(mj_len(mj_get(vj, "records")) == 4);
+    sk_string_free(vj);
+    sk_view_close(&v);
+    OK(sk_session_close(&s));
+    sk_store_close(&store);
+    free(root);
+}
+
+static void test_compaction(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    sk_session *s = NULL;
+    OK(sk_session_create(store, NULL, &s));
+    free(append(s, "{\"role\": \"system\", \"content\": \"You are helpful.\"}"));
+    char msg[1024], text[401];
+    memset(text, 'w', 400);
+    text[400] = 0;
+    for (int i = 0; i < 10; i++) {
+        snprintf(msg, sizeof msg, "{\"role\": \"user\", \"content\": \"q%d %s\"}", i, text);
+        free(append(s, msg));
+        snprintf(msg, sizeof msg, "{\"role\": \"assistant\", \"content\": \"r%d %s\"}", i, text);
+        free(append(s, msg));
+    }
+    char *plan = NULL;
+    OK(sk_session_select_compaction(s, "{\"tokenBudget\": 1000000}", &plan));
+    CHECK_STR(plan, "null");
+    sk_string_free(plan);
+    OK(sk_session_select_compaction(
+        s, "{\"tokenBudget\": 1200, \"keepLastTurns\": 2, \"summaryTokens\": 100}", &plan));
+    CHECK(plan && mj_len(mj_get(plan, "replaces")) > 0);
+    CHECK(mj_len(mj_get(plan, "messages")) == mj_len(mj_get(plan, "replaces")));
+    CHECK(mj_int(mj_get(plan, "tokensBefore")) > mj_int(mj_get(plan, "tokensAfter")));
+    char *replaces = raw(mj_get(plan, "replaces"));
+    long n_replaced = mj_len(replaces);
+    sk_string_free(plan);
+
+    ERR(sk_session_select_compaction(s, "{}", &plan), SK_INVALID_INPUT, "tokenBudget");
+    ERR(sk_session_apply_compaction(s, "[\"nope\"]", "\"x\"", &plan),
+        SK_INVALID_INPUT, NULL);
+    ERR(sk_session_apply_compaction(s, "{\"a\": 1}", "\"x\"", &plan),
+        SK_INVALID_INPUT, "replaces_json");
+
+    char *before = NULL;
+    OK(sk_session_model_view(s, NULL, &before));
+    char *summary = NULL;
+    ERR(sk_session_apply_compaction(s, replaces, "{\"content\": \"x\"}", &summary),
+        SK_INVALID_INPUT, "summary");
+    OK(sk_session_apply_compaction(s, replaces, "\"Earlier: ten questions.\"",
+                                   &summary));
+    char *sid = mj_get_str(summary, "id");
+    CHECK(sid != NULL);
+    char *after = NULL;
+    OK(sk_session_model_view(s, NULL, &after));
+    CHECK(mj_len(after) == mj_len(before) - n_replaced + 1);
+    char *ids = ids_of(after);
+    CHECK(sid && strstr(ids, sid) != NULL);
+    free(ids);
+    /* The UI still shows everything, the replaced messages marked compacted. */
+    sk_view *v = NULL;
+    OK(sk_session_read(s, &v));
+    char *ui = NULL;
+    OK(sk_view_ui(v, &ui));
+    CHECK(mj_is_true(mj_get(mj_at(ui, 1), "compacted")));
+    sk_string_free(ui);
+    sk_view_close(&v);
+    /* Resume reads the same model view from the end of the log. */
+    char *sid_s = session_id(s);
+    char *resumed = NULL;
+    OK(sk_store_model_view(store, sid_s, NULL, &resumed));
+    CHECK_STR(resumed, after);
+    sk_string_free(resumed);
+    sk_string_free(sid_s);
+    free(sid);
+    sk_string_free(summary);
+    sk_string_free(before);
+    sk_string_free(after);
+    free(replaces);
+    OK(sk_session_close(&s));
+    sk_store_close(&store);
+    free(root);
+}
+
+static void test_file_history(void) {
+    char *root = fresh_dir("project");
+    write_text(root, "a.txt", "one\n");
+    sk_store *store = open_store(root);
+    sk_session *s = NULL;
+    OK(sk_session_create(store, NULL, &s));
+    OK(sk_session_track_read(s, "[\"a.txt\"]"));
+    char *um = NULL;
+    OK(sk_session_user_input(s, "{\"content\": \"Change a.txt\"}", &um));
+    char *uid = mj_get_str(um, "id");
+    char *hash = mj_get_str(um, "checkpointHash");
+    char *role = mj_get_str(um, "role");
+    CHECK(hash && strlen(hash) > 0);
+    CHECK_STR(role, "user");
+    free(role);
+    free(hash);
+    sk_string_free(um);
+    ERR(sk_session_user_input(s, "{\"role\": \"assistant\", \"content\": \"x\"}", &um),
+        SK_INVALID_INPUT, "user");
+
+    char *snap = NULL;
+    OK(sk_session_before_edit(s, "[\"a.txt\"]", &snap));
+    CHECK(snap && strlen(snap) > 0);
+    sk_string_free(snap);
+    write_text(root, "a.txt", "two\n");
+    OK(sk_session_after_edit(s, "[\"a.txt\"]", &snap));
+    CHECK(snap && strlen(snap) > 0);
+    sk_string_free(snap);
+    free(append(s, "{\"role\": \"assistant\", \"content\": \"Changed it.\"}"));
+
+    char *tracked = NULL;
+    OK(sk_session_tracked_files(s, &tracked));
+    CHECK_STR(tracked, "[\"a.txt\"]");
+    sk_string_free(tracked);
+
+    char *changes = NULL;
+    OK(sk_session_external_changes(s, "[\"a.txt\", \"b.txt\"]", &changes));
+    char *c0 = mj_get_str(mj_at(changes, 0), "status"), *c1 = mj_get_str(mj_at(changes, 1), "status");
+    CHECK_STR(c0, "unchanged");
+    CHECK_STR(c1, "notRead");
+    free(c0);
+    free(c1);
+    sk_string_free(changes);
+    OK(sk_session_ensure_unchanged(s, "[\"a.txt\"]"));
+
+    /* Someone edits the file outside the agent. */
+    write_text(root, "a.txt", "three\n");
+    OK(sk_session_external_changes(s, "[\"a.txt\"]", &changes));
+    c0 = mj_get_str(mj_at(changes, 0), "status");
+    CHECK_STR(c0, "modified");
+    free(c0);
+    sk_string_free(changes);
+    ERR(sk_session_ensure_unchanged(s, "[\"a.txt\"]"), SK_CONFLICT, "a.txt");
+
+    char *cands = NULL;
+    OK(sk_session_undo_candidates(s, &cands));
+    CHECK(mj_len(cands) == 1);
+    char *cid = mj_get_str(mj_at(cands, 0), "messageId");
+    CHECK_STR(cid, uid);
+    CHECK(mj_is_true(mj_get(mj_at(cands, 0), "restorable")));
+    free(cid);
+    sk_string_free(cands);
+
+    char *plan = NULL;
+    OK(sk_session_rewind_plan(s, uid, &plan));
+    char *ppath = mj_get_str(mj_at(mj_get(plan, "files"), 0), "path");
+    CHECK_STR(ppath, "a.txt");
+    free(ppath);
+    CHECK(mj_len(mj_get(plan, "conflicts")) == 1);
+    sk_string_free(plan);
+    CHECK(file_is(root, "a.txt", "three\n")); /* a plan changes nothing */
+
+    char *res = NULL;
+    ERR(sk_session_rewind(s, uid, "both", false, &res), SK_CONFLICT, "a.txt");
+    CHECK(file_is(root, "a.txt", "three\n"));
+    ERR(sk_session_rewind(s, uid, "sideways", false, &res), SK_INVALID_INPUT, "sideways");
+    CHECK(res == NULL);
+    OK(sk_session_rewind(s, uid, "both", true, &res));
+    CHECK(file_is(root, "a.txt", "one\n"));
+    char *undo = mj_get_str(res, "undoSnapshot");
+    CHECK(undo != NULL);
+    CHECK(mj_is_null(mj_get(res, "head"))); /* the user message was the first */
+    sk_string_free(res);
+    char *ids = active_ids(s);
+    CHECK_STR(ids, "");
+    free(ids);
+
+    /* Undo the rewind's file side. */
+    OK(sk_session_snapshot_plan(s, undo ? undo : "x", &plan));
+    CHECK(mj_len(mj_get(plan, "files")) == 1);
+    sk_string_free(plan);
+    OK(sk_session_restore_snapshot(s, undo ? undo : "x", false, &res));
+    CHECK(file_is(root, "a.txt", "three\n"));
+    sk_string_free(res);
+    ERR(sk_session_snapshot_plan(s, "0000000000000000000000000000000000000000", &plan),
+        SK_NOT_FOUND, NULL);
+    free(undo);
+
+    OK(sk_session_rewind(s, uid, "conversation", false, &res));
+    sk_string_free(res);
+    ERR(sk_session_rewind_plan(s, "no-such-message", &plan), SK_NOT_FOUND, "no-such-message");
+
+    char *sid = session_id(s);
+    OK(sk_session_close(&s));
+    char *report = NULL;
+    OK(sk_store_file_history_sizes(store, &report));
+    char *hs = mj_get_str(mj_at(mj_get(report, "sessions"), 0), "sessionId");
+    CHECK_STR(hs, sid);
+    CHECK(mj_int(mj_get(mj_at(mj_get(report, "sessions"), 0), "snapshots")) >= 3);
+    free(hs);
+    sk_string_free(report);
+    OK(sk_store_gc(store, &report));
+    CHECK(mj_get(report, "bytesFreed") != NULL);
+    sk_string_free(report);
+    OK(sk_store_delete_session(store, sid));
+    OK(sk_store_gc(store, &report));
+    CHECK(mj_int(mj_get(report, "objectsAfter")) <= mj_int(mj_get(report, "objectsBefore")));
+    sk_string_free(report);
+    sk_string_free(sid);
+    free(uid);
+    sk_store_close(&store);
+    free(root);
+}
+
+/* ---- tests: bad input ------------------------------------------------------ */
+
+static char sentinel_byte;
+#define SENTINEL ((char *)&sentinel_byte)
+
+/* Every pointer argument, one at a time, NULL. */
+static void test_null_arguments(void) {
+    char *root = fresh_dir("root");
+    sk_store *st = open_store(root);
+    sk_session *se = NULL;
+    OK(sk_session_create(st, "{\"id\": \"n1\"}", &se));
+    free(append(se, "{\"role\": \"user\", \"content\": \"hi\", \"id\": \"m1\"}"));
+    sk_subagent *sa = NULL;
+    OK(sk_session_spawn_subagent(se, "ag", NULL, &sa));
+    sk_view *vi = NULL;
+    OK(sk_session_read(se, &vi));
+    char *o = SENTINEL;
+    sk_store *ost = NULL;
+    sk_session *ose = NULL;
+    sk_subagent *osa = NULL;
+    sk_view *ovi = NULL;
+    const char *P = "[\"a.txt\"]";
+
+    NUL(sk_store_open(NULL, NULL, &ost), "project_root");
+    NUL(sk_store_open(root, NULL, NULL), "out_store");
+    NUL(sk_store_info(NULL, &o), "store");
+    NUL(sk_store_info(st, NULL), "out_json");
+    NUL(sk_store_list_sessions(NULL, &o), "store");
+    NUL(sk_store_list_sessions(st, NULL), "out_json");
+    NUL(sk_store_session_entry(NULL, "n1", &o), "store");
+    NUL(sk_store_session_entry(st, NULL, &o), "session_id");
+    NUL(sk_store_session_entry(st, "n1", NULL), "out_json");
+    NUL(sk_store_continue_session(NULL, &o), "store");
+    NUL(sk_store_continue_session(st, NULL), "out_json");
+    NUL(sk_store_rename_session(NULL, "n1", "t", &o), "store");
+    NUL(sk_store_rename_session(st, NULL, "t", &o), "session_id");
+    NUL(sk_store_rename_session(st, "n1", NULL, &o), "title");
+    NUL(sk_store_rename_session(st, "n1", "t", NULL), "out_entry_json");
+    NUL(sk_store_delete_session(NULL, "n1"), "store");
+    NUL(sk_store_delete_session(st, NULL), "session_id");
+    NUL(sk_store_read_session(NULL, "n1", &ovi), "store");
+    NUL(sk_store_read_session(st, NULL, &ovi), "session_id");
+    NUL(sk_store_read_session(st, "n1", NULL), "out_view");
+    NUL(sk_store_model_view(NULL, "n1", NULL, &o), "store");
+    NUL(sk_store_model_view(st, NULL, NULL, &o), "session_id");
+    NUL(sk_store_model_view(st, "n1", NULL, NULL), "out_json");
+    NUL(sk_store_list_subagents(NULL, "n1", &o), "store");
+    NUL(sk_store_list_subagents(st, NULL, &o), "session_id");
+    NUL(sk_store_list_subagents(st, "n1", NULL), "out_json");
+    NUL(sk_store_read_subagent(NULL, "n1", "ag", &ovi), "store");
+    NUL(sk_store_read_subagent(st, NULL, "ag", &ovi), "session_id");
+    NUL(sk_store_read_subagent(st, "n1", NULL, &ovi), "agent_id");
+    NUL(sk_store_read_subagent(st, "n1", "ag", NULL), "out_view");
+    NUL(sk_store_rebuild_index(NULL, &o), "store");
+    NUL(sk_store_rebuild_index(st, NULL), "out_report_json");
+    NUL(sk_store_gc(NULL, &o), "store");
+    NUL(sk_store_gc(st, NULL), "out_report_json");
+    NUL(sk_store_file_history_sizes(NULL, &o), "store");
+    NUL(sk_store_file_history_sizes(st, NULL), "out_report_json");
+
+    NUL(sk_session_create(NULL, NULL, &ose), "store");
+    NUL(sk_session_create(st, NULL, NULL), "out_session");
+    NUL(sk_session_open(NULL, "n1", &ose), "store");
+    NUL(sk_session_open(st, NULL, &ose), "session_id");
+    NUL(sk_session_open(st, "n1", NULL), "out_session");
+    NUL(sk_session_fork(NULL, "n1", NULL, &ose), "store");
+    NUL(sk_session_fork(st, NULL, NULL, &ose), "source_id");
+    NUL(sk_session_fork(st, "n1", NULL, NULL), "out_session");
+    NUL(sk_session_id(NULL, &o), "session");
+    NUL(sk_session_id(se, NULL), "out_id");
+    NUL(sk_session_info(NULL, &o), "session");
+    NUL(sk_session_info(se, NULL), "out_json");
+    NUL(sk_session_append(NULL, "{}", &o), "session");
+    NUL(sk_session_append(se, NULL, &o), "message_json");
+    NUL(sk_session_append(se, "{\"role\": \"user\"}", NULL), "out_message_json");
+    NUL(sk_session_append_batch(NULL, "[]", &o), "session");
+    NUL(sk_session_append_batch(se, NULL, &o), "messages_json");
+    NUL(sk_session_append_batch(se, "[]", NULL), "out_messages_json");
+    NUL(sk_session_update_state(NULL, "{}", &o), "session");
+    NUL(sk_session_update_state(se, NULL, &o), "state_json");
+    NUL(sk_session_update_state(se, "{}", NULL), "out_entry_json");
+    NUL(sk_session_patch(NULL, "m1", "{}"), "session");
+    NUL(sk_session_patch(se, NULL, "{}"), "message_id");
+    NUL(sk_session_patch(se, "m1", NULL), "patch_json");
+    NUL(sk_session_set_head(NULL, "m1"), "session");
+    NUL(sk_session_resume_at(NULL, "m1"), "session");
+    NUL(sk_session_resume_at(se, NULL), "message_id");
+    NUL(sk_session_rename(NULL, "t", &o), "session");
+    NUL(sk_session_rename(se, NULL, &o), "title");
+    NUL(sk_session_rename(se, "t", NULL), "out_entry_json");
+    NUL(sk_session_sync(NULL), "session");
+    NUL(sk_session_read(NULL, &ovi), "session");
+    NUL(sk_session_read(se, NULL), "out_view");
+    NUL(sk_session_active_path(NULL, &o), "session");
+    NUL(sk_session_active_path(se, NULL), "out_json");
+    NUL(sk_session_model_view(NULL, NULL, &o), "session");
+    NUL(sk_session_model_view(se, NULL, NULL), "out_json");
+    NUL(sk_session_select_compaction(NULL, "{\"tokenBudget\": 1}", &o), "session");
+    NUL(sk_session_select_compaction(se, NULL, &o), "policy_json");
+    NUL(sk_session_select_compaction(se, "{\"tokenBudget\": 1}", NULL), "out_plan_json");
+    NUL(sk_session_apply_compaction(NULL, "[]", "{}", &o), "session");
+    NUL(sk_session_apply_compaction(se, NULL, "{}", &o), "replaces_json");
+    NUL(sk_session_apply_compaction(se, "[]", NULL, &o), "summary_json");
+    NUL(sk_session_apply_compaction(se, "[]", "{}", NULL), "out_message_json");
+    NUL(sk_session_spawn_subagent(NULL, NULL, NULL, &osa), "session");
+    NUL(sk_session_spawn_subagent(se, NULL, NULL, NULL), "out_subagent");
+    NUL(sk_session_open_subagent(NULL, "ag", &osa), "session");
+    NUL(sk_session_open_subagent(se, NULL, &osa), "agent_id");
+    NUL(sk_session_open_subagent(se, "ag", NULL), "out_subagent");
+    NUL(sk_session_user_input(NULL, "{}", &o), "session");
+    NUL(sk_session_user_input(se, NULL, &o), "message_json");
+    NUL(sk_session_user_input(se, "{}", NULL), "out_message_json");
+    NUL(sk_session_track_read(NULL, P), "session");
+    NUL(sk_session_track_read(se, NULL), "paths_json");
+    NUL(sk_session_before_edit(NULL, P, &o), "session");
+    NUL(sk_session_before_edit(se, NULL, &o), "paths_json");
+    NUL(sk_session_before_edit(se, P, NULL), "out_snapshot");
+    NUL(sk_session_after_edit(NULL, P, &o), "session");
+    NUL(sk_session_after_edit(se, NULL, &o), "paths_json");
+    NUL(sk_session_after_edit(se, P, NULL), "out_snapshot");
+    NUL(sk_session_tracked_files(NULL, &o), "session");
+    NUL(sk_session_tracked_files(se, NULL), "out_json");
+    NUL(sk_session_external_changes(NULL, P, &o), "session");
+    NUL(sk_session_external_changes(se, NULL, &o), "paths_json");
+    NUL(sk_session_external_changes(se, P, NULL), "out_json");
+    NUL(sk_session_ensure_unchanged(NULL, P), "session");
+    NUL(sk_session_ensure_unchanged(se, NULL), "paths_json");
+    NUL(sk_session_undo_candidates(NULL, &o), "session");
+    NUL(sk_session_undo_candidates(se, NULL), "out_json");
+    NUL(sk_session_rewind_plan(NULL, "m1", &o), "session");
+    NUL(sk_session_rewind_plan(se, NULL, &o), "message_id");
+    NUL(sk_session_rewind_plan(se, "m1", NULL), "out_plan_json");
+    NUL(sk_session_rewind(NULL, "m1", "both", false, &o), "session");
+    NUL(sk_session_rewind(se, NULL, "both", false, &o), "message_id");
+    NUL(sk_session_rewind(se, "m1", NULL, false, &o), "mode");
+    NUL(sk_session_rewind(se, "m1", "both", false, NULL), "out_result_json");
+    NUL(sk_session_snapshot_plan(NULL, "x", &o), "session");
+    NUL(sk_session_snapshot_plan(se, NULL, &o), "snapshot");
+    NUL(sk_session_snapshot_plan(se, "x", NULL), "out_plan_json");
+    NUL(sk_session_restore_snapshot(NULL, "x", false, &o), "session");
+    NUL(sk_session_restore_snapshot(se, NULL, false, &o), "snapshot");
+    NUL(sk_session_restore_snapshot(se, "x", false, NULL), "out_result_json");
+
+    NUL(sk_subagent_id(NULL, &o), "subagent");
+    NUL(sk_subagent_id(sa, NULL), "out_id");
+    NUL(sk_subagent_append(NULL, "{}", &o), "subagent");
+    NUL(sk_subagent_append(sa, NULL, &o), "message_json");
+    NUL(sk_subagent_append(sa, "{\"role\": \"user\"}", NULL), "out_message_json");
+    NUL(sk_subagent_append_batch(NULL, "[]", &o), "subagent");
+    NUL(sk_subagent_append_batch(sa, NULL, &o), "messages_json");
+    NUL(sk_subagent_append_batch(sa, "[]", NULL), "out_messages_json");
+    NUL(sk_subagent_finish(NULL, "{}", false), "subagent");
+    NUL(sk_subagent_finish(sa, NULL, false), "result_json");
+    NUL(sk_subagent_read(NULL, &ovi), "subagent");
+    NUL(sk_subagent_read(sa, NULL), "out_view");
+
+    NUL(sk_view_info(NULL, &o), "view");
+    NUL(sk_view_info(vi, NULL), "out_json");
+    NUL(sk_view_active_path(NULL, &o), "view");
+    NUL(sk_view_active_path(vi, NULL), "out_json");
+    NUL(sk_view_ui(NULL, &o), "view");
+    NUL(sk_view_ui(vi, NULL), "out_json");
+    NUL(sk_view_model(NULL, NULL, &o), "view");
+    NUL(sk_view_model(vi, NULL, NULL), "out_json");
+    NUL(sk_view_message(NULL, "m1", &o), "view");
+    NUL(sk_view_message(vi, NULL, &o), "message_id");
+    NUL(sk_view_message(vi, "m1", NULL), "out_json");
+    NUL(sk_view_tree(NULL, &o), "view");
+    NUL(sk_view_tree(vi, NULL), "out_json");
+    NUL(sk_view_branches(NULL, &o), "view");
+    NUL(sk_view_branches(vi, NULL), "out_json");
+
+    /* Nothing was written through any out-parameter, nothing was created. */
+    CHECK(o == SENTINEL);
+    CHECK(ost == NULL && ose == NULL && osa == NULL && ovi == NULL);
+    char *list = NULL;
+    OK(sk_store_list_sessions(st, &list));
+    CHECK(mj_len(list) == 1);
+    sk_string_free(list);
+    char *ids = active_ids(se);
+    CHECK_STR(ids, "m1");
+    free(ids);
+
+    sk_view_close(&vi);
+    sk_subagent_close(&sa);
+    OK(sk_session_close(&se));
+    sk_store_close(&st);
+    free(root);
+}
+
+/* A fingerprint of everything a store holds that a failed call must not change. */
+static char *fingerprint(sk_store *st, const char *id) {
+    char *list = NULL, *path = NULL, *info = NULL;
+    sk_view *v = NULL;
+    OK(sk_store_list_sessions(st, &list));
+    OK(sk_store_read_session(st, id, &v));
+    OK(sk_view_active_path(v, &path));
+    OK(sk_view_info(v, &info));
+    sk_view_close(&v);
+    size_t n = strlen(list) + strlen(path) + strlen(info) + 3;
+    char *fp = malloc(n);
+    snprintf(fp, n, "%s\n%s\n%s", list, path, info);
+    sk_string_free(list);
+    sk_string_free(path);
+    sk_string_free(info);
+    return fp;
+}
+
+static void test_bad_input(void) {
+    char *root = fresh_dir("root");
+    sk_store *st = open_store(root);
+    sk_session *se = NULL;
+    OK(sk_session_create(st, "{\"id\": \"b1\"}", &se));
+    free(append(se, "{\"role\": \"user\", \"content\": \"hi\", \"id\": \"m1\"}"));
+    OK(sk_session_sync(se));
+    char *fp_before = fingerprint(st, "b1");
+    char *o = SENTINEL;
+    sk_session *ose = NULL;
+    sk_view *ovi = NULL;
+    sk_store *ost = NULL;
+    sk_subagent *osa = NULL;
+
+    /* Invalid UTF-8 in every kind of string argument. */
+    const char *bad = "caf\xc3\x28";
+    ERR(sk_store_open(bad, NULL, &ost), SK_INVALID_UTF8, "project_root");
+    ERR(sk_store_open(root, bad, &ost), SK_INVALID_UTF8, "options_json");
+    ERR(sk_session_open(st, bad, &ose), SK_INVALID_UTF8, "session_id");
+    ERR(sk_session_create(st, bad, &ose), SK_INVALID_UTF8, "options_json");
+    ERR(sk_session_fork(st, bad, NULL, &ose), SK_INVALID_UTF8, "source_id");
+    ERR(sk_store_read_session(st, bad, &ovi), SK_INVALID_UTF8, "session_id");
+    ERR(sk_store_rename_session(st, "b1", bad, &o), SK_INVALID_UTF8, "title");
+    ERR(sk_session_append(se, bad, &o), SK_INVALID_UTF8, "message_json");
+    ERR(sk_session_append(se, "{\"role\": \"user\", \"content\": \"caf\xc3\x28\"}", &o),
+        SK_INVALID_UTF8, "first bad byte at offset");
+    ERR(sk_session_append_batch(se, bad, &o), SK_INVALID_UTF8, "messages_json");
+    ERR(sk_session_patch(se, bad, "{}"), SK_INVALID_UTF8, "message_id");
+    ERR(sk_session_set_head(se, bad), SK_INVALID_UTF8, "message_id");
+    ERR(sk_session_rename(se, bad, &o), SK_INVALID_UTF8, "title");
+    ERR(sk_session_track_read(se, bad), SK_INVALID_UTF8, "paths_json");
+    ERR(sk_session_rewind(se, "m1", bad, false, &o), SK_INVALID_UTF8, "mode");
+
+    /* Text that is not JSON. */
+    ERR(sk_session_append(se, "{\"role\": \"user\",", &o), SK_INVALID_INPUT, "not valid JSON");
+    ERR(sk_session_append_batch(se, "[{]", &o), SK_INVALID_INPUT, "not valid JSON");
+    ERR(sk_session_update_state(se, "status=done", &o), SK_INVALID_INPUT, "state_json");
+    ERR(sk_session_patch(se, "m1", "{"), SK_INVALID_INPUT, "patch_json");
+    ERR(sk_session_track_read(se, "[a.txt]"), SK_INVALID_INPUT, "paths_json");
+    ERR(sk_session_model_view(se, "{", &o), SK_INVALID_INPUT, NULL);
+    ERR(sk_session_create(st, "{", &ose), SK_INVALID_INPUT, "create options");
+    ERR(sk_session_append(se, "", &o), SK_INVALID_INPUT, "message_json");
+
+    /* JSON of the wrong shape. */
+    ERR(sk_session_append(se, "[1, 2]", &o), SK_INVALID_INPUT, "must be a JSON object");
+    ERR(sk_session_append(se, "\"text\"", &o), SK_INVALID_INPUT, "must be a JSON object");
+    ERR(sk_session_append_batch(se, "{\"role\": \"user\"}", &o), SK_INVALID_INPUT, "array");
+    ERR(sk_session_append_batch(se, "[{\"role\": \"user\"}, 3]", &o), SK_INVALID_INPUT, "item 1");
+    ERR(sk_session_update_state(se, "[]", &o), SK_INVALID_INPUT, "object");
+    ERR(sk_session_update_state(se, "{\"status\": \"dancing\"}", &o), SK_INVALID_INPUT, "dancing");
+    ERR(sk_session_patch(se, "m1", "42"), SK_INVALID_INPUT, "object");
+    ERR(sk_session_track_read(se, "{\"path\": \"a.txt\"}"), SK_INVALID_INPUT, "array of path");
+    ERR(sk_session_track_read(se, "[1]"), SK_INVALID_INPUT, "array of path");
+    ERR(sk_session_select_compaction(se, "{\"tokenBudget\": \"many\"}", &o), SK_INVALID_INPUT,
+        "compaction policy");
+    ERR(sk_session_append(se, "{\"role\": \"user\", \"id\": \"a\\nb\"}", &o), SK_INVALID_INPUT,
+        "message id");
+    ERR(sk_session_append(se, "{\"role\": \"user\", \"id\": \"m1\"}", &o), SK_CONFLICT, "m1");
+    ERR(sk_session_create(st, "{\"title\": 5}", &ose), SK_INVALID_INPUT, "create options");
+
+    /* Unknown ids. */
+    ERR(sk_session_open(st, "no-such-session", &ose), SK_NOT_FOUND, "no-such-session");
+    ERR(sk_store_session_entry(st, "no-such-session", &o), SK_NOT_FOUND, "no-such-session");
+    ERR(sk_store_delete_session(st, "no-such-session"), SK_NOT_FOUND, "no-such-session");
+    ERR(sk_store_model_view(st, "no-such-session", NULL, &o), SK_NOT_FOUND, "no-such-session");
+    ERR(sk_session_patch(se, "no-such-message", "{}"), SK_NOT_FOUND, "no-such-message");
+    ERR(sk_session_resume_at(se, "no-such-message"), SK_NOT_FOUND, "no-such-message");
+
+    /* Traversal ids. */
+    const char *trav[] = {"../x", "..", "a/b", ".hidden", "../../etc/passwd", "a\\b", ""};
+    for (size_t i = 0; i < sizeof trav / sizeof trav[0]; i++) {
+        ERR(sk_session_open(st, trav[i], &ose), SK_INVALID_INPUT, "not a valid id");
+        ERR(sk_store_read_session(st, trav[i], &ovi), SK_INVALID_INPUT, "not a valid id");
+        ERR(sk_store_delete_session(st, trav[i]), SK_INVALID_INPUT, "not a valid id");
+        ERR(sk_store_list_subagents(st, trav[i], &o), SK_INVALID_INPUT, "not a valid id");
+        ERR(sk_store_read_subagent(st, "b1", trav[i], &ovi), SK_INVALID_INPUT, "not a valid id");
+        ERR(sk_session_open_subagent(se, trav[i], &osa), SK_INVALID_INPUT, "not a valid id");
+        ERR(sk_session_spawn_subagent(se, trav[i], NULL, &osa), SK_INVALID_INPUT, NULL);
+    }
+    ERR(sk_session_create(st, "{\"id\": \"../escape\"}", &ose), SK_INVALID_INPUT, "not a valid id");
+    ERR(sk_session_create(st, "{\"id\": \"blobs\"}", &ose), SK_INVALID_INPUT, "reserved");
+    ERR(sk_session_spawn_subagent(se, "../up", NULL, &osa), SK_INVALID_INPUT, "not a valid id");
+
+    /* 100 MB strings: an id, and a message over the record limit. */
+    size_t big = 100u * 1024 * 1024;
+    char *huge = malloc(big + 1);
+    memset(huge, 'x', big);
+    huge[big] = 0;
+    ERR(sk_session_open(st, huge, &ose), SK_INVALID_INPUT, "not a valid id");
+    CHECK(strlen(sk_last_error()) < 20000); /* the message is cut, not 100 MB */
+    ERR(sk_store_read_session(st, huge, &ovi), SK_INVALID_INPUT, "not a valid id");
+    const char *prefix = "{\"role\": \"user\", \"content\": \"";
+    memcpy(huge, prefix, strlen(prefix));
+    ERR(sk_session_append(se, huge, &o), SK_INVALID_INPUT, "not valid JSON"); /* unterminated */
+    memcpy(huge + big - 2, "\"}", 2);
+    {
+        /* A store whose blobs never take content: the record is over maxRecordBytes. */
+        char *r2 = fresh_dir("root");
+        sk_store *st2 = open_store_with(r2, "\"blobThreshold\": 1000000000");
+        sk_session *s2 = NULL;
+        OK(sk_session_create(st2, "{\"id\": \"big\"}", &s2));
+        ERR(sk_session_append(s2, huge, &o), SK_INVALID_INPUT, NULL);
+        char *ids = active_ids(s2);
+        CHECK_STR(ids, "");
+        free(ids);
+        OK(sk_session_close(&s2));
+        sk_store_close(&st2);
+        free(r2);
+    }
+    free(huge);
+
+    /* Busy. */
+    ERR(sk_session_open(st, "b1", &ose), SK_BUSY, "b1");
+
+    /* Nothing above changed the store or wrote an out-parameter. */
+    CHECK(o == SENTINEL);
+    CHECK(ose == NULL && ovi == NULL && ost == NULL && osa == NULL);
+    char *fp_after = fingerprint(st, "b1");
+    CHECK_STR(fp_after, fp_before);
+    free(fp_after);
+    free(fp_before);
+
+    /* A closed handle: close sets it to NULL, and every use then says so. */
+    OK(sk_session_close(&se));
+    CHECK(se == NULL);
+    ERR(sk_session_append(se, "{\"role\": \"user\"}", &o), SK_NULL_ARGUMENT, "already closed");
+    ERR(sk_session_sync(se), SK_NULL_ARGUMENT, "session");
+    sk_store_close(&st);
+    ERR(sk_store_list_sessions(st, &o), SK_NULL_ARGUMENT, "already closed");
+    CHECK(o == SENTINEL);
+
+    /* The last error is cleared by the next successful call. */
+    CHECK(sk_last_error()[0] != 0);
+    CHECK(sk_abi_version() == SK_ABI_VERSION); /* does not clear it */
+    CHECK(sk_last_error()[0] != 0);
+    ost = open_store(root);
+    CHECK(ost != NULL && sk_last_error()[0] == 0);
+    sk_store_close(&ost);
+    free(root);
+}
+
+/* ---- tests: threads -------------------------------------------------------- */
+
+struct worker {
+    sk_store *store;
+    sk_session *shared;
+    int index;
+    int errors;
+    char own_id[64];
+};
+
+static void *worker_main(void *arg) {
+    struct worker *w = arg;
+    char opts[128], msg[128];
+    snprintf(opts, sizeof opts, "{\"id\": \"thread-%d\"}", w->index);
+    sk_session *own = NULL;
+    if (sk_session_create(w->store, opts, &own) != SK_OK) { w->errors++; return NULL; }
+    snprintf(w->own_id, sizeof w->own_id, "thread-%d", w->index);
+    for (int i = 0; i < 25; i++) {
+        char *out = NULL;
+        snprintf(msg, sizeof msg, "{\"role\": \"user\", \"content\": \"t%d own %d\"}", w->index, i);
+        if (sk_session_append(own, msg, &out) != SK_OK) w->errors++;
+        sk_string_free(out);
+        snprintf(msg, sizeof msg, "{\"role\": \"user\", \"content\": \"t%d shared %d\"}", w->index, i);
+        if (sk_session_append(w->shared, msg, &out) != SK_OK) w->errors++;
+        sk_string_free(out);
+        if (i % 5 == 0) {
+            if (sk_store_list_sessions(w->store, &out) != SK_OK) w->errors++;
+            sk_string_free(out);
+        }
+        /* An error on this thread sets this thread's last error only. */
+        sk_view *v = NULL;
+        if (sk_store_read_session(w->store, "../x", &v) != SK_INVALID_INPUT) w->errors++;
+        if (!strstr(sk_last_error(), "sk_store_read_session")) w->errors++;
+        if (sk_session_sync(own) != SK_OK || sk_last_error()[0] != 0) w->errors++;
+    }
+    if (sk_session_close(&own) != SK_OK) w->errors++;
+    return NULL;
+}
+
+static void test_threads(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    sk_session *shared = NULL;
+    OK(sk_session_create(store, "{\"id\": \"shared\"}", &shared));
+    struct worker w[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].store = store;
+        w[i].shared = shared;
+        w[i].index = i;
+        CHECK(pthread_create(&t[i], NULL, worker_main, &w[i]) == 0);
+    }
+    /* The main thread reads while they write. */
+    for (int i = 0; i < 10; i++) {
+        char *list = NULL;
+        OK(sk_store_list_sessions(store, &list));
+        sk_string_free(list);
+    }
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        CHECK(w[i].errors == 0);
+    }
+    /* 50 appends from two threads form one chain. */
+    char *path = NULL;
+    OK(sk_session_active_path(shared, &path));
+    CHECK(mj_len(path) == 50);
+    for (long i = 1; i < mj_len(path); i++) {
+        char *parent = mj_get_str(mj_at(path, (size_t)i), "parentId");
+        char *prev = mj_get_str(mj_at(path, (size_t)i - 1), "id");
+        CHECK_STR(parent, prev);
+        free(parent);
+        free(prev);
+    }
+    sk_string_free(path);
+    OK(sk_session_close(&shared));
+    char *list = NULL;
+    OK(sk_store_list_sessions(store, &list));
+    CHECK(mj_len(list) == 3);
+    for (long i = 0; i < mj_len(list); i++) {
+        char *id = mj_get_str(mj_at(list, (size_t)i), "id");
+        long count = (long)mj_int(mj_get(mj_at(list, (size_t)i), "messageCount"));
+        CHECK(count == (strcmp(id, "shared") == 0 ? 50 : 25));
+        free(id);
+    }
+    sk_string_free(list);
+    sk_store_close(&store);
+    free(root);
+}
+
+/* ---- tests: shared fixtures (tests/fixtures/manifest.json) ---------------- */
+
+static sk_status kind_status(const char *kind) {
+    const char *kinds[] = {"", "NotFound", "Busy", "Conflict", "InvalidInput",
+                           "Corrupt", "Io", "Unsupported", "Internal"};
+    for (int i = 1; i <= 8; i++)
+        if (kind && strcmp(kind, kinds[i]) == 0) return (sk_status)i;
+    return SK_INTERNAL;
+}
+
+/* An expectation that may be {"error": kind}: the status it wants. */
+static sk_status expected_status(const char *v) {
+    char *kind = mj_get_str(v, "error");
+    sk_status st = kind ? kind_status(kind) : SK_OK;
+    free(kind);
+    return st;
+}
+
+static void check_ids(const char *what, const char *name, const char *got_json,
+                      const char *want_array) {
+    char *got = ids_of(got_json), *want = ids_of(want_array);
+    if (strcmp(got, want) != 0)
+        FAILF("%s: %s: got [%s], want [%s]", name, what, got, want);
+    free(got);
+    free(want);
+}
+
+/* Check a READ expectation (tests/fixtures/README.md) against a loaded view. */
+static void check_read(const char *name, sk_status load_status, sk_view *v, const char *read) {
+    sk_status want = expected_status(read);
+    if (want != SK_OK || load_status != SK_OK) {
+        if (load_status != want)
+            FAILF("%s: read: got %s (%s), want %s", name, sk_status_name(load_status),
+                  sk_last_error(), sk_status_name(want));
+        return;
+    }
+    char *info = NULL;
+    OK(sk_view_info(v, &info));
+    if (!info) return;
+    const char *e;
+    if ((e = mj_get(read, "head"))) {
+        char *want_head = mj_str(e), *got_head = mj_get_str(info, "head");
+        if (!((want_head == NULL && mj_is_null(mj_get(info, "head"))) ||
+              (want_head && got_head && strcmp(want_head, got_head) == 0)))
+            FAILF("%s: head: got %s, want %s", name, got_head ? got_head : "null",
+                  want_head ? want_head : "null");
+        free(want_head);
+        free(got_head);
+    }
+    if ((e = mj_get(read, "messageCount")) && mj_int(e) != mj_int(mj_get(info, "messageCount")))
+        FAILF("%s: messageCount: got %lld, want %lld", name, mj_int(mj_get(info, "messageCount")),
+              mj_int(e));
+    if ((e = mj_get(read, "header")) && mj_is_null(e) && !mj_is_null(mj_get(info, "header")))
+        FAILF("%s: header: want null", name);
+    if ((e = mj_get(read, "records"))) {
+        const char *recs = mj_get(info, "records");
+        if (mj_len(recs) != mj_len(e)) FAILF("%s: records: count differs", name);
+        for (long i = 0; i < mj_len(e) && i < mj_len(recs); i++) {
+            char *want_t = mj_str(mj_at(e, (size_t)i));
+            char *got_t = mj_get_str(mj_at(recs, (size_t)i), "type");
+            if (!want_t || !got_t || strcmp(want_t, got_t) != 0)
+                FAILF("%s: record %ld: got %s, want %s", name, i, got_t, want_t);
+            free(want_t);
+            free(got_t);
+        }
+    }
+    sk_string_free(info);
+
+    char *out = NULL;
+    if ((e = mj_get(read, "activePath"))) {
+        sk_status st = sk_view_active_path(v, &out);
+        sk_status want_st = expected_status(e);
+        if (st != want_st)
+            FAILF("%s: activePath: got %s (%s), want %s", name, sk_status_name(st),
+                  sk_last_error(), sk_status_name(want_st));
+        else if (st == SK_OK)
+            check_ids("activePath", name, out, e);
+        sk_string_free(out);
+        out = NULL;
+    }
+    if ((e = mj_get(read, "modelView"))) {
+        sk_status st = sk_view_model(v, NULL, &out);
+        sk_status want_st = expected_status(e);
+        if (st != want_st)
+            FAILF("%s: modelView: got %s, want %s", name, sk_status_name(st),
+                  sk_status_name(want_st));
+        else if (st == SK_OK)
+            check_ids("modelView", name, out, e);
+        sk_string_free(out);
+        out = NULL;
+    }
+    if ((e = mj_get(read, "ui"))) {
+        if (sk_view_ui(v, &out) != SK_OK) {
+            FAILF("%s: ui: %s", name, sk_last_error());
+        } else {
+            if (mj_len(out) != mj_len(e)) FAILF("%s: ui: length differs", name);
+            for (long i = 0; i < mj_len(e) && i < mj_len(out); i++) {
+                const char *want_row = mj_at(e, (size_t)i);
+                const char *got = mj_at(out, (size_t)i);
+                char *wid = mj_str(mj_at(want_row, 0)), *gid = mj_get_str(got, "id");
+                if (!wid || !gid || strcmp(wid, gid) != 0 ||
+                    mj_is_true(mj_at(want_row, 1)) != mj_is_true(mj_get(got, "visible")) ||
+                    mj_is_true(mj_at(want_row, 2)) != mj_is_true(mj_get(got, "compacted")))
+                    FAILF("%s: ui row %ld differs (%s)", name, i, wid ? wid : "?");
+                free(wid);
+                free(gid);
+            }
+        }
+        sk_string_free(out);
+        out = NULL;
+    }
+    if ((e = mj_get(read, "messages"))) {
+        const char *mval;
+        const char *mid;
+        for (size_t i = 0; (mid = mj_key_at(e, i, &mval)) != NULL; i++) {
+            char *id = strdup(mid);
+            if (sk_view_message(v, id, &out) != SK_OK) {
+                FAILF("%s: message %s: %s", name, id, sk_last_error());
+            } else {
+                /* Compare string fields exactly; other fields by their JSON text. */
+                const char *fval;
+                const char *field;
+                for (size_t j = 0; (field = mj_key_at(mval, j, &fval)) != NULL; j++) {
+                    char *f = strdup(field);
+                    const char *gv = mj_get(out, f);
+                    char *ws = mj_str(fval), *gs = mj_str(gv);
+                    if (ws || gs) {
+                        if (!ws || !gs || strcmp(ws, gs) != 0)
+                            FAILF("%s: message %s field %s differs", name, id, f);
+                    } else if (mj_is_null(fval) ? (gv && !mj_is_null(gv)) : !gv) {
+                        FAILF("%s: message %s field %s differs", name, id, f);
+                    }
+                    free(ws);
+                    free(gs);
+                    free(f);
+                }
+            }
+            sk_string_free(out);
+            out = NULL;
+            free(id);
+        }
+    }
+}
+
+/* Copy `files` ({dst: src}) of a log entry into the store's project directory. */
+static void install_files(const char *dir, const char *files) {
+    const char *src;
+    const char *dst;
+    for (size_t i = 0; (dst = mj_key_at(files, i, &src)) != NULL; i++) {
+        char *to = path_join(dir, dst);
+        char *s = mj_str(src);
+        char *from = path_join(g_fixtures, s);
+        size_t len = 0;
+        char *data = read_file(from, &len);
+        if (!data) {
+            FAILF("cannot read fixture %s", from);
+        } else {
+            char *slash = strrchr(to, '/');
+            *slash = 0;
+            mkdir_p(to);
+            *slash = '/';
+            write_file(to, data, len);
+        }
+        free(data);
+        free(from);
+        free(s);
+        free(to);
+    }
+}
+
+static char *g_manifest;
+
+static void test_fixture_logs(void) {
+    const char *logs = mj_get(g_manifest, "logs");
+    CHECK(mj_len(logs) >= 20);
+    for (long i = 0; i < mj_len(logs); i++) {
+        const char *entry = mj_at(logs, (size_t)i);
+        char *name = mj_get_str(entry, "name");
+        char *sid = mj_get_str(entry, "session");
+        char *root = fresh_dir("fixture-root");
+        sk_store *store = open_store(root);
+        char *info = NULL;
+        OK(sk_store_info(store, &info));
+        char *dir = mj_get_str(info, "dir");
+        sk_string_free(info);
+        install_files(dir, mj_get(entry, "files"));
+
+        sk_view *v = NULL;
+        sk_status st = sk_store_read_session(store, sid, &v);
+        check_read(name, st, v, mj_get(entry, "read"));
+        sk_view_close(&v);
+
+        const char *e;
+        if ((e = mj_get(entry, "listSessions"))) {
+            char *list = NULL;
+            sk_status want = expected_status(e);
+            sk_status got = sk_store_list_sessions(store, &list);
+            if (got != want)
+                FAILF("%s: listSessions: got %s, want %s", name, sk_status_name(got),
+                      sk_status_name(want));
+            sk_string_free(list);
+        }
+        if ((e = mj_get(entry, "open"))) {
+            sk_session *s = NULL;
+            sk_status want = expected_status(e);
+            sk_status got = sk_session_open(store, sid, &s);
+            if (got != want) {
+                FAILF("%s: open: got %s (%s), want %s", name, sk_status_name(got),
+                      sk_last_error(), sk_status_name(want));
+            } else if (got == SK_OK && (e = mj_get(e, "appendParentId"))) {
+                char *out = NULL;
+                OK(sk_session_append(s, "{\"role\": \"user\", \"content\": \"next\"}", &out));
+                char *want_parent = mj_str(e), *parent = out ? mj_get_str(out, "parentId") : NULL;
+                int same = want_parent ? (parent && strcmp(want_parent, parent) == 0)
+                                       : (out && mj_is_null(mj_get(out, "parentId")));
+                if (!same)
+                    FAILF("%s: appended after %s, want after %s", name, parent, want_parent);
+                free(want_parent);
+                free(parent);
+                sk_string_free(out);
+            }
+            OK(sk_session_close(&s));
+        }
+        sk_store_close(&store);
+        free(dir);
+        free(root);
+        free(sid);
+        free(name);
+    }
+}
+
+static void test_fixture_golden_store(void) {
+    const char *stores = mj_get(g_manifest, "stores");
+    CHECK(mj_len(stores) >= 1);
+    for (long i = 0; i < mj_len(stores); i++) {
+        const char *entry = mj_at(stores, (size_t)i);
+        char *name = mj_get_str(entry, "name");
+        char *home_rel = mj_get_str(entry, "home");
+        char *root = mj_get_str(entry, "projectRoot");
+        char *code = mj_get_str(entry, "projectCode");
+        char *home = fresh_dir("golden-home");
+        char *src = path_join(g_fixtures, home_rel);
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd, "cp -R '%s/.' '%s'", src, home);
+        CHECK(system(cmd) == 0);
+        char opts[1024];
+        snprintf(opts, sizeof opts, "{\"home\": \"%s\"}", home);
+        sk_store *store = NULL;
+        OK(sk_store_open(root, opts, &store));
+        if (!store) continue;
+        char *info = NULL;
+        OK(sk_store_info(store, &info));
+        char *got_code = mj_get_str(info, "projectCode");
+        CHECK_STR(got_code, code);
+        free(got_code);
+        sk_string_free(info);
+
+        char *list = NULL;
+        OK(sk_store_list_sessions(store, &list));
+        check_ids("indexOrder", name, list, mj_get(entry, "indexOrder"));
+        sk_string_free(list);
+        char *cont = NULL;
+        OK(sk_store_continue_session(store, &cont));
+        char *cid = mj_get_str(cont, "id"), *want_cid = mj_get_str(entry, "continueSession");
+        CHECK_STR(cid, want_cid);
+        free(cid);
+        free(want_cid);
+        sk_string_free(cont);
+
+        const char *sessions = mj_get(entry, "sessions");
+        for (long j = 0; j < mj_len(sessions); j++) {
+            const char *se = mj_at(sessions, (size_t)j);
+            char *sid = mj_get_str(se, "session");
+            char label[256];
+            snprintf(label, sizeof label, "%s/%s", name, sid);
+            sk_view *v = NULL;
+            sk_status st = sk_store_read_session(store, sid, &v);
+            check_read(label, st, v, mj_get(se, "read"));
+            sk_view_close(&v);
+            /* The resume path (read from the log's end) gives the same model view. */
+            const char *mvw = mj_get(mj_get(se, "read"), "modelView");
+            if (mvw && expected_status(mvw) == SK_OK) {
+                char *mv = NULL;
+                OK(sk_store_model_view(store, sid, NULL, &mv));
+                check_ids("modelView (resume)", label, mv, mvw);
+                sk_string_free(mv);
+            }
+            const char *subs = mj_get(se, "subagents");
+            if (subs) {
+                char *sl = NULL;
+                OK(sk_store_list_subagents(store, sid, &sl));
+                CHECK(mj_len(sl) == mj_len(subs));
+                sk_string_free(sl);
+                for (long k = 0; k < mj_len(subs); k++) {
+                    char *aid = mj_get_str(mj_at(subs, (size_t)k), "agentId");
+                    char alabel[320];
+                    snprintf(alabel, sizeof alabel, "%s/%s", label, aid);
+                    st = sk_store_read_subagent(store, sid, aid, &v);
+                    check_read(alabel, st, v, mj_get(mj_at(subs, (size_t)k), "read"));
+                    sk_view_close(&v);
+                    free(aid);
+                }
+            }
+            const char *open = mj_get(se, "open");
+            if (open) {
+                sk_session *s = NULL;
+                OK(sk_session_open(store, sid, &s));
+                char *second_kind = mj_get_str(open, "secondOpen");
+                if (second_kind) {
+                    sk_session *s2 = NULL;
+                    ST(sk_session_open(store, sid, &s2), kind_status(second_kind));
+                    OK(sk_session_close(&s2));
+                    free(second_kind);
+                }
+                OK(sk_session_close(&s));
+            }
+            free(sid);
+        }
+        sk_store_close(&store);
+        free(src);
+        free(home);
+        free(code);
+        free(root);
+        free(home_rel);
+        free(name);
+    }
+}
+
+/* ---- main ------------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s <tests/fixtures directory>\n", argv[0]);
+        return 2;
+    }
+    g_fixtures = argv[1];
+    char *manifest_path = path_join(g_fixtures, "manifest.json");
+    g_manifest = read_file(manifest_path, NULL);
+    free(manifest_path);
+    if (!g_manifest) {
+        fprintf(stderr, "cannot read %s/manifest.json\n", g_fixtures);
+        return 2;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(g_base, sizeof g_base, "%s/sk-ctest-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(g_base)) {
+        perror("mkdtemp");
+        return 2;
+    }
+
+    run("version and status names", test_version);
+    run("store open, info, close", test_store);
+    run("session lifecycle and views", test_session_lifecycle);
+    run("fork", test_fork);
+    run("subagents", test_subagents);
+    run("compaction select and apply", test_compaction);
+    run("file tracking, undo, rewind, gc", test_file_history);
+    run("NULL for every pointer argument", test_null_arguments);
+    run("bad input leaves the store unchanged", test_bad_input);
+    run("two threads share a store and a session", test_threads);
+    run("fixtures: logs replayed", test_fixture_logs);
+    run("fixtures: golden store replayed", test_fixture_golden_store);
+
+    free(g_manifest);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_base);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_base);
+    printf("%d passed, %d failed\n", n_passed, n_failed);
+    return n_failed == 0 ? 0 : 1;
+}
