@@ -183,7 +183,8 @@ pub(crate) struct Entry {
     /// Byte offset of the message's line in the log.
     pub offset: u64,
     pub parent_id: Option<String>,
-    pub raw: Box<str>,
+    /// Shared with the messages a view hands out, so a resume holds each line once.
+    pub raw: std::sync::Arc<str>,
     pub has_blob: bool,
 }
 

@@ -13,7 +13,7 @@ use crate::records::merge_patch;
 pub struct Message {
     id: String,
     parent_id: Option<String>,
-    json: String,
+    json: std::sync::Arc<str>,
 }
 
 impl Message {
@@ -39,7 +39,7 @@ impl Message {
         Message {
             id,
             parent_id,
-            json,
+            json: json.into(),
         }
     }
 
@@ -51,7 +51,7 @@ impl Message {
         Message {
             id,
             parent_id,
-            json: serde_json::to_string(map).unwrap_or_default(),
+            json: serde_json::to_string(map).unwrap_or_default().into(),
         }
     }
 }
@@ -137,7 +137,7 @@ impl LoadedLog {
             Message {
                 id: e.id.clone(),
                 parent_id: e.parent_id.clone(),
-                json: e.raw.to_string(),
+                json: e.raw.clone(),
             }
         })
     }
