@@ -61,15 +61,25 @@ impl LogWriter {
             }
             _ => Error::io(path, e),
         })?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                return Err(Error::Busy(format!(
-                    "{what} is open for writing by another writer ({})",
-                    path.display()
-                )))
+        // A writer that just closed can still hold the lock for a moment: a child
+        // process forked by the host shares the lock's open file until it execs.
+        // Retry briefly (about 60 ms in all) before answering Busy.
+        let mut wait = std::time::Duration::from_millis(1);
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) if wait.as_millis() <= 32 => {
+                    std::thread::sleep(wait);
+                    wait *= 2;
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(Error::Busy(format!(
+                        "{what} is open for writing by another writer ({})",
+                        path.display()
+                    )))
+                }
+                Err(TryLockError::Error(e)) => return Err(Error::io(path, e)),
             }
-            Err(TryLockError::Error(e)) => return Err(Error::io(path, e)),
         }
         // The file may have been deleted between open and lock; writing to an
         // unlinked inode would lose every append.
