@@ -167,26 +167,7 @@ impl Session {
 
     pub(crate) fn open(store: &Store, id: &str) -> Result<Session> {
         let path = store.log_path(id)?;
-        let writer = LogWriter::open(
-            &path,
-            false,
-            store.options().durability,
-            &format!("session {id}"),
-        )?;
-        let mut file = writer.file().try_clone().map_err(|e| Error::io(&path, e))?;
-        let mut loaded = log::load_from(&mut file, &path)?;
-        let report = loaded.report.clone();
-        if writer.repair_tail(&report)? {
-            // A tail cut just before its newline is a whole record once terminated:
-            // reload so this writer knows it (its id, the head) as readers will.
-            loaded = log::load_from(&mut file, &path)?;
-        }
-        quarantine(&path, &report)?;
-        let chain = Chain {
-            head: loaded.head.clone(),
-            ids: loaded.message_ids().map(str::to_owned).collect(),
-        };
-        drop(loaded);
+        let (writer, chain, report) = open_for_writing(store, &path, &format!("session {id}"))?;
         let cached = IndexFile::read(&store.index_path())
             .ok()
             .flatten()
@@ -525,20 +506,7 @@ impl Session {
     pub fn open_subagent(&self, agent_id: &str) -> Result<Subagent> {
         let store = &self.inner.store;
         let path = store.subagent_log_path(&self.inner.id, agent_id)?;
-        let writer = LogWriter::open(
-            &path,
-            false,
-            store.options().durability,
-            &format!("subagent {agent_id}"),
-        )?;
-        let mut file = writer.file().try_clone().map_err(|e| Error::io(&path, e))?;
-        let mut loaded = log::load_from(&mut file, &path)?;
-        let report = loaded.report.clone();
-        if writer.repair_tail(&report)? {
-            // As in `Session::open`: the terminated tail may be a whole record.
-            loaded = log::load_from(&mut file, &path)?;
-        }
-        quarantine(&path, &report)?;
+        let (writer, chain, _) = open_for_writing(store, &path, &format!("subagent {agent_id}"))?;
         let meta_path = meta_path_of(&path);
         let meta: Value = std::fs::read(&meta_path)
             .ok()
@@ -550,10 +518,7 @@ impl Session {
             session: self.inner.clone(),
             agent_id: agent_id.to_string(),
             writer,
-            chain: Mutex::new(Chain {
-                head: loaded.head.clone(),
-                ids: loaded.message_ids().map(str::to_owned).collect(),
-            }),
+            chain: Mutex::new(chain),
             meta: Mutex::new(meta),
         })
     }
@@ -588,6 +553,30 @@ fn ctx_for<'a>(store: &'a Store, session_id: &'a str, agent_id: Option<&'a str>)
         max_record_bytes: o.max_record_bytes,
         sync_blobs: o.durability != Durability::Never,
     }
+}
+
+/// Lock an existing log, terminate a torn tail, quarantine unusable lines, and
+/// load the chain the writer continues from.
+fn open_for_writing(
+    store: &Store,
+    path: &std::path::Path,
+    what: &str,
+) -> Result<(LogWriter, Chain, ReadReport)> {
+    let writer = LogWriter::open(path, false, store.options().durability, what)?;
+    let mut file = writer.file().try_clone().map_err(|e| Error::io(path, e))?;
+    let mut loaded = log::load_from(&mut file, path)?;
+    let report = loaded.report.clone();
+    if writer.repair_tail(&report)? {
+        // A tail cut just before its newline is a whole record once terminated:
+        // reload so this writer knows it (its id, the head) as readers will.
+        loaded = log::load_from(&mut file, path)?;
+    }
+    quarantine(path, &report)?;
+    let chain = Chain {
+        head: loaded.head.clone(),
+        ids: loaded.message_ids().map(str::to_owned).collect(),
+    };
+    Ok((writer, chain, report))
 }
 
 fn meta_path_of(log: &std::path::Path) -> PathBuf {
