@@ -13,9 +13,10 @@
 mod common;
 
 use std::hint::black_box;
+use std::io::Write;
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode, Throughput};
 use serde_json::Value;
 use sessionkit::{CreateOptions, Durability, Session};
 
@@ -34,7 +35,10 @@ fn append_never(c: &mut Criterion) {
     let fixed = common::fixed_size_messages(N, 4096, 7);
     let mixed: Vec<Value> = common::Transcript::new(3).take(N).collect();
     let mut g = c.benchmark_group("append_never");
+    // Each iteration is 10,000 appends (~0.2 s) plus an untimed setup: flat
+    // sampling keeps the group to about half a minute.
     g.throughput(Throughput::Elements(N as u64))
+        .sampling_mode(SamplingMode::Flat)
         .sample_size(10)
         .measurement_time(Duration::from_secs(6))
         .warm_up_time(Duration::from_secs(1));
@@ -148,8 +152,63 @@ fn append_always(c: &mut Criterion) {
             el
         })
     });
+    // For scale: the same bytes appended and fdatasync'ed without sessionkit.
+    let line = {
+        let mut l = serde_json::to_vec(&msgs[0]).expect("json");
+        l.push(b'\n');
+        l
+    };
+    let mut raw = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.dir.path().join("raw.jsonl"))
+        .expect("raw log");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("raw_write_fdatasync_4KB", |b| {
+        b.iter(|| {
+            raw.write_all(&line).expect("write");
+            raw.sync_data().expect("fdatasync");
+        })
+    });
     g.finish();
+
+    // Interleaved, so that the disk's mood hits both alike: an append with
+    // `Durability::Always` against the raw write + fdatasync of the same bytes.
+    let rounds = 200;
+    let (mut ta, mut tr) = (Vec::new(), Vec::new());
+    for i in 0..rounds {
+        let mut m = Some(msgs[i % msgs.len()].clone());
+        // Alternate which goes first: an fsync right after another one is not the
+        // same as one after a pause.
+        for which in [i % 2, 1 - i % 2] {
+            let t = Instant::now();
+            if which == 0 {
+                let m = m.take().expect("one append per round");
+                black_box(s.append(m).expect("append"));
+            } else {
+                raw.write_all(&line).expect("write");
+                raw.sync_data().expect("fdatasync");
+            }
+            let us = t.elapsed().as_secs_f64() * 1e6;
+            if which == 0 {
+                ta.push(us)
+            } else {
+                tr.push(us)
+            }
+        }
+    }
+    let (ma, mr) = (median(&mut ta), median(&mut tr));
+    println!(
+        "append_always interleaved x{rounds}: append {ma:.0} µs, raw write+fdatasync {mr:.0} µs, \
+         ratio {:.2}",
+        ma / mr
+    );
     drop((s, dir));
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
 }
 
 criterion_group!(benches, append_never, append_always);

@@ -394,8 +394,9 @@ pub fn fixed_size_messages(n: usize, bytes: usize, seed: u64) -> Vec<Value> {
     out
 }
 
-/// Options for a benchmark store: reproducible ids and times, no pruning.
-pub fn options(home: &Path, durability: Durability) -> StoreOptions {
+/// Options for a benchmark store: reproducible ids and times (from `seed`), no
+/// pruning.
+pub fn options(home: &Path, durability: Durability, seed: u64) -> StoreOptions {
     StoreOptions {
         home: Some(home.to_path_buf()),
         durability,
@@ -403,7 +404,7 @@ pub fn options(home: &Path, durability: Durability) -> StoreOptions {
         deterministic: Some(Deterministic {
             start_ms: 1_767_225_600_000,
             step_ms: 7,
-            seed: 42,
+            seed,
         }),
         ..StoreOptions::default()
     }
@@ -428,9 +429,15 @@ impl BenchStore {
 
 /// Open (creating) the store whose home is `<root>/home` and project `<root>/project`.
 pub fn open_store(root: &Path, durability: Durability) -> Store {
+    open_store_seeded(root, durability, 42)
+}
+
+/// [`open_store`] with another id seed, for a second handle on the same store that
+/// must not hand out the same session ids.
+pub fn open_store_seeded(root: &Path, durability: Durability, seed: u64) -> Store {
     let project = root.join("project");
     std::fs::create_dir_all(&project).expect("project dir");
-    Store::open(&project, options(&root.join("home"), durability)).expect("open store")
+    Store::open(&project, options(&root.join("home"), durability, seed)).expect("open store")
 }
 
 /// What [`write_session`] wrote.
@@ -443,7 +450,7 @@ pub struct Written {
 }
 
 /// Write a session of at least `target_bytes` from [`Transcript`] `seed`, through
-/// `append_batch` in batches of 16 (the store's durability applies).
+/// `append_batch` (the store's durability applies).
 pub fn write_session(store: &Store, target_bytes: u64, seed: u64) -> Written {
     let session = store
         .create_session(CreateOptions::default())
@@ -472,7 +479,14 @@ pub fn fill(session: &Session, target_bytes: u64, seed: u64) -> u64 {
         if len >= target_bytes {
             return n;
         }
-        let batch: Vec<Value> = t.by_ref().take(16).collect();
+        // Batches of 16 while far from the target, then one at a time so that a
+        // "1 MiB" session is not 1.3 MiB because of a last large batch.
+        let n_batch = if target_bytes - len > 256 << 10 {
+            16
+        } else {
+            1
+        };
+        let batch: Vec<Value> = t.by_ref().take(n_batch).collect();
         n += batch.len() as u64;
         session.append_batch(batch).expect("append batch");
     }

@@ -1,0 +1,488 @@
+//! The internal repository: creating and opening it, its locks and refs, and
+//! writing objects as packs (and merging packs).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use git2::{
+    ConfigLevel, ErrorCode, ObjectType, Odb, OdbLookupFlags, Oid, Repository,
+    RepositoryInitOptions, RepositoryOpenFlags,
+};
+use parking_lot::Mutex;
+
+use super::objects::NewObjects;
+use super::{gerr, DIR, PENDING_PREFIX};
+use crate::error::{Error, IoContext, Result};
+use crate::fsutil;
+use crate::store::Store;
+
+pub(super) const GIT_DIR: &str = ".git";
+/// A config file added (at the highest level) to every handle of a store whose
+/// durability is not `Never`: it turns on `core.fsyncObjectFiles`, which makes
+/// libgit2 fsync objects and refs. Written once, at init.
+pub(super) const DURABLE_CONFIG: &str = "sessionkit-durable.config";
+pub(super) const DURABLE_CONFIG_TEXT: &str = "[core]\n\tfsyncObjectFiles = true\n";
+/// Snapshots and restores hold a shared `flock` on this file, `gc` an exclusive one.
+pub(super) const LOCK_FILE: &str = "sessionkit.lock";
+/// Replaced whenever packs were deleted (`gc`, a pack merge), so open handles
+/// reload their pack list.
+pub(super) const GC_MARK: &str = "sessionkit-gc";
+/// Per repository, in this process: packs written since its pack directory was
+/// last looked at, and whether a merge is running.
+#[derive(Default)]
+struct RepoState {
+    writes: usize,
+    merging: bool,
+}
+
+static REPOS: Mutex<Option<HashMap<PathBuf, RepoState>>> = Mutex::new(None);
+
+/// This many packs of one size tier are merged into one.
+pub(super) const MERGE_FANIN: usize = 16;
+/// A config file for the handles that write small packs: no delta search (cheap
+/// packs; `gc` compresses with deltas). libgit2 1.9 reads its big-file
+/// threshold, below which objects are deltified, from `pack.deltaCacheSize`.
+pub(super) const NO_DELTA_CONFIG: &str = "sessionkit-nodelta.config";
+pub(super) const NO_DELTA_CONFIG_TEXT: &str = "[pack]\n\tdeltaCacheSize = 0\n";
+/// How many packs are written (per repository, in this process) between looks at
+/// the pack directory.
+pub(super) const MERGE_CHECK_EVERY: usize = 4;
+
+// ---------------------------------------------------------------------------
+// The repository.
+
+pub(super) fn git_dir_of(store: &Store) -> PathBuf {
+    store.dir().join(DIR).join(GIT_DIR)
+}
+
+/// An open handle on the internal repository, with its gc lock.
+pub(super) struct HistoryRepo {
+    pub(super) repo: Repository,
+    pub(super) git_dir: PathBuf,
+    pub(super) lock: Arc<File>,
+    pub(super) durable: bool,
+    pub(super) gc_seen: Option<(u64, i64, i64)>,
+    /// Packs written through this handle since the last check for merging.
+    pub(super) packs_written: usize,
+}
+
+/// A held `flock` on the repository's lock file.
+pub(super) struct Held(pub(super) Arc<File>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+pub(super) fn gc_mark(git_dir: &Path) -> Option<(u64, i64, i64)> {
+    fs::metadata(git_dir.join(GC_MARK))
+        .ok()
+        .map(|m| (m.ino(), m.mtime(), m.mtime_nsec()))
+}
+
+pub(super) fn init_repo(git_dir: &Path, sync: bool) -> Result<()> {
+    let parent = git_dir.parent().unwrap_or(git_dir);
+    fsutil::create_private_dir(parent)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    // Built beside and renamed into place, so a crash never leaves half a
+    // repository where one is expected.
+    let tmp = parent.join(format!(".init-{}-{nanos}", std::process::id()));
+    let mut o = RepositoryInitOptions::new();
+    o.bare(true)
+        .no_reinit(true)
+        .mkpath(false)
+        .external_template(false)
+        .initial_head("sessionkit");
+    let repo = Repository::init_opts(&tmp, &o).map_err(|e| gerr(&tmp, "init", e))?;
+    {
+        let mut cfg = repo.config().map_err(|e| gerr(&tmp, "config", e))?;
+        let set = |cfg: &mut git2::Config, k: &str, v: &str| {
+            cfg.set_str(k, v).map_err(|e| gerr(&tmp, "config", e))
+        };
+        set(&mut cfg, "core.logAllRefUpdates", "false")?;
+        set(&mut cfg, "gc.auto", "0")?;
+    }
+    drop(repo);
+    fs::write(tmp.join(DURABLE_CONFIG), DURABLE_CONFIG_TEXT).at(&tmp.join(DURABLE_CONFIG))?;
+    fs::write(tmp.join(NO_DELTA_CONFIG), NO_DELTA_CONFIG_TEXT).at(&tmp.join(NO_DELTA_CONFIG))?;
+    if sync {
+        for f in ["HEAD", "config", DURABLE_CONFIG] {
+            let p = tmp.join(f);
+            File::open(&p).at(&p)?.sync_all().at(&p)?;
+        }
+        fsutil::sync_dir_of(&tmp.join("HEAD"))?;
+    }
+    match fs::rename(&tmp, git_dir) {
+        Ok(()) => {}
+        Err(_) if git_dir.join("HEAD").exists() => {
+            // Another process won the race; use its repository.
+            let _ = fs::remove_dir_all(&tmp);
+            return Ok(());
+        }
+        Err(e) => {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(Error::io(git_dir, e));
+        }
+    }
+    if sync {
+        fsutil::sync_dir_of(git_dir)?;
+    }
+    Ok(())
+}
+
+pub(super) fn open_repo(git_dir: &Path, durable: bool) -> Result<Repository> {
+    let flags =
+        RepositoryOpenFlags::NO_SEARCH | RepositoryOpenFlags::NO_DOTGIT | RepositoryOpenFlags::BARE;
+    let repo = Repository::open_ext(git_dir, flags, std::iter::empty::<&std::ffi::OsStr>())
+        .map_err(|e| gerr(git_dir, "open", e))?;
+    if durable {
+        let extra = git_dir.join(DURABLE_CONFIG);
+        if !extra.exists() {
+            fsutil::atomic_write(&extra, DURABLE_CONFIG_TEXT.as_bytes(), true, true)?;
+        }
+        // The handle's config is live: the odb and refdb, loaded lazily after
+        // this, read core.fsyncObjectFiles from it.
+        let mut cfg = repo.config().map_err(|e| gerr(git_dir, "config", e))?;
+        cfg.add_file(&extra, ConfigLevel::App, true)
+            .map_err(|e| gerr(git_dir, "config", e))?;
+    }
+    Ok(repo)
+}
+
+impl HistoryRepo {
+    /// Open the repository of `store`, creating it when `create` (else `None` if
+    /// there is none yet).
+    pub(crate) fn open(store: &Store, create: bool) -> Result<Option<HistoryRepo>> {
+        let git_dir = git_dir_of(store);
+        let durable = store.options().durability != crate::Durability::Never;
+        if !git_dir.join("HEAD").exists() {
+            if !create {
+                return Ok(None);
+            }
+            init_repo(&git_dir, durable)?;
+        }
+        let repo = open_repo(&git_dir, durable)?;
+        let lock_path = git_dir.join(LOCK_FILE);
+        let lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&lock_path)
+            .at(&lock_path)?;
+        Ok(Some(HistoryRepo {
+            repo,
+            gc_seen: gc_mark(&git_dir),
+            git_dir,
+            lock: Arc::new(lock),
+            durable,
+            packs_written: 0,
+        }))
+    }
+
+    pub(super) fn err(&self, what: &str) -> impl Fn(git2::Error) -> Error + '_ {
+        let what = what.to_string();
+        move |e| gerr(&self.git_dir, &what, e)
+    }
+
+    /// Take the shared lock (snapshots, restores, branch changes). A `gc` that
+    /// ran since this handle was opened rewrote the object files: reopen.
+    pub(super) fn shared(&mut self) -> Result<Held> {
+        let p = self.git_dir.join(LOCK_FILE);
+        self.lock.lock_shared().at(&p)?;
+        let held = Held(self.lock.clone());
+        let mark = gc_mark(&self.git_dir);
+        if mark != self.gc_seen {
+            self.repo = open_repo(&self.git_dir, self.durable)?;
+            self.gc_seen = mark;
+        }
+        Ok(held)
+    }
+
+    pub(super) fn exclusive(&self) -> Result<Held> {
+        let p = self.git_dir.join(LOCK_FILE);
+        self.lock.lock().at(&p)?;
+        Ok(Held(self.lock.clone()))
+    }
+
+    pub(super) fn tip(&self, refname: &str) -> Result<Option<Oid>> {
+        match self.repo.refname_to_id(refname) {
+            Ok(o) => Ok(Some(o)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(gerr(&self.git_dir, refname, e)),
+        }
+    }
+
+    pub(super) fn delete_ref(&self, refname: &str) -> Result<()> {
+        match self.repo.find_reference(refname) {
+            Ok(mut r) => r.delete().map_err(self.err(refname)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(gerr(&self.git_dir, refname, e)),
+        }
+    }
+
+    /// Write `objs` (the new objects of one snapshot) as one pack. A pack is two
+    /// files whatever the number of objects, where loose objects would be one
+    /// file each; `maybe_merge_packs` keeps the number of packs small.
+    pub(super) fn write_pack(&self, objs: &NewObjects) -> Result<()> {
+        let disk = self.repo.odb().map_err(self.err("odb"))?;
+        let todo: Vec<&(Oid, ObjectType, Vec<u8>)> = objs
+            .objs
+            .iter()
+            .filter(|(o, _, _)| !disk.exists_ext(*o, OdbLookupFlags::NO_REFRESH))
+            .collect();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let mem = Odb::new().map_err(self.err("odb"))?;
+        mem.add_new_mempack_backend(1).map_err(self.err("odb"))?;
+        for (oid, kind, bytes) in &todo {
+            let o = mem.write(*kind, bytes).map_err(self.err("odb"))?;
+            debug_assert_eq!(o, *oid);
+        }
+        let staging = Repository::from_odb(mem).map_err(self.err("odb"))?;
+        no_deltas(&staging, &self.git_dir)?;
+        let mut pb = staging.packbuilder().map_err(self.err("pack"))?;
+        pb.set_threads(1);
+        for (oid, _, _) in &todo {
+            pb.insert_object(*oid, None).map_err(self.err("pack"))?;
+        }
+        let pack_dir = self.git_dir.join("objects").join("pack");
+        write_pack_files(&mut pb, &pack_dir, self.durable, &self.git_dir)?;
+        disk.refresh().map_err(self.err("odb"))?;
+        Ok(())
+    }
+
+    /// Point `name` at `new`, if it still points at `old` (`None`: if it does not
+    /// exist; for a pending ref, `None` overwrites whatever is there).
+    pub(super) fn set_ref(&self, name: &str, new: Oid, old: Option<Oid>) -> Result<()> {
+        let r = match old {
+            Some(old) => self
+                .repo
+                .reference_matching(name, new, true, old, "snapshot"),
+            None if name.starts_with(PENDING_PREFIX) => {
+                self.repo.reference(name, new, true, "pending restore")
+            }
+            None => self.repo.reference(name, new, false, "snapshot"),
+        };
+        r.map(drop).map_err(|e| match e.code() {
+            ErrorCode::Exists | ErrorCode::Modified => Error::Conflict(format!(
+                "file history {}: {name} was moved by another writer",
+                self.git_dir.display()
+            )),
+            _ => gerr(&self.git_dir, name, e),
+        })
+    }
+
+    /// Keep the number of packs small (see `merge_group`). One merge at a time per
+    /// repository in this process, on a background thread: a snapshot never
+    /// waits for it.
+    pub(super) fn maybe_merge_packs(&mut self) {
+        let written = std::mem::take(&mut self.packs_written);
+        if written == 0 {
+            return;
+        }
+        // Counted per repository for the whole process: sessions come and go
+        // (a handle may write a single pack), the packs add up.
+        {
+            let mut repos = REPOS.lock();
+            let r = repos
+                .get_or_insert_with(HashMap::new)
+                .entry(self.git_dir.clone())
+                .or_default();
+            r.writes += written;
+            if r.writes < MERGE_CHECK_EVERY || r.merging {
+                return;
+            }
+            r.writes = 0;
+            r.merging = true;
+        }
+        let done = |git_dir: &Path| {
+            if let Some(r) = REPOS.lock().as_mut().and_then(|m| m.get_mut(git_dir)) {
+                r.merging = false;
+            }
+        };
+        let pack_dir = self.git_dir.join("objects").join("pack");
+        let group = merge_group(list_packs(&pack_dir));
+        if group.is_empty() {
+            done(&self.git_dir);
+            return;
+        }
+        let git_dir = self.git_dir.clone();
+        let durable = self.durable;
+        let spawned = std::thread::Builder::new()
+            .name("sessionkit-pack-merge".into())
+            .spawn(move || {
+                // Housekeeping: on failure the packs stay as they are, and the
+                // next merge or `gc` picks them up.
+                let _ = merge_packs(&git_dir, durable, &group);
+                done(&git_dir);
+            });
+        if spawned.is_err() {
+            done(&self.git_dir);
+        }
+    }
+
+    /// Remove a ref's lock file left by a process killed mid-update. Only called
+    /// while holding the session's writer lock, so nobody else is updating it.
+    pub(super) fn clear_stale_lock(&self, refname: &str) {
+        let _ = fs::remove_file(self.git_dir.join(format!("{refname}.lock")));
+    }
+}
+
+/// The packs in `dir`, by file stem (`pack-<id>`), with the size of the pack.
+pub(super) fn list_packs(dir: &Path) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(".idx") {
+            let size = fs::metadata(dir.join(format!("{stem}.pack")))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            out.push((stem.to_string(), size));
+        }
+    }
+    out
+}
+
+/// The object ids listed in a pack index (version 2).
+pub(super) fn read_idx_oids(path: &Path) -> Result<Vec<Oid>> {
+    let b = fs::read(path).at(path)?;
+    let bad = || Error::Corrupt(format!("{}: not a version 2 pack index", path.display()));
+    let start = 8 + 256 * 4;
+    if b.len() < start || b[..4] != [0xff, b't', b'O', b'c'] || b[4..8] != [0, 0, 0, 2] {
+        return Err(bad());
+    }
+    let mut count = [0u8; 4];
+    count.copy_from_slice(&b[start - 4..start]);
+    let n = u32::from_be_bytes(count) as usize;
+    if b.len() < start + n * 20 {
+        return Err(bad());
+    }
+    (0..n)
+        .map(|i| Oid::from_bytes(&b[start + i * 20..start + (i + 1) * 20]).map_err(|_| bad()))
+        .collect()
+}
+
+/// Which packs to merge (file stems). Packs fall in size tiers, each 16 times
+/// the one below (tier 0: under 64 KiB); when a tier holds `MERGE_FANIN` packs,
+/// they become one pack of the next tier. An object is thus rewritten about
+/// log16 of the repository size times, and there are fewer than
+/// `MERGE_FANIN` packs per tier.
+pub(super) fn merge_group(packs: Vec<(String, u64)>) -> Vec<String> {
+    let tier = |size: u64| {
+        let mut t = 0;
+        let mut limit: u64 = 64 << 10;
+        while size >= limit && t < 12 {
+            t += 1;
+            limit = limit.saturating_mul(16);
+        }
+        t
+    };
+    let mut tiers: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    for (stem, size) in packs {
+        tiers.entry(tier(size)).or_default().push(stem);
+    }
+    tiers
+        .into_values()
+        .find(|t| t.len() >= MERGE_FANIN)
+        .unwrap_or_default()
+}
+
+/// Merge the packs `group` (file stems) into one. Holds the shared lock on its
+/// own descriptor, so no `gc` runs meanwhile. Other handles may be reading the
+/// merged packs: a pack is deleted only once the new one holds all its objects,
+/// libgit2 passes over a pack that vanished (and rescans), and the gc mark makes
+/// every handle reload its pack list.
+pub(super) fn merge_packs(git_dir: &Path, durable: bool, group: &[String]) -> Result<()> {
+    let lock_path = git_dir.join(LOCK_FILE);
+    let lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&lock_path)
+        .at(&lock_path)?;
+    lock.lock_shared().at(&lock_path)?;
+    let _held = Held(Arc::new(lock));
+    let pack_dir = git_dir.join("objects").join("pack");
+    let repo = open_repo(git_dir, durable)?;
+    no_deltas(&repo, git_dir)?;
+    let mut pb = repo.packbuilder().map_err(|e| gerr(git_dir, "pack", e))?;
+    pb.set_threads(1);
+    for stem in group {
+        for oid in read_idx_oids(&pack_dir.join(format!("{stem}.idx")))? {
+            pb.insert_object(oid, None)
+                .map_err(|e| gerr(git_dir, "pack", e))?;
+        }
+    }
+    let name = write_pack_files(&mut pb, &pack_dir, durable, git_dir)?;
+    for stem in group.iter().filter(|s| **s != name) {
+        remove_pack(&pack_dir, stem)?;
+    }
+    touch_gc_mark(git_dir, durable)
+}
+
+/// Make `repo` write packs without looking for deltas.
+pub(super) fn no_deltas(repo: &Repository, git_dir: &Path) -> Result<()> {
+    let path = git_dir.join(NO_DELTA_CONFIG);
+    if !path.exists() {
+        fsutil::atomic_write(&path, NO_DELTA_CONFIG_TEXT.as_bytes(), false, false)?;
+    }
+    let mut cfg = repo.config().map_err(|e| gerr(git_dir, "config", e))?;
+    cfg.add_file(&path, ConfigLevel::App, true)
+        .map_err(|e| gerr(git_dir, "config", e))
+}
+
+/// Write the packbuilder's pack into `pack_dir` (fsynced when `durable`) and
+/// return its file stem.
+pub(super) fn write_pack_files(
+    pb: &mut git2::PackBuilder<'_>,
+    pack_dir: &Path,
+    durable: bool,
+    git_dir: &Path,
+) -> Result<String> {
+    pb.write(pack_dir, 0o444)
+        .map_err(|e| gerr(git_dir, "pack write", e))?;
+    let name = pb
+        .name()
+        .map(|n| format!("pack-{n}"))
+        .ok_or_else(|| Error::Internal("packbuilder gave no pack name".into()))?;
+    if durable {
+        for ext in ["pack", "idx"] {
+            let p = pack_dir.join(format!("{name}.{ext}"));
+            File::open(&p).at(&p)?.sync_all().at(&p)?;
+        }
+        File::open(pack_dir).at(pack_dir)?.sync_all().at(pack_dir)?;
+    }
+    Ok(name)
+}
+
+/// Delete a pack: its index first, since a pack without an index is ignored.
+pub(super) fn remove_pack(dir: &Path, stem: &str) -> Result<()> {
+    for ext in ["idx", "pack", "rev", "keep", "mtimes", "promisor"] {
+        fsutil::remove_file_if_exists(&dir.join(format!("{stem}.{ext}")))?;
+    }
+    Ok(())
+}
+
+/// Tell every open handle that packs were removed (they reopen on their next
+/// operation).
+pub(super) fn touch_gc_mark(git_dir: &Path, durable: bool) -> Result<()> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    fsutil::atomic_write(
+        &git_dir.join(GC_MARK),
+        format!("{nanos}\n").as_bytes(),
+        durable,
+        durable,
+    )
+}
