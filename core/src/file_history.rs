@@ -34,6 +34,7 @@ use objects::{build_trees, commit_object, empty_tree_oid, root_tree, NewObjects}
 use repo::HistoryRepo;
 
 pub(crate) use maintenance::{create_branch, delete_branch, gc, sizes};
+pub(crate) use repo::git_dir_of;
 
 /// The directory under the store directory that holds the repository.
 pub const DIR: &str = "file-history";

@@ -220,6 +220,9 @@ impl Store {
             writer.sync_to(seq)?;
             fsutil::sync_dir_of(&new_path)?;
         }
+        if let Some(snapshot) = fork_snapshot(self, &loaded, at.as_deref(), source)? {
+            crate::file_history::create_branch(self, &id, &snapshot)?;
+        }
         let (mut entry, _) = fold_log(&id, &new_path, self.blobs())?;
         entry.log_bytes = writer.len();
         let chain = Chain {
@@ -228,4 +231,40 @@ impl Store {
         };
         Session::started(self, id, writer, chain, entry)
     }
+}
+
+/// The snapshot of the files as they were at the fork point: the one taken before
+/// the next user input that followed it in the source, else the source's latest.
+fn fork_snapshot(
+    store: &Store,
+    loaded: &log::LoadedLog,
+    at: Option<&str>,
+    source: &str,
+) -> Result<Option<String>> {
+    let Some(at) = at else { return Ok(None) };
+    let Some(&at_index) = loaded.by_id.get(at) else {
+        return Ok(None);
+    };
+    for e in loaded.entries.iter().skip(at_index + 1) {
+        if !e.raw.contains("\"checkpointHash\":\"") {
+            continue;
+        }
+        if !loaded.path_indices(&e.id)?.contains(&at_index) {
+            continue;
+        }
+        let v: Value = serde_json::from_str(&e.raw).unwrap_or(Value::Null);
+        if let Some(h) = v["checkpointHash"].as_str() {
+            return Ok(Some(h.to_string()));
+        }
+    }
+    let git_dir = crate::file_history::git_dir_of(store);
+    if !git_dir.exists() {
+        return Ok(None);
+    }
+    let repo = git2::Repository::open_bare(&git_dir)
+        .map_err(|e| Error::Corrupt(format!("file history {}: {e}", git_dir.display())))?;
+    Ok(repo
+        .refname_to_id(&crate::file_history::branch_ref(source))
+        .ok()
+        .map(|oid| oid.to_string()))
 }

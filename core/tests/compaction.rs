@@ -509,3 +509,39 @@ fn large_blobs_are_shared_by_forks() {
         100_000
     );
 }
+
+#[test]
+fn fork_starts_its_file_history_at_the_fork_point() {
+    let (home, store) = store();
+    let file = home.path().join("project").join("a.txt");
+    std::fs::write(&file, "v1").unwrap();
+    let s = store.create_session(CreateOptions::default()).unwrap();
+    s.user_input(json!({"content": "change a.txt"})).unwrap();
+    s.before_edit(&["a.txt"]).unwrap();
+    std::fs::write(&file, "v2").unwrap();
+    s.after_edit(&["a.txt"]).unwrap();
+    let a1 = s
+        .append(json!({"role": "assistant", "content": "v2 written"}))
+        .unwrap();
+    let u2 = s.user_input(json!({"content": "again"})).unwrap();
+    s.before_edit(&["a.txt"]).unwrap();
+    std::fs::write(&file, "v3").unwrap();
+    s.after_edit(&["a.txt"]).unwrap();
+
+    // At a1: the files as they were then, i.e. the snapshot taken before u2.
+    let f = store
+        .fork_session(
+            s.id(),
+            ForkOptions {
+                at: Some(a1.id().to_string()),
+                title: None,
+            },
+        )
+        .unwrap();
+    let before_u2 = u2.value()["checkpointHash"].as_str().unwrap().to_string();
+    assert_eq!(f.last_snapshot().unwrap(), Some(before_u2));
+    // At the head: the source's latest snapshot.
+    let g = store.fork_session(s.id(), ForkOptions::default()).unwrap();
+    assert_eq!(g.last_snapshot().unwrap(), s.last_snapshot().unwrap());
+    assert!(s.last_snapshot().unwrap().is_some());
+}

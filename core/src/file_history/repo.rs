@@ -54,7 +54,7 @@ pub(super) const MERGE_CHECK_EVERY: usize = 4;
 // ---------------------------------------------------------------------------
 // The repository.
 
-pub(super) fn git_dir_of(store: &Store) -> PathBuf {
+pub(crate) fn git_dir_of(store: &Store) -> PathBuf {
     store.dir().join(DIR).join(GIT_DIR)
 }
 
