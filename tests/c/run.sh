@@ -8,10 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo="$(pwd)"
 
-if ! command -v valgrind >/dev/null; then
-    echo "valgrind missing: installing it (apt-get install -y valgrind)"
-    (apt-get install -y valgrind || (apt-get update && apt-get install -y valgrind)) >/dev/null
-fi
+# A fresh machine has gcc but may lack these two: install them from Debian's packages.
+for tool in valgrind pkg-config; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "$tool missing: installing it (apt-get install -y $tool)"
+        (apt-get install -y "$tool" || (apt-get update && apt-get install -y "$tool")) >/dev/null
+    fi
+done
 
 cargo build -q -p sessionkit-ffi ${CARGO_LOCKED:+--locked}
 libdir="$repo/target/debug"
