@@ -41,8 +41,9 @@ pub(crate) struct Probe<'a> {
     pub kind: Loose<'a>,
     #[serde(borrow, default)]
     pub id: Loose<'a>,
-    /// `None` when the line has no `parentId` at all (a seed-style line).
-    #[serde(borrow, default)]
+    /// `None` when the line has no `parentId` at all (a seed-style line);
+    /// `Some(Loose(None))` for an explicit `null` (a root).
+    #[serde(borrow, default, deserialize_with = "present")]
     pub parent_id: Option<Loose<'a>>,
     #[serde(borrow, default)]
     pub message_id: Loose<'a>,
@@ -52,6 +53,14 @@ pub(crate) struct Probe<'a> {
     pub content_params_blob: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     pub version: Option<Value>,
+}
+
+/// A field that is present, whatever its value (serde maps `null` to `None` for
+/// an `Option` otherwise, losing the difference from an absent field).
+fn present<'de: 'a, 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Loose<'a>>, D::Error> {
+    Loose::deserialize(d).map(Some)
 }
 
 /// A string field, or `None` when the value is of any other type.

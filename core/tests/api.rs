@@ -619,3 +619,26 @@ fn same_project_same_store_from_any_spelling() {
     let other = Store::open(&spelled, options(e.home.path())).unwrap();
     assert_eq!(other.dir(), e.store.dir());
 }
+
+#[test]
+fn explicit_null_parent_starts_a_new_root() {
+    let e = env();
+    let s = e.store.create_session(CreateOptions::default()).unwrap();
+    s.append(json!({"role": "user", "content": "a"})).unwrap();
+    let b = s
+        .append(json!({"role": "user", "content": "b", "parentId": null}))
+        .unwrap();
+    assert_eq!(b.parent_id(), None);
+    let view = s.read().unwrap();
+    assert_eq!(
+        view.message(b.id()).unwrap().parent_id(),
+        None,
+        "read back as a root"
+    );
+    let path = view.active_path().unwrap();
+    assert_eq!(path.iter().map(|m| m.id()).collect::<Vec<_>>(), [b.id()]);
+    let id = s.id().to_string();
+    drop(s);
+    let tail = e.store.model_view(&id, &Default::default()).unwrap();
+    assert_eq!(tail.len(), 1);
+}
