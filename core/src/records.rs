@@ -123,7 +123,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
+/// How a JSON value's type reads in an error message ("an array", "null").
+pub fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

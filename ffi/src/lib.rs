@@ -259,16 +259,7 @@ pub(crate) unsafe fn arg_object(p: *const c_char, name: &str) -> FfiResult<Value
     Ok(v)
 }
 
-pub(crate) fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub(crate) use sessionkit::records::type_name as json_kind;
 
 /// A handle argument.
 pub(crate) unsafe fn arg_handle<'a, T>(p: *const T, name: &str) -> FfiResult<&'a T> {
