@@ -105,24 +105,61 @@ fn later(a: &str, b: &str) -> bool {
     }
 }
 
+/// The first `n` characters of `s`.
 fn clip(s: &str, n: usize) -> String {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => s[..i].to_string(),
-        None => s.to_string(),
+    s[..char_boundary(s, n)].to_string()
+}
+
+/// The byte offset where the `n`th character of `s` starts, or `s.len()`. Counts
+/// characters a run at a time, for the long texts of assistant replies and tool
+/// calls that are clipped on every append.
+fn char_boundary(s: &str, n: usize) -> usize {
+    let b = s.as_bytes();
+    if b.len() <= n {
+        return b.len(); // no more characters than bytes
     }
+    let is_start = |x: &u8| (*x as i8) >= -0x40; // not a UTF-8 continuation byte
+    let (mut at, mut left) = (0, n);
+    while left > 0 {
+        // The next `left` bytes hold at most `left` characters.
+        let end = (at + left).min(b.len());
+        left -= b[at..end].iter().filter(|x| is_start(x)).count();
+        at = end;
+        if at == b.len() {
+            return b.len();
+        }
+    }
+    // `at` may be inside the last character counted: move to the next start.
+    at + b[at..].iter().position(is_start).unwrap_or(b.len() - at)
 }
 
 fn opt_string(v: &Value) -> Option<String> {
     v.as_str().map(|s| clip(s, SUMMARY_CHARS))
 }
 
+/// A tool call as the index keeps it: a copy with every string cut to
+/// `SUMMARY_CHARS`, so an edit's whole file in its arguments does not travel
+/// with every index write.
+fn clipped_call(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(clip(s, SUMMARY_CHARS)),
+        Value::Array(a) => Value::Array(a.iter().map(clipped_call).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), clipped_call(x)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// The last tool call of an assistant message, in either common style.
-fn tool_call_of(msg: &Map<String, Value>) -> Option<Value> {
+fn tool_call_of(msg: &Map<String, Value>) -> Option<&Value> {
     let openai = msg
         .get("messageParams")
         .and_then(|p| p.get("tool_calls"))
         .and_then(Value::as_array)
-        .and_then(|a| a.last().cloned());
+        .and_then(|a| a.last());
     let anthropic = || {
         ["contentParams", "content"].iter().find_map(|f| {
             msg.get(*f)?
@@ -130,7 +167,6 @@ fn tool_call_of(msg: &Map<String, Value>) -> Option<Value> {
                 .iter()
                 .rev()
                 .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
-                .cloned()
         })
     };
     openai.or_else(anthropic)
@@ -258,7 +294,7 @@ impl IndexEntry {
                     self.last_assistant_reply = Some(clip(&t, SUMMARY_CHARS));
                 }
                 if let Some(c) = tool_call_of(m) {
-                    self.last_tool_call = Some(c);
+                    self.last_tool_call = Some(clipped_call(c));
                 }
             }
             _ => {}
@@ -285,7 +321,7 @@ impl IndexEntry {
                 "thinking" => self.thinking = opt_string(v),
                 "refusalReason" => self.refusal_reason = opt_string(v),
                 "failureReason" => self.failure_reason = opt_string(v),
-                "lastToolCall" => self.last_tool_call = (!v.is_null()).then(|| v.clone()),
+                "lastToolCall" => self.last_tool_call = (!v.is_null()).then(|| clipped_call(v)),
                 "activeTokens" => self.active_tokens = v.as_u64(),
                 "childProcesses" => {
                     self.child_processes = v.as_array().cloned().unwrap_or_default()
@@ -377,7 +413,7 @@ impl IndexFile {
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut b = serde_json::to_vec_pretty(self).unwrap_or_default();
+        let mut b = serde_json::to_vec(self).unwrap_or_default();
         b.push(b'\n');
         b
     }
@@ -403,5 +439,41 @@ impl IndexFile {
         let key = |e: &IndexEntry| crate::ids::parse_ms(&e.updated_at).unwrap_or(0);
         self.sessions
             .sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| b.id.cmp(&a.id)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn char_boundary_agrees_with_char_indices() {
+        let long = ["é🚧x".repeat(700), "x".repeat(5000), "ab→".repeat(900)];
+        let short = ["", "abc", "é", "aé→✓🚧b"];
+        for s in short.iter().copied().chain(long.iter().map(String::as_str)) {
+            for n in 0..s.chars().count() + 3 {
+                let want = s.char_indices().nth(n).map_or(s.len(), |(i, _)| i);
+                assert_eq!(char_boundary(s, n), want, "{s:?} at {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn last_tool_call_keeps_its_shape_with_strings_clipped() {
+        let code = "é".repeat(SUMMARY_CHARS + 500);
+        let msg = serde_json::json!({
+            "role": "assistant",
+            "content": "editing",
+            "messageParams": {"tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "edit", "arguments": code, "n": [1, true]}}]}
+        });
+        let mut e = IndexEntry::default();
+        e.apply_message(msg.as_object().unwrap());
+        let call = e.last_tool_call.unwrap();
+        let args = call["function"]["arguments"].as_str().unwrap();
+        assert_eq!(args.chars().count(), SUMMARY_CHARS);
+        assert!(code.starts_with(args));
+        assert_eq!(call["function"]["n"], serde_json::json!([1, true]));
+        assert_eq!(call["id"], "c1");
     }
 }

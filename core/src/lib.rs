@@ -13,6 +13,7 @@ pub mod fork;
 mod fsutil;
 pub mod ids;
 pub mod index;
+mod json;
 pub mod log;
 pub mod options;
 pub mod project;

@@ -271,10 +271,8 @@ impl Session {
         let out;
         {
             let mut st = self.inner.state.lock();
-            let mut entry = st.entry.clone();
-            let mut batch = st
-                .chain
-                .prepare(messages, &self.ctx(), |rec| entry.apply(rec))?;
+            let mut batch = st.chain.prepare(messages, &self.ctx())?;
+            let mut extra_records = Vec::new();
             if let Some(extra) = extra {
                 let stored: Vec<Map<String, Value>> = batch
                     .bytes
@@ -283,14 +281,18 @@ impl Session {
                     .map(|l| serde_json::from_slice(l).map_err(|e| Error::Internal(e.to_string())))
                     .collect::<Result<_>>()?;
                 for rec in extra(&stored)? {
-                    entry.apply(&rec);
                     batch.bytes.extend(record_line(&rec)?);
+                    extra_records.push(rec);
                 }
             }
             seq = self.inner.writer.write(&batch.bytes)?;
             st.chain.commit(&mut batch);
-            entry.log_bytes = self.inner.writer.len();
-            st.entry = entry;
+            // Folded only once the write succeeded: a failed append leaves the
+            // entry as it was.
+            for rec in batch.records.iter().chain(&extra_records) {
+                st.entry.apply(rec);
+            }
+            st.entry.log_bytes = self.inner.writer.len();
             st.dirty = true;
             out = batch.messages;
         }
@@ -403,13 +405,17 @@ impl Session {
     }
 
     /// Write this session's entry to the index (under the project lock).
+    ///
+    /// The index file is not fsynced: whatever changed the entry is already in the
+    /// log (fsynced there as durability asks), and an entry that a crash leaves
+    /// behind its log is folded again on the next list (FORMAT.md §14).
     pub fn flush_index(&self) -> Result<()> {
         let entry = {
             let st = self.inner.state.lock();
             st.entry.clone()
         };
         let store = &self.inner.store;
-        store.update_index(store.durable(), |idx| {
+        store.update_index(false, |idx| {
             idx.upsert(entry);
             Ok(())
         })?;
@@ -620,7 +626,7 @@ impl Subagent {
         {
             let mut chain = self.chain.lock();
             let ctx = ctx_for(&self.session.store, &self.session.id, Some(&self.agent_id));
-            let mut batch = chain.prepare(messages, &ctx, |_| {})?;
+            let mut batch = chain.prepare(messages, &ctx)?;
             seq = self.writer.write(&batch.bytes)?;
             chain.commit(&mut batch);
             out = batch.messages;

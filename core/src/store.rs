@@ -30,6 +30,39 @@ pub(crate) struct StoreInner {
     pub code: String,
     pub ids: IdSource,
     pub blobs: BlobStore,
+    /// The index as this handle last wrote it, reused while the file is still the
+    /// one written (see [`IndexCache`]).
+    index_cache: parking_lot::Mutex<Option<IndexCache>>,
+}
+
+/// The last index this handle wrote, with the file it wrote it to. Holding the
+/// file open keeps its inode from being reused, so if the index path still names
+/// that inode, with the length and modification time it had, no other writer
+/// replaced it (they all replace it by rename) and parsing it again would only
+/// give back `idx`.
+struct IndexCache {
+    file: File,
+    meta: (u64, i64, i64),
+    idx: IndexFile,
+}
+
+impl IndexCache {
+    fn identity(m: &fs::Metadata) -> (u64, i64, i64) {
+        use std::os::unix::fs::MetadataExt;
+        (m.len(), m.mtime(), m.mtime_nsec())
+    }
+
+    /// `idx` if the file at `path` is still the one this cache wrote.
+    fn take_if_current(self, path: &Path) -> Option<IndexFile> {
+        use std::os::unix::fs::MetadataExt;
+        let now = fs::metadata(path).ok()?;
+        let ours = self.file.metadata().ok()?;
+        let same = now.dev() == ours.dev()
+            && now.ino() == ours.ino()
+            && Self::identity(&now) == self.meta
+            && Self::identity(&ours) == self.meta;
+        same.then_some(self.idx)
+    }
 }
 
 /// The sessions of one project. Cheap to clone; safe to share between threads.
@@ -134,6 +167,7 @@ impl Store {
         };
         Ok(Store {
             inner: Arc::new(StoreInner {
+                index_cache: parking_lot::Mutex::new(None),
                 blobs: BlobStore::new(&dir),
                 options,
                 root,
@@ -210,14 +244,26 @@ impl Store {
         f: impl FnOnce(&mut IndexFile) -> Result<T>,
     ) -> Result<T> {
         let _lock = self.project_lock()?;
-        let mut idx = self.read_index_or_rebuild()?;
+        let path = self.index_path();
+        let cached = self.inner.index_cache.lock().take();
+        let mut idx = match cached.and_then(|c| c.take_if_current(&path)) {
+            Some(idx) => idx,
+            None => self.read_index_or_rebuild()?,
+        };
         let out = f(&mut idx)?;
         idx.sort();
         idx.version = INDEX_VERSION;
         // The log is the durable truth and the entry records the log length it was
         // folded from, so a lost rename only leaves a stale entry that the next
         // list refolds: the directory fsync is not needed for safety.
-        fsutil::atomic_write(&self.index_path(), &idx.to_bytes(), sync, false)?;
+        fsutil::atomic_write(&path, &idx.to_bytes(), sync, false)?;
+        // Still under the project lock, so the file at `path` is the one written.
+        if let Ok(file) = File::open(&path) {
+            if let Ok(m) = file.metadata() {
+                let meta = IndexCache::identity(&m);
+                *self.inner.index_cache.lock() = Some(IndexCache { file, meta, idx });
+            }
+        }
         Ok(out)
     }
 

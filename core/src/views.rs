@@ -35,11 +35,15 @@ impl Message {
         serde_json::from_str(&self.json).unwrap_or(Value::Null)
     }
 
-    pub(crate) fn from_json(id: String, parent_id: Option<String>, json: String) -> Message {
+    pub(crate) fn from_shared(
+        id: String,
+        parent_id: Option<String>,
+        json: std::sync::Arc<str>,
+    ) -> Message {
         Message {
             id,
             parent_id,
-            json: json.into(),
+            json,
         }
     }
 

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use base64::Engine;
 use parking_lot::Mutex;
@@ -16,6 +17,7 @@ use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil;
 use crate::ids::IdSource;
+use crate::json;
 use crate::log::{ReadReport, SkippedLine};
 use crate::options::Durability;
 use crate::records::prepare_message;
@@ -261,23 +263,19 @@ pub(crate) struct AppendCtx<'a> {
 }
 
 /// A batch ready to be written: the bytes, the messages as the host will see them,
+/// the records in full (before large values moved to blobs, for the index entry)
 /// and the chain after it.
 pub(crate) struct Batch {
     pub bytes: Vec<u8>,
     pub messages: Vec<Message>,
+    pub records: Vec<Map<String, Value>>,
     pub head: Option<String>,
     pub new_ids: Vec<String>,
 }
 
 impl Chain {
-    /// Check and serialise `inputs` against this chain without changing it, calling
-    /// `seen` with each record in full (before large values move to blobs).
-    pub fn prepare(
-        &self,
-        inputs: Vec<Value>,
-        ctx: &AppendCtx<'_>,
-        mut seen: impl FnMut(&Map<String, Value>),
-    ) -> Result<Batch> {
+    /// Check and serialise `inputs` against this chain without changing it.
+    pub fn prepare(&self, inputs: Vec<Value>, ctx: &AppendCtx<'_>) -> Result<Batch> {
         if inputs.is_empty() {
             return Err(Error::invalid("an append needs at least one message"));
         }
@@ -285,6 +283,7 @@ impl Chain {
         let mut batch = Batch {
             bytes: Vec::new(),
             messages: Vec::with_capacity(inputs.len()),
+            records: Vec::with_capacity(inputs.len()),
             head: self.head.clone(),
             new_ids: Vec::with_capacity(inputs.len()),
         };
@@ -303,32 +302,36 @@ impl Chain {
             if let Some(a) = ctx.agent_id {
                 p.fields.insert("agentId".into(), Value::String(a.into()));
             }
-            seen(&p.fields);
-            let full =
-                serde_json::to_string(&p.fields).map_err(|e| Error::Internal(e.to_string()))?;
-            let line = if full.len() > ctx.blob_threshold {
+            // Serialised straight into the batch; the host's copy shares one
+            // allocation with every later reader of this message.
+            let start = batch.bytes.len();
+            json::write_map(&p.fields, &mut batch.bytes);
+            let full: Arc<str> = simdutf8::basic::from_utf8(&batch.bytes[start..])
+                .map_err(|_| Error::Internal("a serialised message is not UTF-8".into()))?
+                .into();
+            let record = p.fields;
+            if full.len() > ctx.blob_threshold {
+                let mut stored = record.clone();
                 ctx.blobs
-                    .extract(&mut p.fields, ctx.blob_threshold, ctx.sync_blobs)
+                    .extract(&mut stored, ctx.blob_threshold, ctx.sync_blobs)
                     .map_err(at)?;
-                serde_json::to_string(&p.fields).map_err(|e| Error::Internal(e.to_string()))?
-            } else {
-                full.clone()
-            };
-            if line.len() > ctx.max_record_bytes {
+                batch.bytes.truncate(start);
+                json::write_map(&stored, &mut batch.bytes);
+            }
+            let len = batch.bytes.len() - start;
+            if len > ctx.max_record_bytes {
                 return Err(at(Error::invalid(format!(
-                    "message {} is {} bytes without its content, over the limit of {} bytes",
-                    p.id,
-                    line.len(),
-                    ctx.max_record_bytes
+                    "message {} is {len} bytes without its content, over the limit of {} bytes",
+                    p.id, ctx.max_record_bytes
                 ))));
             }
-            batch.bytes.extend_from_slice(line.as_bytes());
             batch.bytes.push(b'\n');
             batch.head = Some(p.id.clone());
             batch.new_ids.push(p.id.clone());
             batch
                 .messages
-                .push(Message::from_json(p.id, p.parent_id, full));
+                .push(Message::from_shared(p.id, p.parent_id, full));
+            batch.records.push(record);
         }
         Ok(batch)
     }
@@ -351,7 +354,8 @@ fn prefix_err(e: Error, i: usize) -> Error {
 
 /// Serialise one non-message record as a line.
 pub(crate) fn record_line(rec: &Map<String, Value>) -> Result<Vec<u8>> {
-    let mut b = serde_json::to_vec(rec).map_err(|e| Error::Internal(e.to_string()))?;
+    let mut b = Vec::new();
+    json::write_map(rec, &mut b);
     b.push(b'\n');
     Ok(b)
 }

@@ -1,0 +1,107 @@
+//! Writing JSON for log lines: the same bytes as `serde_json::to_vec`, with strings
+//! escaped by SIMD (`json-escape-simd`, picked at run time). Escaping the code and
+//! tool output that fill agent messages is most of what an append costs, and
+//! serde_json escapes a byte at a time.
+
+use serde_json::{Map, Value};
+
+/// Append `v` to `out`, compact, exactly as `serde_json::to_vec(v)` writes it.
+pub(crate) fn write_value(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        // `Number`'s Display is what serde_json writes (itoa, or ryu for the
+        // finite floats a `Value` can hold).
+        Value::Number(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Value::String(s) => json_escape_simd::escape_into(s, out),
+        Value::Array(a) => {
+            out.push(b'[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(x, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(m) => write_map(m, out),
+    }
+}
+
+/// Append the object `m` to `out`, as [`write_value`] does.
+pub(crate) fn write_map(m: &Map<String, Value>, out: &mut Vec<u8>) {
+    out.push(b'{');
+    for (i, (k, x)) in m.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json_escape_simd::escape_into(k, out);
+        out.push(b':');
+        write_value(x, out);
+    }
+    out.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn ours(v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_value(v, &mut out);
+        out
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from), // non-finite becomes null
+            any::<String>().prop_map(Value::String),
+            // Dense in what needs escaping: quotes, backslashes, controls, DEL,
+            // non-ASCII, at every offset of a SIMD block.
+            proptest::collection::vec(
+                prop_oneof![
+                    Just('"'),
+                    Just('\\'),
+                    Just('/'),
+                    Just('\u{7f}'),
+                    Just('é'),
+                    Just('🚧'),
+                    (0u8..0x20).prop_map(char::from),
+                    proptest::char::range('a', 'z'),
+                ],
+                0..200
+            )
+            .prop_map(|c| Value::String(c.into_iter().collect())),
+        ];
+        leaf.prop_recursive(4, 64, 8, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+                proptest::collection::vec((any::<String>(), inner), 0..8)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn same_bytes_as_serde_json(v in value()) {
+            prop_assert_eq!(ours(&v), serde_json::to_vec(&v).unwrap());
+        }
+    }
+
+    #[test]
+    fn every_character_below_0x800_and_edge_numbers() {
+        let all: String = (0u32..0x800).filter_map(char::from_u32).collect();
+        let v = json!({
+            "s": all, "k\u{1}\"": [u64::MAX, i64::MIN, 0, -0.0, 1e300, 0.1, -1.5e-7, 1.0]
+        });
+        assert_eq!(ours(&v), serde_json::to_vec(&v).unwrap());
+    }
+}
