@@ -13,7 +13,10 @@ use serde_json::{Map, Value};
 use crate::error::{Error, IoContext, Result};
 use crate::records::{kind, Probe, FORMAT_VERSION};
 
-const CHUNK: usize = 4 << 20;
+/// How much `scan` reads at a time: enough for two threads to share the
+/// validation of a chunk, and no more than a small part of a large log (a small
+/// log gets a buffer of its own size).
+const CHUNK: usize = 2 << 20;
 
 /// A line (or part of one) that the reader could not use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -80,12 +83,29 @@ pub(crate) fn scan(
     report: &mut ReadReport,
     mut f: impl FnMut(Line<'_>, &mut ReadReport) -> Result<()>,
 ) -> Result<u64> {
+    scan_chunks(file, path, start, report, |lines, report| {
+        lines.drain(..).try_for_each(|line| f(line, report))
+    })
+}
+
+/// [`scan`], handing `f` the lines a chunk at a time (in order; `f` may drain them).
+pub(crate) fn scan_chunks(
+    file: &mut File,
+    path: &Path,
+    start: u64,
+    report: &mut ReadReport,
+    mut f: impl FnMut(&mut Vec<Line<'_>>, &mut ReadReport) -> Result<()>,
+) -> Result<u64> {
     use std::io::{Seek, SeekFrom};
+    let size = file.metadata().at(path)?.len();
     file.seek(SeekFrom::Start(start)).at(path)?;
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
+    // A small log gets a buffer its size, not a whole chunk.
+    let cap = CHUNK.min(size.saturating_sub(start) as usize + 1);
+    let mut buf: Vec<u8> = Vec::with_capacity(cap);
     let mut base = start; // file offset of buf[0]
     let mut number = 0u64;
     let mut eof = false;
+    let first_skip = report.skipped.len();
     loop {
         let len = buf.len();
         if !eof {
@@ -99,12 +119,18 @@ pub(crate) fn scan(
             eof = n == 0;
         }
         let mut pos = 0;
+        let mut lines = Vec::new();
         while let Some(nl) = memchr::memchr(b'\n', &buf[pos..]) {
             let line = &buf[pos..pos + nl];
             number += 1;
-            emit(line, number, base + pos as u64, report, &mut f)?;
+            lines.extend(emit(line, number, base + pos as u64, report));
             pos += nl + 1;
         }
+        f(&mut lines, report)?;
+        drop(lines);
+        // NUL runs were reported as the chunk was split, before `f` reported the
+        // lines it skipped: put them back in file order.
+        report.skipped[first_skip..].sort_by_key(|s| (s.line, s.offset));
         buf.drain(..pos);
         base += pos as u64;
         if eof {
@@ -127,13 +153,9 @@ pub(crate) fn scan(
     Ok(base)
 }
 
-fn emit(
-    line: &[u8],
-    number: u64,
-    offset: u64,
-    report: &mut ReadReport,
-    f: &mut impl FnMut(Line<'_>, &mut ReadReport) -> Result<()>,
-) -> Result<()> {
+/// The usable part of a line: NUL runs at its start are reported and cut off, a
+/// blank line is nothing.
+fn emit<'a>(line: &'a [u8], number: u64, offset: u64, report: &mut ReadReport) -> Option<Line<'a>> {
     let nuls = line.iter().take_while(|&&b| b == 0).count();
     if nuls > 0 {
         report.skipped.push(SkippedLine {
@@ -145,21 +167,52 @@ fn emit(
     }
     let rest = &line[nuls..];
     if rest.iter().all(|b| b.is_ascii_whitespace()) {
-        return Ok(());
+        return None;
     }
-    f(
-        Line {
-            number,
-            offset: offset + nuls as u64,
-            bytes: rest,
-        },
-        report,
-    )
+    Some(Line {
+        number,
+        offset: offset + nuls as u64,
+        bytes: rest,
+    })
+}
+
+/// [`probe`] of each line, in order; with many bytes, half of them on a second
+/// thread (validating JSON is most of what a resume costs).
+fn probe_all<'a>(lines: &[Line<'a>]) -> Vec<std::result::Result<(&'a str, Probe<'a>), String>> {
+    const PARALLEL_BYTES: usize = 256 << 10;
+    let total: usize = lines.iter().map(|l| l.bytes.len()).sum();
+    let probe_each = |ls: &[Line<'a>]| ls.iter().map(|l| probe(l.bytes)).collect::<Vec<_>>();
+    if total < PARALLEL_BYTES || lines.len() < 2 {
+        return probe_each(lines);
+    }
+    // Split where half of the bytes are behind.
+    let mut seen = 0;
+    let mid = lines
+        .iter()
+        .position(|l| {
+            seen += l.bytes.len();
+            seen >= total / 2
+        })
+        .map_or(lines.len() / 2, |i| (i + 1).min(lines.len() - 1));
+    let (first, second) = lines.split_at(mid);
+    std::thread::scope(|sc| {
+        let other = sc.spawn(|| probe_each(second));
+        let mut out = probe_each(first);
+        match other.join() {
+            Ok(rest) => out.extend(rest),
+            Err(_) => out.extend(probe_each(second)),
+        }
+        out
+    })
 }
 
 /// Parse the probe of a line, or say why the line is unusable.
 pub(crate) fn probe(bytes: &[u8]) -> std::result::Result<(&str, Probe<'_>), String> {
-    let text = std::str::from_utf8(bytes).map_err(|e| format!("invalid UTF-8: {e}"))?;
+    // simdutf8 for the common case; std says where a bad line goes wrong.
+    let text = match simdutf8::basic::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(_) => std::str::from_utf8(bytes).map_err(|e| format!("invalid UTF-8: {e}"))?,
+    };
     if text.trim_start().as_bytes().first() != Some(&b'{') {
         return Err("invalid JSON record: not a JSON object".into());
     }
@@ -200,7 +253,7 @@ pub struct LoadedLog {
     pub path: PathBuf,
     pub header: Option<Map<String, Value>>,
     pub(crate) entries: Vec<Entry>,
-    pub(crate) by_id: HashMap<String, usize>,
+    pub(crate) by_id: HashMap<String, usize, foldhash::fast::RandomState>,
     pub head: Option<String>,
     /// Patches by message id, with the offset of the patch record.
     pub(crate) patches: HashMap<String, Vec<(u64, Value)>>,
@@ -249,99 +302,27 @@ pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
     };
     let mut report = ReadReport::default();
     let mut unsupported: Option<String> = None;
-    let end = scan(file, path, 0, &mut report, |line, report| {
-        let (text, p) = match probe(line.bytes) {
-            Ok(x) => x,
-            Err(reason) => {
-                skip(report, &line, reason);
-                return Ok(());
-            }
-        };
-        match p.kind.0.as_deref() {
-            None | Some(kind::MESSAGE) => {
-                let Some(id) = p.id.0 else {
-                    skip(report, &line, "message has no \"id\"".into());
-                    return Ok(());
-                };
-                let id = id.into_owned();
-                if log.by_id.contains_key(&id) {
-                    report.duplicate_ids.push(id);
-                    return Ok(());
-                }
-                // A seed-style line without `parentId` continues from the head.
-                let parent_id = match p.parent_id {
-                    Some(l) => l.0.map(|c| c.into_owned()),
-                    None => log.head.clone(),
-                };
-                log.by_id.insert(id.clone(), log.entries.len());
-                log.head = Some(id.clone());
-                log.entries.push(Entry {
-                    id,
-                    offset: line.offset,
-                    parent_id,
-                    raw: text.into(),
-                    has_blob: p.content_blob.is_some() || p.content_params_blob.is_some(),
-                });
-            }
-            Some(kind::SESSION) => {
-                if let Some(v) = p.version.as_ref().and_then(Value::as_u64) {
-                    if v > FORMAT_VERSION && unsupported.is_none() {
-                        unsupported = Some(format!(
-                            "{} is format version {v}; this sessionkit reads up to {FORMAT_VERSION}",
-                            path.display()
-                        ));
-                    }
-                }
-                if log.header.is_none() {
-                    if let Ok(Value::Object(h)) = serde_json::from_str(text) {
-                        log.header = Some(h);
-                    }
-                }
-            }
-            Some(kind::HEAD) => {
-                let target = p.message_id.0.map(|c| c.into_owned());
-                match target {
-                    Some(t) if !log.by_id.contains_key(&t) => report.warnings.push(format!(
-                        "line {}: head record names unknown message {t:?}",
-                        line.number
-                    )),
-                    t => log.head = t,
-                }
-            }
-            Some(kind::PATCH) => {
-                let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-                match (p.message_id.0, v.get("patch")) {
-                    (Some(m), Some(patch)) if patch.is_object() => log
-                        .patches
-                        .entry(m.into_owned())
-                        .or_default()
-                        .push((line.offset, patch.clone())),
-                    _ => skip(
-                        report,
-                        &line,
-                        "patch record needs \"messageId\" and an object \"patch\"".into(),
-                    ),
-                }
-            }
-            Some(kind::COMPACTION) => match serde_json::from_str::<Value>(text) {
-                Ok(v) if crate::compaction::is_valid_record(&v) => {
-                    let sid = v["summaryId"].as_str().unwrap_or_default().to_string();
-                    log.compactions.entry(sid).or_insert((line.offset, v));
-                }
-                _ => skip(report, &line, crate::compaction::RECORD_SHAPE.into()),
-            },
-            Some(kind::STATE) | Some(kind::SUBAGENT) => {
-                log.record_offsets.push(line.offset);
-                log.records
-                    .push(serde_json::from_str(text).unwrap_or(Value::Null));
-            }
-            Some(_) => report.unknown_records += 1,
+    // The head as an index into `entries`: a head is always a loaded message.
+    let mut head: Option<usize> = None;
+    let end = scan_chunks(file, path, 0, &mut report, |lines, report| {
+        let probes = probe_all(lines);
+        for (line, probed) in lines.iter().zip(probes) {
+            fold_line(
+                &mut log,
+                &mut head,
+                &mut unsupported,
+                path,
+                line,
+                probed,
+                report,
+            );
         }
         Ok(())
     })?;
     if let Some(msg) = unsupported {
         return Err(Error::Unsupported(msg));
     }
+    log.head = head.map(|i| log.entries[i].id.clone());
     for e in &log.entries {
         if let Some(p) = &e.parent_id {
             if !log.by_id.contains_key(p) {
@@ -355,4 +336,193 @@ pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
     log.report = report;
     log.bytes = end;
     Ok(log)
+}
+
+/// Fold one probed line into `log`. `head` is the head as an index into
+/// `log.entries` (a head is always a loaded message); `unsupported` gets the
+/// first header of a newer format.
+fn fold_line(
+    log: &mut LoadedLog,
+    head: &mut Option<usize>,
+    unsupported: &mut Option<String>,
+    path: &Path,
+    line: &Line<'_>,
+    probed: std::result::Result<(&str, Probe<'_>), String>,
+    report: &mut ReadReport,
+) {
+    let (text, p) = match probed {
+        Ok(x) => x,
+        Err(reason) => return skip(report, line, reason),
+    };
+    match p.kind.0.as_deref() {
+        None | Some(kind::MESSAGE) => {
+            let Some(id) = p.id.0 else {
+                skip(report, line, "message has no \"id\"".into());
+                return;
+            };
+            let id = id.into_owned();
+            if log.by_id.contains_key(&id) {
+                report.duplicate_ids.push(id);
+                return;
+            }
+            // A seed-style line without `parentId` continues from the head.
+            let parent_id = match p.parent_id {
+                Some(l) => l.0.map(|c| c.into_owned()),
+                None => head.map(|i| log.entries[i].id.clone()),
+            };
+            *head = Some(log.entries.len());
+            log.by_id.insert(id.clone(), log.entries.len());
+            log.entries.push(Entry {
+                id,
+                offset: line.offset,
+                parent_id,
+                raw: text.into(),
+                has_blob: p.content_blob.is_some() || p.content_params_blob.is_some(),
+            });
+        }
+        Some(kind::SESSION) => {
+            if let Some(v) = p.version.as_ref().and_then(Value::as_u64) {
+                if v > FORMAT_VERSION && unsupported.is_none() {
+                    *unsupported = Some(format!(
+                        "{} is format version {v}; this sessionkit reads up to {FORMAT_VERSION}",
+                        path.display()
+                    ));
+                }
+            }
+            if log.header.is_none() {
+                if let Ok(Value::Object(h)) = serde_json::from_str(text) {
+                    log.header = Some(h);
+                }
+            }
+        }
+        Some(kind::HEAD) => match p.message_id.0 {
+            None => *head = None,
+            Some(t) => match log.by_id.get(t.as_ref()) {
+                Some(&i) => *head = Some(i),
+                None => report.warnings.push(format!(
+                    "line {}: head record names unknown message {t:?}",
+                    line.number
+                )),
+            },
+        },
+        Some(kind::PATCH) => {
+            let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            match (p.message_id.0, v.get("patch")) {
+                (Some(m), Some(patch)) if patch.is_object() => log
+                    .patches
+                    .entry(m.into_owned())
+                    .or_default()
+                    .push((line.offset, patch.clone())),
+                _ => skip(
+                    report,
+                    line,
+                    "patch record needs \"messageId\" and an object \"patch\"".into(),
+                ),
+            }
+        }
+        Some(kind::COMPACTION) => match serde_json::from_str::<Value>(text) {
+            Ok(v) if crate::compaction::is_valid_record(&v) => {
+                let sid = v["summaryId"].as_str().unwrap_or_default().to_string();
+                log.compactions.entry(sid).or_insert((line.offset, v));
+            }
+            _ => skip(report, line, crate::compaction::RECORD_SHAPE.into()),
+        },
+        Some(kind::STATE) | Some(kind::SUBAGENT) => {
+            log.record_offsets.push(line.offset);
+            log.records
+                .push(serde_json::from_str(text).unwrap_or(Value::Null));
+        }
+        Some(_) => report.unknown_records += 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// `load_from` probes a chunk's lines on two threads; folding them one by one
+    /// through `scan` must give the same log, report included, in the same order.
+    #[test]
+    fn parallel_probing_folds_like_one_line_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let mut f = File::create(&path).unwrap();
+        writeln!(f, r#"{{"type":"session","version":1,"sessionId":"s"}}"#).unwrap();
+        let pad = "x\\\"y".repeat(300);
+        let mut parent = String::from("null");
+        for i in 0..6000u32 {
+            match i % 97 {
+                13 => writeln!(f, "{{\"type\":\"message\",\"id\":\"bad{i}\",").unwrap(),
+                29 => f.write_all(b"\0\0\0\n").unwrap(),
+                41 => {
+                    f.write_all(b"\0\0").unwrap();
+                    writeln!(f, r#"{{"id":"n{i}","role":"user","content":"{pad}"}}"#).unwrap()
+                }
+                53 => writeln!(f, "   ").unwrap(),
+                61 => writeln!(
+                    f,
+                    r#"{{"type":"patch","messageId":"m1","patch":{{"a":{i}}}}}"#
+                )
+                .unwrap(),
+                71 => writeln!(f, r#"{{"type":"head","messageId":"m{}"}}"#, i - 5).unwrap(),
+                83 => writeln!(f, r#"{{"type":"head","messageId":"nope{i}"}}"#).unwrap(),
+                _ => {
+                    writeln!(
+                        f,
+                        r#"{{"type":"message","id":"m{i}","parentId":{parent},"role":"tool","content":"{pad}"}}"#
+                    )
+                    .unwrap();
+                    parent = format!("\"m{i}\"");
+                }
+            }
+        }
+        f.write_all(b"{\"torn\":").unwrap();
+        drop(f);
+        assert!(std::fs::metadata(&path).unwrap().len() > 3 * CHUNK as u64);
+
+        let got = load(&path).unwrap();
+
+        let mut want = LoadedLog::default();
+        let (mut head, mut unsupported, mut report) = (None, None, ReadReport::default());
+        let mut file = File::open(&path).unwrap();
+        scan(&mut file, &path, 0, &mut report, |line, report| {
+            let probed = probe(line.bytes);
+            fold_line(
+                &mut want,
+                &mut head,
+                &mut unsupported,
+                &path,
+                &line,
+                probed,
+                report,
+            );
+            Ok(())
+        })
+        .unwrap();
+        want.head = head.map(|i| want.entries[i].id.clone());
+
+        let ids = |l: &LoadedLog| -> Vec<(String, Option<String>, u64)> {
+            l.entries
+                .iter()
+                .map(|e| (e.id.clone(), e.parent_id.clone(), e.offset))
+                .collect()
+        };
+        assert_eq!(ids(&got), ids(&want));
+        assert_eq!(got.head, want.head);
+        assert_eq!(got.report.skipped, report.skipped);
+        assert_eq!(got.report.warnings, report.warnings);
+        assert_eq!(got.report.torn_tail, report.torn_tail);
+        assert_eq!(got.patches.len(), want.patches.len());
+        assert!(
+            got.report.skipped.len() > 100,
+            "{:?}",
+            got.report.skipped.len()
+        );
+        let lines: Vec<u64> = got.report.skipped.iter().map(|s| s.line).collect();
+        assert!(
+            lines.windows(2).all(|w| w[0] <= w[1]),
+            "skipped lines in file order"
+        );
+    }
 }
