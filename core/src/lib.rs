@@ -38,6 +38,10 @@ pub use log::{BrokenChain, ReadReport, SkippedLine};
 pub use options::{Deterministic, Durability, StoreOptions};
 pub use session::{CreateOptions, Session, Subagent};
 pub use store::{RebuildReport, SessionView, Store};
+pub use undo::{
+    BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
+    HistoryRef,
+};
 pub use views::{to_json_array, Branch, Message, ModelViewOptions, TreeNode};
 
 /// The crate version, from Cargo.toml.

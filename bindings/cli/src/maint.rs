@@ -2,12 +2,17 @@
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::io::IsTerminal;
 use std::path::Path;
+use std::time::Duration;
 
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
 use sessionkit::index::IndexFile;
-use sessionkit::{ErrorKind, SkippedLine};
+use sessionkit::{
+    CheckpointProblem, DanglingCheckpoint, ErrorKind, FileHistoryCheck, GcPhase, SkippedLine,
+};
 
 use crate::ctx::{paint, Ctx, Output, Result, BAD, BOLD, DIM, EXIT_PROBLEMS, GOOD, WARN};
 
@@ -56,13 +61,20 @@ struct LogCheck {
     warnings: Vec<String>,
     /// Messages whose blob is missing or does not match its digest.
     bad_blobs: Vec<String>,
-    /// User messages whose checkpointHash is not in the session's file history.
+    /// Messages whose checkpointHash names no snapshot of the session (details,
+    /// with the reason, in the report's `fileHistory.danglingCheckpoints`).
     dangling_checkpoints: Vec<String>,
-    /// Why the file-history check did not run (busy, unreadable log).
+    /// Why the file-history check did not run (unreadable log or repository).
     #[serde(skip_serializing_if = "Option::is_none")]
     file_history_unchecked: Option<String>,
     /// What --repair did.
     repaired: Vec<String>,
+    /// File-history findings of this session that mean lost data, and those
+    /// worth knowing only (in `fileHistory` of the JSON report).
+    #[serde(skip)]
+    history_problems: Vec<String>,
+    #[serde(skip)]
+    history_notices: Vec<String>,
 }
 
 impl LogCheck {
@@ -89,16 +101,26 @@ impl LogCheck {
         }
         out.extend(self.warnings.iter().cloned());
         out.extend(self.bad_blobs.iter().cloned());
+        out.extend(self.history_problems.iter().cloned());
         out
     }
+}
 
-    /// Worth knowing, but the conversation is whole: only the files of these
-    /// messages cannot be restored.
-    fn notices(&self) -> Vec<String> {
-        self.dangling_checkpoints
-            .iter()
-            .map(|m| format!("message {m:?}: its checkpointHash is not in the file history (its files cannot be restored)"))
-            .collect()
+/// The file history against the logs.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HistoryCheck {
+    /// ok, absent (the store never took a snapshot) or error (not readable).
+    state: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(flatten)]
+    found: FileHistoryCheck,
+}
+
+impl HistoryCheck {
+    fn healthy(&self) -> bool {
+        self.state != "error" && self.found.is_healthy()
     }
 }
 
@@ -110,6 +132,7 @@ struct DoctorReport {
     repair: bool,
     index: IndexCheck,
     logs: Vec<LogCheck>,
+    file_history: HistoryCheck,
     /// What --repair did to the store as a whole.
     repaired: Vec<String>,
 }
@@ -226,39 +249,68 @@ fn check_session(ctx: &Ctx, id: &str) -> Vec<LogCheck> {
     out
 }
 
-/// Checkpoint hashes of the active path against the file history. Needs the
-/// session's writer lock, so it runs only on a log that opening leaves untouched
-/// (or after a repair); a busy session is reported unchecked.
-fn check_checkpoints(ctx: &Ctx, c: &mut LogCheck, index: &IndexCheck) {
-    if c.error.is_some() || c.id.contains('/') {
-        return;
+/// The file history against the logs, read-only: no writer lock is taken, so a
+/// session in use is checked too.
+fn check_history(ctx: &Ctx) -> HistoryCheck {
+    match ctx.store.check_file_history() {
+        Ok(found) => HistoryCheck {
+            state: if found.exists { "ok" } else { "absent" }.into(),
+            error: None,
+            found,
+        },
+        Err(e) => HistoryCheck {
+            state: "error".into(),
+            error: Some(e.to_string()),
+            found: FileHistoryCheck::default(),
+        },
     }
-    if c.repairable() {
-        c.file_history_unchecked = Some("the log needs a repair first (doctor --repair)".into());
-        return;
-    }
-    // Opening a session whose index entry is missing or stale writes the index;
-    // a check without --repair changes nothing.
-    if index.state != "ok"
-        || index.missing_entries.contains(&c.id)
-        || index.stale_entries.contains(&c.id)
-    {
-        c.file_history_unchecked = Some("the index needs a repair first (doctor --repair)".into());
-        return;
-    }
-    match ctx.store.open_session(&c.id).and_then(|s| {
-        let cands = s.undo_candidates();
-        s.close()?;
-        cands
-    }) {
-        Ok(cands) => {
-            c.dangling_checkpoints = cands
-                .into_iter()
-                .filter(|k| k.checkpoint_hash.is_some() && !k.restorable)
-                .map(|k| k.message_id)
-                .collect();
+}
+
+fn describe_checkpoint(d: &DanglingCheckpoint) -> String {
+    let why = match d.reason {
+        CheckpointProblem::Missing => "is missing from the file history (the snapshot was lost)",
+        CheckpointProblem::NotOnBranch => "is not on this session's file-history branch",
+        CheckpointProblem::NoFileHistory => {
+            "cannot be found: the store has no file history (the log was written elsewhere)"
         }
-        Err(e) => c.file_history_unchecked = Some(e.to_string()),
+        CheckpointProblem::NotASnapshotId => "is not a snapshot id",
+    };
+    format!(
+        "message {:?}: its checkpointHash {:?} {why}; its files cannot be restored",
+        d.message_id, d.checkpoint_hash
+    )
+}
+
+/// Give each session log its file-history findings.
+fn attach_history(logs: &mut [LogCheck], h: &HistoryCheck) {
+    for c in logs.iter_mut().filter(|c| !c.id.contains('/')) {
+        if c.error.is_some() {
+            c.file_history_unchecked = Some("the log could not be read".into());
+            continue;
+        }
+        if let Some(e) = &h.error {
+            c.file_history_unchecked = Some(e.clone());
+            continue;
+        }
+        for d in h
+            .found
+            .dangling_checkpoints
+            .iter()
+            .filter(|d| d.session_id == c.id)
+        {
+            c.dangling_checkpoints.push(d.message_id.clone());
+            if d.reason.is_damage() {
+                c.history_problems.push(describe_checkpoint(d));
+            } else {
+                c.history_notices.push(describe_checkpoint(d));
+            }
+        }
+        for b in h.found.broken_refs.iter().filter(|b| b.session_id == c.id) {
+            c.history_problems.push(format!(
+                "its file-history ref {} reaches the missing commit {} (the session's snapshots and undo fail)",
+                b.ref_name, b.missing_commit
+            ));
+        }
     }
 }
 
@@ -328,12 +380,21 @@ pub fn doctor(ctx: &Ctx, repair: bool) -> Result<(Output, u8)> {
             index = check_index(ctx, &ids);
         }
     }
-    for c in logs.iter_mut() {
-        check_checkpoints(ctx, c, &index);
+    let mut history = check_history(ctx);
+    if repair && !history.found.orphan_refs.is_empty() {
+        for r in ctx.store.prune_orphan_file_history()? {
+            repaired.push(format!(
+                "deleted the file-history ref {} of the deleted session {} (its objects go with the next gc)",
+                r.ref_name, r.session_id
+            ));
+        }
+        history = check_history(ctx);
     }
+    attach_history(&mut logs, &history);
     let ok = !index.needs_rebuild()
         && index.state != "unsupported"
         && index.state != "error"
+        && history.healthy()
         && logs
             .iter()
             .all(|c| !c.repairable() && c.unrepairable().is_empty());
@@ -343,6 +404,7 @@ pub fn doctor(ctx: &Ctx, repair: bool) -> Result<(Output, u8)> {
         repair,
         index,
         logs,
+        file_history: history,
         repaired,
     };
     let code = if ok { 0 } else { EXIT_PROBLEMS };
@@ -378,6 +440,38 @@ fn doctor_text(r: &DoctorReport) -> String {
         ),
     };
     let _ = writeln!(s, "index  {idx}");
+    let h = &r.file_history;
+    let history = match h.state.as_str() {
+        "ok" => paint(
+            GOOD,
+            format!("ok ({} session branch(es))", h.found.branches),
+        ),
+        "absent" => paint(DIM, "none (no snapshot taken yet)"),
+        st => paint(
+            BAD,
+            format!(
+                "{st}{}",
+                h.error
+                    .as_deref()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default()
+            ),
+        ),
+    };
+    let _ = writeln!(s, "files  {history}");
+    for o in &h.found.orphan_refs {
+        let _ = writeln!(
+            s,
+            "         {}",
+            paint(
+                WARN,
+                format!(
+                    "{} belongs to the deleted session {} (garbage; --repair deletes it)",
+                    o.ref_name, o.session_id
+                )
+            )
+        );
+    }
     for c in &r.logs {
         let mut notes: Vec<String> = Vec::new();
         if let Some(t) = &c.torn_tail {
@@ -401,7 +495,7 @@ fn doctor_text(r: &DoctorReport) -> String {
         for p in c.unrepairable() {
             notes.push(paint(BAD, p));
         }
-        for p in c.notices() {
+        for p in &c.history_notices {
             notes.push(paint(WARN, p));
         }
         if let Some(u) = &c.file_history_unchecked {
@@ -445,13 +539,45 @@ fn doctor_text(r: &DoctorReport) -> String {
     s
 }
 
+/// A bar for one gc phase (a spinner while no phase has begun), drawn on
+/// stderr when it is a terminal. The spinner also moves while a phase reports
+/// nothing (the pack write between libgit2's reports).
+fn gc_bar(on_terminal: bool, message: &'static str, len: Option<u64>) -> ProgressBar {
+    if !on_terminal {
+        return ProgressBar::hidden();
+    }
+    let (bar, template) = match len {
+        Some(n) => (
+            ProgressBar::new(n),
+            "{spinner} {msg:30} {wide_bar} {pos}/{len}",
+        ),
+        None => (ProgressBar::new_spinner(), "{spinner} {msg}"),
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar.set_message(message);
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar
+}
+
 pub fn gc(ctx: &Ctx) -> Result<Output> {
-    // Store::gc reports no progress, so a spinner shows it is working; indicatif
-    // draws nothing when stderr is not a terminal.
-    let bar = indicatif::ProgressBar::new_spinner()
-        .with_message("pruning unreachable file-history objects");
-    bar.enable_steady_tick(std::time::Duration::from_millis(100));
-    let r = ctx.store.gc();
+    let on_terminal = std::io::stderr().is_terminal();
+    let mut bar = gc_bar(on_terminal, "opening the file history", None);
+    let mut phase = None;
+    let r = ctx.store.gc_with_progress(&mut |p| {
+        if phase != Some(p.phase) {
+            phase = Some(p.phase);
+            let message = match p.phase {
+                GcPhase::Marking => "walking session branches",
+                GcPhase::Packing => "packing reachable objects",
+                GcPhase::Pruning => "removing unreachable objects",
+            };
+            bar.finish_and_clear();
+            bar = gc_bar(on_terminal, message, Some(p.total));
+        }
+        bar.set_position(p.done);
+    });
     bar.finish_and_clear();
     let r = r?;
     if ctx.json {

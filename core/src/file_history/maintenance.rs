@@ -1,20 +1,28 @@
 //! Store-wide operations on the file history: deleting and creating branches,
-//! garbage collection and size reports.
+//! garbage collection, size reports, and the check of the links between the
+//! session logs and the repository.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::path::Path;
 
-use git2::{ErrorCode, ObjectType, Oid};
+use git2::{ErrorCode, ObjectType, Oid, PackBuilderStage, Repository};
+use serde_json::Value;
 
-use super::repo::{open_repo, remove_pack, touch_gc_mark, HistoryRepo};
+use super::repo::{open_repo, remove_pack, touch_gc_mark, HistoryRepo, LOCK_FILE};
 use super::{
     branch_ref, gerr, parse_oid, pending_ref, session_of_branch, GcReport, HistorySize,
-    HistorySizeReport,
+    HistorySizeReport, PENDING_PREFIX,
 };
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil;
+use crate::log::LoadedLog;
+use crate::records::merge_patch;
 use crate::store::Store;
+use crate::undo::{
+    BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
+    HistoryRef,
+};
 
 // ---------------------------------------------------------------------------
 // Store-wide operations.
@@ -54,10 +62,11 @@ pub(crate) fn create_branch(store: &Store, session_id: &str, snapshot: &str) -> 
     Ok(())
 }
 
-fn refs(hr: &HistoryRepo) -> Result<Vec<(String, Oid)>> {
+fn refs(repo: &Repository, git_dir: &Path) -> Result<Vec<(String, Oid)>> {
+    let err = |e| gerr(git_dir, "refs", e);
     let mut out = Vec::new();
-    for r in hr.repo.references().map_err(hr.err("refs"))? {
-        let r = r.map_err(hr.err("refs"))?;
+    for r in repo.references().map_err(err)? {
+        let r = r.map_err(err)?;
         let (Some(name), Some(target)) = (r.name(), r.target()) else {
             continue;
         };
@@ -115,11 +124,61 @@ fn dir_bytes(dir: &Path) -> u64 {
     total
 }
 
+/// The progress of one gc phase: reported at 0 and at each step, `done` only
+/// grows and ends at `total`. A phase with nothing to do is not reported.
+struct Steps<'p> {
+    phase: GcPhase,
+    done: u64,
+    total: u64,
+    progress: &'p mut dyn FnMut(GcProgress),
+}
+
+impl<'p> Steps<'p> {
+    fn start(phase: GcPhase, total: usize, progress: &'p mut dyn FnMut(GcProgress)) -> Self {
+        let total = total as u64;
+        if total > 0 {
+            progress(GcProgress {
+                phase,
+                done: 0,
+                total,
+            });
+        }
+        Steps {
+            phase,
+            done: 0,
+            total,
+            progress,
+        }
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.reach(self.done.saturating_add(n as u64));
+    }
+
+    /// Move on to `done`, clamped to the total; never backwards.
+    fn reach(&mut self, done: impl TryInto<u64>) {
+        let done = done.try_into().unwrap_or(u64::MAX).min(self.total);
+        if done > self.done {
+            self.done = done;
+            (self.progress)(GcProgress {
+                phase: self.phase,
+                done,
+                total: self.total,
+            });
+        }
+    }
+
+    fn finish(&mut self) {
+        self.reach(self.total);
+    }
+}
+
 /// Remove every object no ref reaches: write the reachable ones into one new
 /// pack, then delete the old packs and all loose objects. Crash-safe: until the
 /// new pack is complete nothing is deleted, and after that every deletion only
-/// removes copies or garbage.
-pub(crate) fn gc(store: &Store) -> Result<GcReport> {
+/// removes copies or garbage. `progress` hears each phase that has work to do,
+/// from `done` 0 up to `total`.
+pub(crate) fn gc(store: &Store, progress: &mut dyn FnMut(GcProgress)) -> Result<GcReport> {
     let Some(hr) = HistoryRepo::open(store, false)? else {
         return Ok(GcReport::default());
     };
@@ -136,10 +195,14 @@ pub(crate) fn gc(store: &Store) -> Result<GcReport> {
     let objects = hr.git_dir.join("objects");
     let pack_dir = objects.join("pack");
     let bytes_before = dir_bytes(&objects);
-    let all_refs = refs(&hr)?;
-    let tips: Vec<Oid> = all_refs.iter().map(|(_, o)| *o).collect();
+    let all_refs = refs(&hr.repo, &hr.git_dir)?;
     let mut seen = HashSet::new();
-    let (_, keep) = reachable(&hr, &tips, &mut seen)?;
+    let mut keep = Vec::new();
+    let mut step = Steps::start(GcPhase::Marking, all_refs.len(), progress);
+    for (_, tip) in &all_refs {
+        keep.extend(reachable(&hr, &[*tip], &mut seen)?.1);
+        step.advance(1);
+    }
     let odb = hr.repo.odb().map_err(hr.err("odb"))?;
     let mut existing = HashSet::new();
     odb.foreach(|o| {
@@ -194,16 +257,28 @@ pub(crate) fn gc(store: &Store) -> Result<GcReport> {
     }
     let mut new_pack: Option<String> = None;
     if !keep.is_empty() {
-        let mut pb = hr.repo.packbuilder().map_err(hr.err("pack"))?;
-        for o in &keep {
-            pb.insert_object(*o, None).map_err(hr.err("pack"))?;
-        }
-        fsutil::create_private_dir(&pack_dir)?;
-        pb.write(&pack_dir, 0o444).map_err(hr.err("pack write"))?;
-        let name = pb
-            .name()
-            .map(|n| format!("pack-{n}"))
-            .ok_or_else(|| Error::Internal("packbuilder gave no pack name".into()))?;
+        let mut step = Steps::start(GcPhase::Packing, keep.len(), progress);
+        let name = {
+            let mut pb = hr.repo.packbuilder().map_err(hr.err("pack"))?;
+            for o in &keep {
+                pb.insert_object(*o, None).map_err(hr.err("pack"))?;
+            }
+            // libgit2 reports the delta search, the long part of the write, at
+            // most twice a second, and once more with every object at the end.
+            pb.set_progress_callback(|stage, current, _| {
+                if stage == PackBuilderStage::Deltafication {
+                    step.reach(current);
+                }
+                true
+            })
+            .map_err(hr.err("pack"))?;
+            fsutil::create_private_dir(&pack_dir)?;
+            pb.write(&pack_dir, 0o444).map_err(hr.err("pack write"))?;
+            pb.name()
+                .map(|n| format!("pack-{n}"))
+                .ok_or_else(|| Error::Internal("packbuilder gave no pack name".into()))?
+        };
+        step.finish();
         if hr.durable {
             for ext in ["pack", "idx"] {
                 let p = pack_dir.join(format!("{name}.{ext}"));
@@ -214,11 +289,22 @@ pub(crate) fn gc(store: &Store) -> Result<GcReport> {
         new_pack = Some(name);
     }
     // From here on every object worth keeping is in the new pack.
-    for stem in packs.iter().filter(|s| Some(*s) != new_pack.as_ref()) {
+    let old_packs: Vec<&String> = packs
+        .iter()
+        .filter(|s| Some(*s) != new_pack.as_ref())
+        .collect();
+    let mut step = Steps::start(
+        GcPhase::Pruning,
+        old_packs.len() + loose.len() + stale.len(),
+        progress,
+    );
+    for stem in old_packs {
         remove_pack(&pack_dir, stem)?;
+        step.advance(1);
     }
     for f in loose.iter().chain(stale.iter()) {
         fsutil::remove_file_if_exists(f)?;
+        step.advance(1);
     }
     if let Ok(rd) = fs::read_dir(&objects) {
         for e in rd.flatten() {
@@ -249,7 +335,7 @@ pub(crate) fn sizes(store: &Store) -> Result<HistorySizeReport> {
     let odb = hr.repo.odb().map_err(hr.err("odb"))?;
     let mut per: Vec<(String, usize, Vec<Oid>)> = Vec::new();
     let mut owners: HashMap<Oid, usize> = HashMap::new();
-    for (name, tip) in refs(&hr)? {
+    for (name, tip) in refs(&hr.repo, &hr.git_dir)? {
         let Some(id) = session_of_branch(&name) else {
             continue;
         };
@@ -303,4 +389,214 @@ pub(crate) fn sizes(store: &Store) -> Result<HistorySizeReport> {
         disk_bytes: dir_bytes(&hr.git_dir.join("objects")),
         sessions,
     })
+}
+
+// ---------------------------------------------------------------------------
+// The check of the links between the logs and the repository.
+
+impl Store {
+    /// Check the links between the session logs and the file history, reading
+    /// only: refs of sessions whose log is gone, refs whose chain of snapshots
+    /// reaches a missing commit, and `checkpointHash`es that name no snapshot of
+    /// their session. Takes no writer lock, so a busy session is checked too; it
+    /// waits only for a running `gc`.
+    pub fn check_file_history(&self) -> Result<FileHistoryCheck> {
+        // The logs first: a checkpointHash is appended after its snapshot's commit
+        // and ref are written, so every hash read now is in the repository read
+        // after, unless it is lost.
+        let mut hashes = Vec::new();
+        for id in self.log_ids()? {
+            // An unreadable log is reported by the log checks; it names no hash.
+            if let Ok(view) = self.read_session(&id) {
+                hashes.push((id, checkpoint_hashes(view.log())));
+            }
+        }
+        let git_dir = super::git_dir_of(self);
+        let mut out = FileHistoryCheck::default();
+        if !git_dir.join("HEAD").exists() {
+            for (session, found) in hashes {
+                for (message, hash) in found {
+                    let reason = match parse_oid("checkpointHash", &hash) {
+                        Ok(_) => CheckpointProblem::NoFileHistory,
+                        Err(_) => CheckpointProblem::NotASnapshotId,
+                    };
+                    out.dangling_checkpoints.push(DanglingCheckpoint {
+                        session_id: session.clone(),
+                        message_id: message,
+                        checkpoint_hash: hash,
+                        reason,
+                    });
+                }
+            }
+            return Ok(out);
+        }
+        out.exists = true;
+        let _g = read_lock(&git_dir)?;
+        let repo = open_repo(&git_dir, false)?;
+        let mut chains: HashMap<String, HashSet<Oid>> = HashMap::new();
+        for (name, target) in refs(&repo, &git_dir)? {
+            let Some((session, is_branch)) = session_of_ref(&name) else {
+                continue;
+            };
+            if is_branch {
+                out.branches += 1;
+            }
+            // Checked after the refs were listed: a session's log is created
+            // before its ref, so a ref seen without a log is not a new session.
+            if !session_exists(self, &session) {
+                out.orphan_refs.push(HistoryRef {
+                    session_id: session,
+                    ref_name: name,
+                    target: target.to_string(),
+                });
+                continue;
+            }
+            let (chain, missing) = first_parent_chain(&repo, target);
+            if let Some(m) = missing {
+                out.broken_refs.push(BrokenRef {
+                    session_id: session.clone(),
+                    ref_name: name,
+                    target: target.to_string(),
+                    missing_commit: m.to_string(),
+                });
+            }
+            if is_branch {
+                chains.insert(session, chain);
+            }
+        }
+        let empty = HashSet::new();
+        // A session deleted since its log was read took its branch along.
+        hashes.retain(|(session, _)| session_exists(self, session));
+        for (session, found) in hashes {
+            let chain = chains.get(&session).unwrap_or(&empty);
+            for (message, hash) in found {
+                let reason = match parse_oid("checkpointHash", &hash) {
+                    Err(_) => CheckpointProblem::NotASnapshotId,
+                    Ok(oid) if chain.contains(&oid) => continue,
+                    Ok(oid) if repo.find_commit(oid).is_err() => CheckpointProblem::Missing,
+                    Ok(_) => CheckpointProblem::NotOnBranch,
+                };
+                out.dangling_checkpoints.push(DanglingCheckpoint {
+                    session_id: session.clone(),
+                    message_id: message,
+                    checkpoint_hash: hash,
+                    reason,
+                });
+            }
+        }
+        out.orphan_refs.sort_by(|a, b| a.ref_name.cmp(&b.ref_name));
+        out.broken_refs.sort_by(|a, b| a.ref_name.cmp(&b.ref_name));
+        Ok(out)
+    }
+
+    /// Delete the file-history refs (branches and pending restores) of sessions
+    /// whose log no longer exists: a deleted session's history is garbage by
+    /// design, and its objects go with the next `gc`. Returns the refs deleted.
+    /// A ref that moved meanwhile, or is being updated, is left alone.
+    pub fn prune_orphan_file_history(&self) -> Result<Vec<HistoryRef>> {
+        let Some(mut hr) = HistoryRepo::open(self, false)? else {
+            return Ok(Vec::new());
+        };
+        let _g = hr.shared()?;
+        let mut out = Vec::new();
+        for (name, target) in refs(&hr.repo, &hr.git_dir)? {
+            let Some((session, _)) = session_of_ref(&name) else {
+                continue;
+            };
+            if session_exists(self, &session) {
+                continue;
+            }
+            let mut r = match hr.repo.find_reference(&name) {
+                Ok(r) if r.target() == Some(target) => r,
+                Ok(_) => continue,
+                Err(e) if e.code() == ErrorCode::NotFound => continue,
+                Err(e) => return Err(gerr(&hr.git_dir, &name, e)),
+            };
+            // libgit2 deletes only if the ref still has the target it was read with.
+            match r.delete() {
+                Ok(()) => {}
+                Err(e) if matches!(e.code(), ErrorCode::Locked | ErrorCode::Modified) => continue,
+                Err(e) => return Err(gerr(&hr.git_dir, &name, e)),
+            }
+            out.push(HistoryRef {
+                session_id: session,
+                ref_name: name,
+                target: target.to_string(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The session of a branch (`true`) or of a pending restore (`false`).
+fn session_of_ref(name: &str) -> Option<(String, bool)> {
+    match session_of_branch(name) {
+        Some(s) => Some((s, true)),
+        None => name
+            .strip_prefix(PENDING_PREFIX)
+            .map(|s| (s.replace("%2E", "."), false)),
+    }
+}
+
+fn session_exists(store: &Store, session_id: &str) -> bool {
+    store.log_path(session_id).is_ok_and(|p| p.exists())
+}
+
+/// A shared `flock` on the repository's lock file, opened for reading only (and
+/// not created), so that no `gc` deletes packs while they are read.
+fn read_lock(git_dir: &Path) -> Result<Option<super::repo::Held>> {
+    let p = git_dir.join(LOCK_FILE);
+    let f = match File::open(&p) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&p, e)),
+    };
+    f.lock_shared().at(&p)?;
+    Ok(Some(super::repo::Held(std::sync::Arc::new(f))))
+}
+
+/// The commits from `tip` down its first parents (the snapshots of a branch),
+/// and the first one missing or unreadable, if the chain breaks.
+fn first_parent_chain(repo: &Repository, tip: Oid) -> (HashSet<Oid>, Option<Oid>) {
+    let mut chain = HashSet::new();
+    let mut cur = Some(tip);
+    while let Some(c) = cur {
+        if chain.contains(&c) {
+            break;
+        }
+        match repo.find_commit(c) {
+            Ok(commit) => {
+                chain.insert(c);
+                cur = commit.parent_id(0).ok();
+            }
+            Err(_) => return (chain, Some(c)),
+        }
+    }
+    (chain, None)
+}
+
+/// The `checkpointHash` strings of a log's messages (patches applied), by
+/// message id, in log order.
+fn checkpoint_hashes(log: &LoadedLog) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in &log.entries {
+        let patches = log.patches.get(&e.id);
+        let patched = patches.is_some_and(|p| {
+            p.iter()
+                .any(|(_, v)| v.to_string().contains("\"checkpointHash\""))
+        });
+        if !patched && !e.raw.contains("\"checkpointHash\"") {
+            continue;
+        }
+        let Ok(mut v) = serde_json::from_str::<Value>(&e.raw) else {
+            continue;
+        };
+        for (_, p) in patches.into_iter().flatten() {
+            merge_patch(&mut v, p);
+        }
+        if let Some(h) = v.get("checkpointHash").and_then(Value::as_str) {
+            out.push((e.id.clone(), h.to_string()));
+        }
+    }
+    out
 }

@@ -1,0 +1,269 @@
+//! Store-wide file-history maintenance: gc progress, and the read-only check of
+//! the links between the logs and the repository (with the repair of orphans).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use sessionkit::{
+    CheckpointProblem, GcPhase, GcProgress, RewindMode, Session, Store, StoreOptions,
+};
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    store: Store,
+}
+
+fn env() -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("project");
+    fs::create_dir_all(&root).unwrap();
+    let root = fs::canonicalize(&root).unwrap();
+    let store = Store::open(
+        &root,
+        StoreOptions {
+            home: Some(tmp.path().join("home")),
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
+    Env {
+        _tmp: tmp,
+        root,
+        store,
+    }
+}
+
+impl Env {
+    /// A session with a user input and an edit of `file`: two snapshots.
+    fn session_editing(&self, file: &str, content: &str) -> (Session, String) {
+        let s = self.store.create_session(Default::default()).unwrap();
+        let u = s
+            .user_input(json!({"content": format!("edit {file}")}))
+            .unwrap()
+            .id()
+            .to_string();
+        s.before_edit(&[file]).unwrap();
+        fs::write(self.root.join(file), content).unwrap();
+        s.after_edit(&[file]).unwrap();
+        (s, u)
+    }
+
+    fn git_dir(&self) -> PathBuf {
+        self.store.dir().join("file-history/.git")
+    }
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    for e in fs::read_dir(dir).unwrap().flatten() {
+        let m = e.metadata().unwrap();
+        total += if m.is_dir() {
+            dir_bytes(&e.path())
+        } else {
+            m.len()
+        };
+    }
+    total
+}
+
+/// Every file under `dir` with its size, modification time and inode: what a
+/// write of any kind would change.
+fn tree_state(dir: &Path) -> BTreeMap<PathBuf, (u64, i64, i64, u64)> {
+    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, (u64, i64, i64, u64)>) {
+        for e in fs::read_dir(dir).unwrap().flatten() {
+            let m = fs::symlink_metadata(e.path()).unwrap();
+            out.insert(e.path(), (m.len(), m.mtime(), m.mtime_nsec(), m.ino()));
+            if m.is_dir() {
+                walk(&e.path(), out);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, &mut out);
+    out
+}
+
+#[test]
+fn gc_reports_each_phase_up_to_its_total_and_the_bytes_freed() {
+    let e = env();
+    let big: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+    let (doomed, _) = e.session_editing("big.txt", &big);
+    let doomed_id = doomed.id().to_string();
+    drop(doomed);
+    let (kept, u) = e.session_editing("small.txt", "kept\n");
+    e.store.delete_session(&doomed_id).unwrap();
+
+    let objects = e.git_dir().join("objects");
+    let before = dir_bytes(&objects);
+    let mut events: Vec<GcProgress> = Vec::new();
+    let report = e.store.gc_with_progress(&mut |p| events.push(p)).unwrap();
+
+    assert!(report.bytes_freed > 0, "{report:?}");
+    assert_eq!(report.bytes_before, before);
+    assert_eq!(report.bytes_after, dir_bytes(&objects));
+    assert_eq!(report.bytes_freed, report.bytes_before - report.bytes_after);
+
+    // Each phase once, in order, its counts rising from 0 to its total.
+    let mut phases: Vec<GcPhase> = events.iter().map(|p| p.phase).collect();
+    phases.dedup();
+    assert_eq!(
+        phases,
+        [GcPhase::Marking, GcPhase::Packing, GcPhase::Pruning],
+        "{events:?}"
+    );
+    for phase in phases {
+        let run: Vec<&GcProgress> = events.iter().filter(|p| p.phase == phase).collect();
+        let total = run[0].total;
+        assert!(total > 0, "{phase:?}: {events:?}");
+        assert_eq!(run[0].done, 0, "{phase:?} starts at 0");
+        assert!(run.iter().all(|p| p.total == total), "{phase:?}: {run:?}");
+        assert!(
+            run.windows(2).all(|w| w[0].done < w[1].done),
+            "{phase:?} only rises: {run:?}"
+        );
+        assert_eq!(
+            run.last().unwrap().done,
+            total,
+            "{phase:?} ends at its total"
+        );
+    }
+    let marking = events.iter().find(|p| p.phase == GcPhase::Marking).unwrap();
+    assert_eq!(marking.total, report.branches as u64);
+    let packing = events.iter().find(|p| p.phase == GcPhase::Packing).unwrap();
+    assert_eq!(packing.total, report.objects_after as u64);
+
+    // Nothing left to do: only the branches are walked.
+    let mut events = Vec::new();
+    let again = e.store.gc_with_progress(&mut |p| events.push(p)).unwrap();
+    assert_eq!(again.bytes_freed, 0);
+    assert!(
+        events.iter().all(|p| p.phase == GcPhase::Marking),
+        "{events:?}"
+    );
+
+    // The surviving session still undoes.
+    kept.rewind(&u, RewindMode::Files, false).unwrap();
+    assert!(!e.root.join("small.txt").exists());
+}
+
+#[test]
+fn a_healthy_store_checks_clean_without_writing_even_while_a_session_is_open() {
+    let e = env();
+    let (a, _) = e.session_editing("a.txt", "a\n");
+    let (b, _) = e.session_editing("b.txt", "b\n");
+    b.close().unwrap();
+    // `a` stays open: its writer lock is held.
+    let before = tree_state(e.store.dir());
+    let c = e.store.check_file_history().unwrap();
+    assert_eq!(tree_state(e.store.dir()), before, "the check wrote");
+    assert!(c.exists);
+    assert_eq!(c.branches, 2);
+    assert!(c.is_healthy(), "{c:?}");
+    assert!(c.orphan_refs.is_empty() && c.broken_refs.is_empty());
+    assert!(c.dangling_checkpoints.is_empty(), "{c:?}");
+    drop(a);
+}
+
+#[test]
+fn checkpoint_hashes_that_name_no_snapshot_are_reported_with_why() {
+    let e = env();
+    let (a, _) = e.session_editing("a.txt", "a\n");
+    let (b, _) = e.session_editing("b.txt", "b\n");
+    let b_snapshot = b.last_snapshot().unwrap().unwrap();
+    let lost = "0123456789abcdef0123456789abcdef01234567";
+    a.append(json!({"id": "lost", "role": "user", "content": "x", "checkpointHash": lost}))
+        .unwrap();
+    a.append(json!({"id": "foreign", "role": "user", "content": "y", "checkpointHash": "abc123"}))
+        .unwrap();
+    a.append(json!({"id": "other", "role": "user", "content": "z", "checkpointHash": b_snapshot}))
+        .unwrap();
+    let c = e.store.check_file_history().unwrap();
+    let got: Vec<(&str, &str, CheckpointProblem)> = c
+        .dangling_checkpoints
+        .iter()
+        .map(|d| {
+            assert_eq!(d.session_id, a.id());
+            (d.message_id.as_str(), d.checkpoint_hash.as_str(), d.reason)
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("lost", lost, CheckpointProblem::Missing),
+            ("foreign", "abc123", CheckpointProblem::NotASnapshotId),
+            ("other", b_snapshot.as_str(), CheckpointProblem::NotOnBranch),
+        ]
+    );
+    // Only the lost snapshot is damage.
+    assert!(!c.is_healthy());
+    assert!(CheckpointProblem::Missing.is_damage());
+    assert!(!CheckpointProblem::NotOnBranch.is_damage());
+}
+
+#[test]
+fn without_a_repository_checkpoint_hashes_came_from_elsewhere() {
+    let e = env();
+    let s = e.store.create_session(Default::default()).unwrap();
+    s.append(json!({"id": "u", "role": "user", "content": "x",
+        "checkpointHash": "0123456789abcdef0123456789abcdef01234567"}))
+        .unwrap();
+    let c = e.store.check_file_history().unwrap();
+    assert!(!c.exists);
+    assert_eq!(c.dangling_checkpoints.len(), 1);
+    assert_eq!(
+        c.dangling_checkpoints[0].reason,
+        CheckpointProblem::NoFileHistory
+    );
+    assert!(c.is_healthy(), "{c:?}");
+    assert!(!e.git_dir().exists(), "the check created the repository");
+}
+
+#[test]
+fn refs_of_vanished_sessions_are_orphans_and_pruned_and_broken_refs_reported() {
+    let e = env();
+    let (gone, _) = e.session_editing("a.txt", "a\n");
+    let gone_id = gone.id().to_string();
+    drop(gone);
+    let (broken, _) = e.session_editing("b.txt", "b\n");
+    let broken_id = broken.id().to_string();
+    drop(broken);
+    let (fine, u) = e.session_editing("c.txt", "c\n");
+    // A log removed by hand leaves its branch behind.
+    fs::remove_file(e.store.log_path(&gone_id).unwrap()).unwrap();
+    // A branch pointing at a commit that is not there.
+    let missing = "89abcdef0123456789abcdef0123456789abcdef";
+    fs::write(
+        e.git_dir().join("refs/heads").join(&broken_id),
+        format!("{missing}\n"),
+    )
+    .unwrap();
+
+    let c = e.store.check_file_history().unwrap();
+    assert_eq!(c.branches, 3);
+    assert_eq!(c.orphan_refs.len(), 1, "{c:?}");
+    assert_eq!(c.orphan_refs[0].session_id, gone_id);
+    assert_eq!(c.orphan_refs[0].ref_name, format!("refs/heads/{gone_id}"));
+    assert_eq!(c.broken_refs.len(), 1, "{c:?}");
+    assert_eq!(c.broken_refs[0].session_id, broken_id);
+    assert_eq!(c.broken_refs[0].missing_commit, missing);
+    assert!(!c.is_healthy());
+
+    // The repair deletes the orphan only; the broken branch is left as it is.
+    let pruned = e.store.prune_orphan_file_history().unwrap();
+    assert_eq!(pruned, c.orphan_refs);
+    let c = e.store.check_file_history().unwrap();
+    assert!(c.orphan_refs.is_empty(), "{c:?}");
+    assert_eq!(c.broken_refs.len(), 1);
+    assert_eq!(c.branches, 2);
+    assert!(e.store.prune_orphan_file_history().unwrap().is_empty());
+
+    // gc then frees the orphan's objects, and the other sessions still undo.
+    fs::remove_file(e.git_dir().join("refs/heads").join(&broken_id)).unwrap();
+    assert!(e.store.gc().unwrap().bytes_freed > 0);
+    fine.rewind(&u, RewindMode::Files, false).unwrap();
+    assert!(!e.root.join("c.txt").exists());
+}
