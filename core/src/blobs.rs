@@ -3,6 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -54,7 +55,14 @@ impl BlobStore {
     pub fn put(&self, bytes: &[u8], sync: bool) -> Result<BlobRef> {
         let sha = hex(&Sha256::digest(bytes));
         let path = self.path_of(&sha)?;
-        if !path.exists() {
+        if path.exists() {
+            // A blob in use again is young again, so a gc running now, which
+            // deletes only unreferenced blobs older than its grace period, cannot
+            // take it away before the log line that refers to it is written.
+            fs::File::open(&path)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+                .at(&path)?;
+        } else {
             let parent = path.parent().unwrap_or(&self.dir);
             let fresh_dir = !parent.exists();
             fsutil::create_private_dir(parent)?;
@@ -72,6 +80,41 @@ impl BlobStore {
     }
 
     /// Read a blob back, checking its digest.
+    /// Every blob file: its digest, path, length and modification time.
+    pub(crate) fn files(&self) -> Result<Vec<(String, PathBuf, u64, SystemTime)>> {
+        let mut out = Vec::new();
+        let top = match fs::read_dir(&self.dir) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(Error::io(&self.dir, e)),
+        };
+        for d in top {
+            let d = d.at(&self.dir)?;
+            let Some(hh) = d.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if hh.len() != 2 || !d.file_type().at(&d.path())?.is_dir() {
+                continue;
+            }
+            for f in fs::read_dir(d.path()).at(&d.path())? {
+                let f = f.at(&d.path())?;
+                let Some(rest) = f.file_name().to_str().map(str::to_owned) else {
+                    continue;
+                };
+                let digest = format!("{hh}{rest}");
+                let Ok(path) = self.path_of(&digest) else {
+                    continue;
+                }; // .tmp-* and others
+                let m = f.metadata().at(&path)?;
+                if m.is_file() {
+                    out.push((digest, path, m.len(), m.modified().at(&f.path())?));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
     pub fn get(&self, r: &BlobRef) -> Result<Vec<u8>> {
         let path = self.path_of(&r.sha256)?;
         let bytes = fs::read(&path).map_err(|e| {
@@ -136,26 +179,6 @@ impl BlobStore {
 
     /// Every blob digest present on disk.
     pub fn list(&self) -> Result<Vec<String>> {
-        let mut out = Vec::new();
-        let rd = match fs::read_dir(&self.dir) {
-            Ok(rd) => rd,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-            Err(e) => return Err(Error::io(&self.dir, e)),
-        };
-        for d in rd {
-            let d = d.at(&self.dir)?;
-            let prefix = d.file_name().to_string_lossy().into_owned();
-            if prefix.len() != 2 {
-                continue;
-            }
-            for f in fs::read_dir(d.path()).at(&d.path())? {
-                let f = f.at(&d.path())?;
-                let rest = f.file_name().to_string_lossy().into_owned();
-                if rest.len() == 62 {
-                    out.push(format!("{prefix}{rest}"));
-                }
-            }
-        }
-        Ok(out)
+        Ok(self.files()?.into_iter().map(|(d, ..)| d).collect())
     }
 }

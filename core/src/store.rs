@@ -18,6 +18,7 @@ use crate::log::{self, LoadedLog, ReadReport};
 use crate::options::{Durability, StoreOptions};
 use crate::project::project_code;
 use crate::session::{CreateOptions, Session};
+use crate::undo::{GcPhase, GcProgress};
 use crate::views::{finish_model_view, Branch, Message, ModelViewOptions, TreeNode};
 
 /// Entries of a project directory that no session id may take.
@@ -33,6 +34,62 @@ pub(crate) struct StoreInner {
     /// The index as this handle last wrote it, reused while the file is still the
     /// one written (see [`IndexCache`]).
     index_cache: parking_lot::Mutex<Option<IndexCache>>,
+}
+
+/// How old an unreferenced blob must be before [`Store::gc_blobs`] deletes it.
+pub const BLOB_GC_GRACE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// What [`Store::gc_blobs`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlobGcReport {
+    pub blobs_before: usize,
+    pub bytes_before: u64,
+    pub blobs_removed: usize,
+    pub bytes_freed: u64,
+    /// Unreferenced blobs kept because they are younger than the grace period.
+    pub kept_young: usize,
+}
+
+/// The digests of every object with a `"sha256": "<64 hex>"` member in a log:
+/// every blob reference (a message's `contentBlob`/`contentParamsBlob`, also
+/// inside compaction records), and possibly more, which only keeps a blob longer.
+/// A line can only name one if it holds `sha256` or a `\u` escape (a key may be
+/// spelled with escapes), so only those lines are parsed; a line that is not
+/// valid JSON keeps every 64-hex-digit run in it.
+fn blob_digests_in(bytes: &[u8]) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(d)) = m.get("sha256") {
+                    if d.len() == 64 && d.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+                        out.push(d.clone());
+                    }
+                }
+                m.values().for_each(|x| walk(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        let maybe = memchr::memmem::find(line, b"sha256").is_some()
+            || memchr::memmem::find(line, b"\\u").is_some();
+        if maybe {
+            match serde_json::from_slice::<Value>(line) {
+                Ok(v) => walk(&v, &mut out),
+                // A line the reader skips may still be repaired by hand: keep every
+                // digest-shaped run it holds.
+                Err(_) => out.extend(
+                    line.split(|b| !b.is_ascii_hexdigit())
+                        .filter(|run| run.len() == 64)
+                        .map(|run| String::from_utf8_lossy(run).to_ascii_lowercase()),
+                ),
+            }
+        }
+    }
+    out
 }
 
 /// The last index this handle wrote, with the file it wrote it to. Holding the
@@ -313,6 +370,101 @@ impl Store {
         }
         idx.sort();
         Ok((idx, problems))
+    }
+
+    /// Delete the blobs that no session or subagent log of the project refers to
+    /// (left by deleted sessions), and report what was freed. A blob younger than
+    /// [`BLOB_GC_GRACE`] is kept even when unreferenced: a writer stores (or
+    /// touches, when it reuses one) a blob before it writes the line that refers
+    /// to it, so an append in flight never loses its blob. Takes no lock.
+    pub fn gc_blobs(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<BlobGcReport> {
+        let started = std::time::SystemTime::now();
+        let blobs = self.inner.blobs.files()?;
+        let mut report = BlobGcReport {
+            blobs_before: blobs.len(),
+            bytes_before: blobs.iter().map(|b| b.2).sum(),
+            ..BlobGcReport::default()
+        };
+        if blobs.is_empty() {
+            return Ok(report);
+        }
+        let logs = self.all_log_paths()?;
+        let mut referenced = std::collections::HashSet::new();
+        let total = logs.len() as u64;
+        for (i, path) in logs.iter().enumerate() {
+            progress(GcProgress {
+                phase: GcPhase::ScanningLogs,
+                done: i as u64,
+                total,
+            });
+            match fs::read(path) {
+                Ok(bytes) => referenced.extend(blob_digests_in(&bytes)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {} // deleted meanwhile
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        }
+        progress(GcProgress {
+            phase: GcPhase::ScanningLogs,
+            done: total,
+            total,
+        });
+        let cutoff = started - BLOB_GC_GRACE;
+        let unreferenced: Vec<_> = blobs
+            .into_iter()
+            .filter(|(digest, ..)| !referenced.contains(digest.as_str()))
+            .collect();
+        let total = unreferenced.len() as u64;
+        for (i, (_, path, len, _)) in unreferenced.iter().enumerate() {
+            progress(GcProgress {
+                phase: GcPhase::PruningBlobs,
+                done: i as u64,
+                total,
+            });
+            // Checked again now: a writer may have reused it since the listing.
+            let young = match fs::metadata(path).and_then(|m| m.modified()) {
+                Ok(t) => t > cutoff,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(path, e)),
+            };
+            if young {
+                report.kept_young += 1;
+            } else if fsutil::remove_file_if_exists(path)? {
+                report.blobs_removed += 1;
+                report.bytes_freed += len;
+            }
+        }
+        if total > 0 {
+            progress(GcProgress {
+                phase: GcPhase::PruningBlobs,
+                done: total,
+                total,
+            });
+        }
+        Ok(report)
+    }
+
+    /// Every session log and subagent log in the project directory, including
+    /// the subagents of sessions whose main log is gone.
+    fn all_log_paths(&self) -> Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        for id in self.log_ids()? {
+            out.push(self.log_path(&id)?);
+        }
+        for d in fs::read_dir(&self.inner.dir).at(&self.inner.dir)? {
+            let d = d.at(&self.inner.dir)?;
+            let sub = d.path().join("subagents");
+            let Ok(rd) = fs::read_dir(&sub) else { continue };
+            for f in rd {
+                let f = f.at(&sub)?;
+                if f.file_name()
+                    .to_str()
+                    .is_some_and(|n| n.ends_with(".jsonl"))
+                {
+                    out.push(f.path());
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Rebuild the index from the session logs, replacing whatever was there.

@@ -403,6 +403,11 @@ pub enum GcPhase {
     Packing,
     /// Deleting the old packs, loose objects and leftovers; counts files.
     Pruning,
+    /// Reading the session and subagent logs for the blobs they refer to
+    /// ([`Store::gc_blobs`]); counts logs.
+    ScanningLogs,
+    /// Deleting blobs no log refers to; counts candidate blobs.
+    PruningBlobs,
 }
 
 /// How far a gc got: `done` of `total` in `phase`. Within a phase `done` only

@@ -561,36 +561,69 @@ fn gc_bar(on_terminal: bool, message: &'static str, len: Option<u64>) -> Progres
     bar
 }
 
+/// What `gc` did: the file history's report, with the blobs' beside it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GcOutput {
+    #[serde(flatten)]
+    file_history: sessionkit::GcReport,
+    blobs: sessionkit::BlobGcReport,
+}
+
 pub fn gc(ctx: &Ctx) -> Result<Output> {
     let on_terminal = std::io::stderr().is_terminal();
     let mut bar = gc_bar(on_terminal, "opening the file history", None);
     let mut phase = None;
-    let r = ctx.store.gc_with_progress(&mut |p| {
+    let mut report = |p: sessionkit::GcProgress| {
         if phase != Some(p.phase) {
             phase = Some(p.phase);
             let message = match p.phase {
                 GcPhase::Marking => "walking session branches",
                 GcPhase::Packing => "packing reachable objects",
                 GcPhase::Pruning => "removing unreachable objects",
+                GcPhase::ScanningLogs => "reading logs for blob references",
+                GcPhase::PruningBlobs => "removing unreferenced blobs",
             };
             bar.finish_and_clear();
             bar = gc_bar(on_terminal, message, Some(p.total));
         }
         bar.set_position(p.done);
-    });
+    };
+    let r = ctx
+        .store
+        .gc_with_progress(&mut report)
+        .and_then(|h| Ok((h, ctx.store.gc_blobs(&mut report)?)));
+    drop(report);
     bar.finish_and_clear();
-    let r = r?;
+    let (h, b) = r?;
     if ctx.json {
-        return Output::json(&r);
+        return Output::json(&GcOutput {
+            file_history: h,
+            blobs: b,
+        });
     }
     Ok(Output::Text(format!(
-        "{} {} bytes freed ({} → {} objects, {} → {} bytes, {} session branch(es) kept)\n",
+        "{} {} bytes freed ({} → {} objects, {} → {} bytes, {} session branch(es) kept)\n\
+         {} {} bytes freed ({} of {} blobs removed{})\n",
         paint(GOOD, "gc"),
-        r.bytes_freed,
-        r.objects_before,
-        r.objects_after,
-        r.bytes_before,
-        r.bytes_after,
-        r.branches
+        h.bytes_freed,
+        h.objects_before,
+        h.objects_after,
+        h.bytes_before,
+        h.bytes_after,
+        h.branches,
+        paint(GOOD, "blobs"),
+        b.bytes_freed,
+        b.blobs_removed,
+        b.blobs_before,
+        if b.kept_young > 0 {
+            format!(
+                "; {} unreferenced but younger than {} min, kept",
+                b.kept_young,
+                sessionkit::BLOB_GC_GRACE.as_secs() / 60
+            )
+        } else {
+            String::new()
+        }
     )))
 }

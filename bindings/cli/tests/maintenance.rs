@@ -255,6 +255,7 @@ fn gc_frees_unreachable_objects_and_sessions_still_load_and_undo() {
     assert_eq!(
         keys,
         [
+            "blobs",
             "branches",
             "bytesAfter",
             "bytesBefore",
@@ -289,4 +290,57 @@ fn gc_frees_unreachable_objects_and_sessions_still_load_and_undo() {
     // A second gc has nothing more to free.
     let v = env.json(&["gc"]);
     assert!(v["bytesFreed"].as_u64().unwrap() < 4096, "{v:#}");
+}
+
+#[test]
+fn gc_removes_blobs_of_deleted_sessions_once_they_are_old() {
+    let env = Env::new();
+    let store = env.store();
+    let huge: String = "a large tool result\n".repeat(20_000); // over the 256 KiB threshold
+    for (id, text) in [
+        ("kept", format!("kept {huge}")),
+        ("gone", format!("gone {huge}")),
+    ] {
+        let s = store
+            .create_session(CreateOptions {
+                title: None,
+                id: Some(id.into()),
+            })
+            .unwrap();
+        s.append(json!({"role": "tool", "content": text})).unwrap();
+        s.close().unwrap();
+    }
+    env.json(&["delete", "gone"]);
+    let blobs_dir = store.index_path().parent().unwrap().join("blobs");
+    let files = || -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(&blobs_dir)
+            .unwrap()
+            .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+            .map(|f| f.unwrap().path())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(files().len(), 2);
+
+    // Young blobs are kept even when no log names them.
+    let v = env.json(&["gc"]);
+    assert_eq!(v["blobs"]["blobsRemoved"], 0, "{v:#}");
+    assert_eq!(v["blobs"]["keptYoung"], 1, "{v:#}");
+
+    let old = std::time::SystemTime::now() - sessionkit::BLOB_GC_GRACE * 2;
+    for f in files() {
+        std::fs::File::open(&f).unwrap().set_modified(old).unwrap();
+    }
+    let v = env.json(&["gc"]);
+    assert_eq!(v["blobs"]["blobsBefore"], 2, "{v:#}");
+    assert_eq!(v["blobs"]["blobsRemoved"], 1, "{v:#}");
+    assert!(
+        v["blobs"]["bytesFreed"].as_u64().unwrap() > 256 << 10,
+        "{v:#}"
+    );
+    assert_eq!(files().len(), 1);
+    let view = store.read_session("kept").unwrap().active_path().unwrap();
+    assert_eq!(view[0].value()["content"], format!("kept {huge}"));
+    doctor(&env, &[], 0);
 }
