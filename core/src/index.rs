@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::log::{self, ReadReport};
-use crate::records::{content_text, kind};
+use crate::records::{content_text_ref, kind};
 
 pub const INDEX_FILE: &str = "sessions-index.json";
 pub const INDEX_VERSION: u64 = 1;
@@ -282,7 +282,7 @@ impl IndexEntry {
         if let Some(id) = m.get("id").and_then(Value::as_str) {
             self.head_id = Some(id.to_string());
         }
-        let text = || m.get("content").and_then(content_text);
+        let text = || m.get("content").and_then(content_text_ref);
         match m.get("role").and_then(Value::as_str) {
             Some("user") if self.title.is_empty() && !self.title_set => {
                 if let Some(t) = text() {

@@ -296,8 +296,13 @@ pub(crate) fn prepare_message(
 /// The plain text of a message's `content`: a string as is, or the `text` of each
 /// block of an array, joined by newlines.
 pub fn content_text(content: &Value) -> Option<String> {
+    content_text_ref(content).map(std::borrow::Cow::into_owned)
+}
+
+/// [`content_text`], borrowed when `content` is a string.
+pub(crate) fn content_text_ref(content: &Value) -> Option<std::borrow::Cow<'_, str>> {
     match content {
-        Value::String(s) => Some(s.clone()),
+        Value::String(s) => Some(s.as_str().into()),
         Value::Array(blocks) => {
             let parts: Vec<&str> = blocks
                 .iter()
@@ -312,7 +317,7 @@ pub fn content_text(content: &Value) -> Option<String> {
             if parts.is_empty() {
                 None
             } else {
-                Some(parts.join("\n"))
+                Some(parts.join("\n").into())
             }
         }
         _ => None,
