@@ -18,6 +18,9 @@ use crate::records::{kind, Probe, FORMAT_VERSION};
 /// log gets a buffer of its own size).
 const CHUNK: usize = 2 << 20;
 
+/// Logs at least this long are validated on two threads (see `probe_all`).
+const PARALLEL_LOG_BYTES: u64 = 8 << 20;
+
 /// A line (or part of one) that the reader could not use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -176,13 +179,16 @@ fn emit<'a>(line: &'a [u8], number: u64, offset: u64, report: &mut ReadReport) -
     })
 }
 
-/// [`probe`] of each line, in order; with many bytes, half of them on a second
-/// thread (validating JSON is most of what a resume costs).
-fn probe_all<'a>(lines: &[Line<'a>]) -> Vec<std::result::Result<(&'a str, Probe<'a>), String>> {
+/// [`probe`] of each line, in order; with `parallel` and many bytes, half of
+/// them on a second thread (validating JSON is most of what a resume costs).
+fn probe_all<'a>(
+    lines: &[Line<'a>],
+    parallel: bool,
+) -> Vec<std::result::Result<(&'a str, Probe<'a>), String>> {
     const PARALLEL_BYTES: usize = 256 << 10;
     let total: usize = lines.iter().map(|l| l.bytes.len()).sum();
     let probe_each = |ls: &[Line<'a>]| ls.iter().map(|l| probe(l.bytes)).collect::<Vec<_>>();
-    if total < PARALLEL_BYTES || lines.len() < 2 {
+    if !parallel || total < PARALLEL_BYTES || lines.len() < 2 {
         return probe_each(lines);
     }
     // Split where half of the bytes are behind.
@@ -304,8 +310,11 @@ pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
     let mut unsupported: Option<String> = None;
     // The head as an index into `entries`: a head is always a loaded message.
     let mut head: Option<usize> = None;
+    // A second thread pays for itself only on a large log: its first use costs
+    // about a millisecond (stack, allocator arena), a whole 1 MiB resume.
+    let parallel = file.metadata().at(path)?.len() >= PARALLEL_LOG_BYTES;
     let end = scan_chunks(file, path, 0, &mut report, |lines, report| {
-        let probes = probe_all(lines);
+        let probes = probe_all(lines, parallel);
         for (line, probed) in lines.iter().zip(probes) {
             fold_line(
                 &mut log,
@@ -441,7 +450,7 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    /// `load_from` probes a chunk's lines on two threads; folding them one by one
+    /// `load_from` probes a large log's chunks on two threads; folding them one by one
     /// through `scan` must give the same log, report included, in the same order.
     #[test]
     fn parallel_probing_folds_like_one_line_at_a_time() {
@@ -451,7 +460,7 @@ mod tests {
         writeln!(f, r#"{{"type":"session","version":1,"sessionId":"s"}}"#).unwrap();
         let pad = "x\\\"y".repeat(300);
         let mut parent = String::from("null");
-        for i in 0..6000u32 {
+        for i in 0..8000u32 {
             match i % 97 {
                 13 => writeln!(f, "{{\"type\":\"message\",\"id\":\"bad{i}\",").unwrap(),
                 29 => f.write_all(b"\0\0\0\n").unwrap(),
@@ -479,7 +488,7 @@ mod tests {
         }
         f.write_all(b"{\"torn\":").unwrap();
         drop(f);
-        assert!(std::fs::metadata(&path).unwrap().len() > 3 * CHUNK as u64);
+        assert!(std::fs::metadata(&path).unwrap().len() > PARALLEL_LOG_BYTES);
 
         let got = load(&path).unwrap();
 
