@@ -13,10 +13,14 @@ use serde_json::{Map, Value};
 use crate::error::{Error, IoContext, Result};
 use crate::records::{kind, Probe, FORMAT_VERSION};
 
-/// How much `scan` reads at a time: enough for two threads to share the
-/// validation of a chunk, and no more than a small part of a large log (a small
-/// log gets a buffer of its own size).
-const CHUNK: usize = 2 << 20;
+/// How much `scan` reads at a time: small enough to stay in cache while its lines
+/// are parsed and copied, and not to add much to the footprint of resuming a
+/// small log.
+const CHUNK: usize = 256 << 10;
+
+/// The chunk of a log validated on two threads: enough for each to have a
+/// share worth starting for.
+const PARALLEL_CHUNK: usize = 2 << 20;
 
 /// Logs at least this long are validated on two threads (see `probe_all`).
 const PARALLEL_LOG_BYTES: u64 = 8 << 20;
@@ -86,16 +90,18 @@ pub(crate) fn scan(
     report: &mut ReadReport,
     mut f: impl FnMut(Line<'_>, &mut ReadReport) -> Result<()>,
 ) -> Result<u64> {
-    scan_chunks(file, path, start, report, |lines, report| {
+    scan_chunks(file, path, start, CHUNK, report, |lines, report| {
         lines.drain(..).try_for_each(|line| f(line, report))
     })
 }
 
-/// [`scan`], handing `f` the lines a chunk at a time (in order; `f` may drain them).
+/// [`scan`], reading `chunk` bytes at a time and handing `f` the lines of each
+/// (in order; `f` may drain them).
 pub(crate) fn scan_chunks(
     file: &mut File,
     path: &Path,
     start: u64,
+    chunk: usize,
     report: &mut ReadReport,
     mut f: impl FnMut(&mut Vec<Line<'_>>, &mut ReadReport) -> Result<()>,
 ) -> Result<u64> {
@@ -103,7 +109,7 @@ pub(crate) fn scan_chunks(
     let size = file.metadata().at(path)?.len();
     file.seek(SeekFrom::Start(start)).at(path)?;
     // A small log gets a buffer its size, not a whole chunk.
-    let cap = CHUNK.min(size.saturating_sub(start) as usize + 1);
+    let cap = chunk.min(size.saturating_sub(start) as usize + 1);
     let mut buf: Vec<u8> = Vec::with_capacity(cap);
     let mut base = start; // file offset of buf[0]
     let mut number = 0u64;
@@ -115,7 +121,7 @@ pub(crate) fn scan_chunks(
             // Read into spare capacity: zero-filling a whole chunk first cost more
             // than reading a small log.
             let n = (&mut *file)
-                .take(CHUNK as u64)
+                .take(chunk as u64)
                 .read_to_end(&mut buf)
                 .at(path)?;
             debug_assert_eq!(buf.len(), len + n);
@@ -313,7 +319,8 @@ pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
     // A second thread pays for itself only on a large log: its first use costs
     // about a millisecond (stack, allocator arena), a whole 1 MiB resume.
     let parallel = file.metadata().at(path)?.len() >= PARALLEL_LOG_BYTES;
-    let end = scan_chunks(file, path, 0, &mut report, |lines, report| {
+    let chunk = if parallel { PARALLEL_CHUNK } else { CHUNK };
+    let end = scan_chunks(file, path, 0, chunk, &mut report, |lines, report| {
         let probes = probe_all(lines, parallel);
         for (line, probed) in lines.iter().zip(probes) {
             fold_line(
