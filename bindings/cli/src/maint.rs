@@ -593,7 +593,6 @@ pub fn gc(ctx: &Ctx) -> Result<Output> {
         .store
         .gc_with_progress(&mut report)
         .and_then(|h| Ok((h, ctx.store.gc_blobs(&mut report)?)));
-    drop(report);
     bar.finish_and_clear();
     let (h, b) = r?;
     if ctx.json {
