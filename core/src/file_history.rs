@@ -8,7 +8,7 @@
 //! marks of files read). The latest snapshot is kept in memory, so a new one
 //! reads only the tracked files and writes only what changed, as one pack: its
 //! cost grows with the files touched, never with the project's size. The byte
-//! layout is in docs/FORMAT-file-history.md.
+//! layout is in docs/FORMAT.md §19.
 //!
 //! Submodules: `repo` (opening, locks, refs, packs), `objects` (trees and commits
 //! built in memory), `maintenance` (branches of deleted sessions, gc, sizes).
