@@ -23,6 +23,11 @@ pub struct BlobStore {
     dir: PathBuf,
 }
 
+/// Whether `s` is a blob's name: 64 lowercase hex digits of a SHA-256.
+pub(crate) fn is_digest(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -39,11 +44,7 @@ impl BlobStore {
     }
 
     pub fn path_of(&self, sha256: &str) -> Result<PathBuf> {
-        if sha256.len() != 64
-            || !sha256
-                .bytes()
-                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-        {
+        if !is_digest(sha256) {
             return Err(Error::Corrupt(format!(
                 "blob reference {sha256:?} is not a SHA-256 hex digest"
             )));

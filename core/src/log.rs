@@ -137,15 +137,15 @@ pub(crate) fn scan_chunks(
         }
         f(&mut lines, report)?;
         drop(lines);
-        // NUL runs were reported as the chunk was split, before `f` reported the
-        // lines it skipped: put them back in file order.
-        report.skipped[first_skip..].sort_by_key(|s| (s.line, s.offset));
         buf.drain(..pos);
         base += pos as u64;
         if eof {
             break;
         }
     }
+    // NUL runs were reported as each chunk was split, before `f` reported the
+    // lines of that chunk it skipped: put them all in file order.
+    report.skipped[first_skip..].sort_by_key(|s| (s.line, s.offset));
     if !buf.is_empty() {
         let nul = buf.iter().all(|&b| b == 0);
         report.torn_tail = Some(SkippedLine {

@@ -62,7 +62,7 @@ fn blob_digests_in(bytes: &[u8]) -> Vec<String> {
         match v {
             Value::Object(m) => {
                 if let Some(Value::String(d)) = m.get("sha256") {
-                    if d.len() == 64 && d.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+                    if crate::blobs::is_digest(d) {
                         out.push(d.clone());
                     }
                 }
