@@ -414,6 +414,14 @@ pub fn doctor(ctx: &Ctx, repair: bool) -> Result<(Output, u8)> {
     Ok((Output::Text(doctor_text(&report)), code))
 }
 
+/// A check's state word, with the error that made it fail when there is one.
+fn failed_state(state: &str, error: Option<&str>) -> String {
+    match error {
+        Some(e) => format!("{state}: {e}"),
+        None => state.to_string(),
+    }
+}
+
 fn doctor_text(r: &DoctorReport) -> String {
     let mut s = format!("{} {}\n", paint(BOLD, "store"), r.store);
     let i = &r.index;
@@ -428,16 +436,7 @@ fn doctor_text(r: &DoctorReport) -> String {
                 i.stale_entries.len()
             ),
         ),
-        st => paint(
-            BAD,
-            format!(
-                "{st}{}",
-                i.error
-                    .as_deref()
-                    .map(|e| format!(": {e}"))
-                    .unwrap_or_default()
-            ),
-        ),
+        st => paint(BAD, failed_state(st, i.error.as_deref())),
     };
     let _ = writeln!(s, "index  {idx}");
     let h = &r.file_history;
@@ -447,16 +446,7 @@ fn doctor_text(r: &DoctorReport) -> String {
             format!("ok ({} session branch(es))", h.found.branches),
         ),
         "absent" => paint(DIM, "none (no snapshot taken yet)"),
-        st => paint(
-            BAD,
-            format!(
-                "{st}{}",
-                h.error
-                    .as_deref()
-                    .map(|e| format!(": {e}"))
-                    .unwrap_or_default()
-            ),
-        ),
+        st => paint(BAD, failed_state(st, h.error.as_deref())),
     };
     let _ = writeln!(s, "files  {history}");
     for o in &h.found.orphan_refs {

@@ -53,23 +53,19 @@ fn golden_store_lists_and_shows_as_the_manifest_says() {
         };
         let (_tmp, c) = golden();
         let v = run_json(c, &["show", id]);
-        let got: Vec<&Value> = v["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| &m["id"])
-            .collect();
-        assert_eq!(got, path.iter().collect::<Vec<_>>(), "session {id}");
+        assert_eq!(
+            shown_ids(&v),
+            path.iter().collect::<Vec<_>>(),
+            "session {id}"
+        );
         if let Some(mv) = s["read"]["modelView"].as_array() {
             let (_tmp, c) = golden();
             let v = run_json(c, &["show", id, "--model-view"]);
-            let got: Vec<&Value> = v["messages"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|m| &m["id"])
-                .collect();
-            assert_eq!(got, mv.iter().collect::<Vec<_>>(), "model view of {id}");
+            assert_eq!(
+                shown_ids(&v),
+                mv.iter().collect::<Vec<_>>(),
+                "model view of {id}"
+            );
         }
     }
 }
@@ -231,4 +227,14 @@ fn doctor_repair_on_every_fixture_log_loses_nothing() {
             "{name}: {c2}"
         );
     }
+}
+
+/// The ids of the messages `show --json` printed, in order.
+fn shown_ids(v: &Value) -> Vec<&Value> {
+    v["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["id"])
+        .collect()
 }
