@@ -228,13 +228,7 @@ impl IndexEntry {
     /// Fold one record (as written to the log) into the entry.
     pub fn apply(&mut self, rec: &Map<String, Value>) {
         if let Some(ts) = rec.get("timestamp").and_then(Value::as_str) {
-            // The latest time seen: a fork's copied records are older than it.
-            if later(ts, &self.updated_at) {
-                self.updated_at = ts.to_string();
-            }
-            if self.created_at.is_empty() {
-                self.created_at = ts.to_string();
-            }
+            self.note_time(ts);
         }
         match rec.get("type").and_then(Value::as_str) {
             None | Some(kind::MESSAGE) => self.apply_message(rec),
@@ -277,30 +271,69 @@ impl IndexEntry {
         }
     }
 
-    fn apply_message(&mut self, m: &Map<String, Value>) {
-        self.message_count += 1;
-        if let Some(id) = m.get("id").and_then(Value::as_str) {
-            self.head_id = Some(id.to_string());
+    fn note_time(&mut self, ts: &str) {
+        // The latest time seen: a fork's copied records are older than it.
+        if later(ts, &self.updated_at) {
+            self.updated_at = ts.to_string();
         }
-        let text = || m.get("content").and_then(content_text_ref);
+        if self.created_at.is_empty() {
+            self.created_at = ts.to_string();
+        }
+    }
+
+    fn apply_message(&mut self, m: &Map<String, Value>) {
+        self.note_message(m.get("id").and_then(Value::as_str), usage_of(m));
         match m.get("role").and_then(Value::as_str) {
-            Some("user") if self.title.is_empty() && !self.title_set => {
-                if let Some(t) = text() {
-                    self.title = clip(t.trim(), TITLE_CHARS);
-                }
-            }
+            Some("user") if self.wants_title() => self.take_title(m),
             Some("assistant") => {
-                if let Some(t) = text().filter(|t| !t.is_empty()) {
-                    self.last_assistant_reply = Some(clip(&t, SUMMARY_CHARS));
-                }
-                if let Some(c) = tool_call_of(m) {
-                    self.last_tool_call = Some(clipped_call(c));
-                }
+                self.take_reply(m);
+                self.take_tool_call(m);
             }
             _ => {}
         }
-        if let Some(u) = m.get("meta").and_then(|x| x.get("usage")) {
+    }
+
+    /// What every message adds, whatever its role.
+    fn note_message(&mut self, id: Option<&str>, usage: Option<&Value>) {
+        self.message_count += 1;
+        if let Some(id) = id {
+            self.head_id = Some(id.to_string());
+        }
+        if let Some(u) = usage {
             add_usage(&mut self.token_usage, u);
+        }
+    }
+
+    /// Whether the next user message names the session.
+    fn wants_title(&self) -> bool {
+        self.title.is_empty() && !self.title_set
+    }
+
+    fn take_title(&mut self, m: &Map<String, Value>) {
+        if let Some(t) = m.get("content").and_then(content_text_ref) {
+            self.title = clip(t.trim(), TITLE_CHARS);
+        }
+    }
+
+    /// Take an assistant message's text as the last reply; false when it has none.
+    fn take_reply(&mut self, m: &Map<String, Value>) -> bool {
+        match m.get("content").and_then(content_text_ref) {
+            Some(t) if !t.is_empty() => {
+                self.last_assistant_reply = Some(clip(&t, SUMMARY_CHARS));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Take an assistant message's tool call as the last one; false when it has none.
+    fn take_tool_call(&mut self, m: &Map<String, Value>) -> bool {
+        match tool_call_of(m) {
+            Some(c) => {
+                self.last_tool_call = Some(clipped_call(c));
+                true
+            }
+            None => false,
         }
     }
 
@@ -332,11 +365,145 @@ impl IndexEntry {
     }
 }
 
+fn usage_of(m: &Map<String, Value>) -> Option<&Value> {
+    m.get("meta").and_then(|x| x.get("usage"))
+}
+
+/// The `usage` of a message's unparsed `meta`.
+pub(crate) fn usage_in(meta: Option<&str>) -> Option<Value> {
+    let meta = meta.filter(|m| m.contains("usage"))?;
+    match serde_json::from_str::<Value>(meta) {
+        Ok(Value::Object(mut m)) => m.remove("usage"),
+        _ => None,
+    }
+}
+
+/// What [`Fold`] takes from a message without parsing it whole.
+pub(crate) struct Facts<'a> {
+    pub id: &'a str,
+    pub role: Option<&'a str>,
+    pub timestamp: Option<&'a str>,
+    pub usage: Option<Value>,
+}
+
+impl<'a> Facts<'a> {
+    /// The facts of a message parsed whole; `None` without a string `id`.
+    pub fn of(m: &'a Map<String, Value>) -> Option<Facts<'a>> {
+        Some(Facts {
+            id: m.get("id")?.as_str()?,
+            role: m.get("role").and_then(Value::as_str),
+            timestamp: m.get("timestamp").and_then(Value::as_str),
+            usage: usage_of(m).cloned(),
+        })
+    }
+}
+
+/// Folds records into an index entry exactly as [`IndexEntry::apply`] does one
+/// by one, without parsing every message whole. A message's count, head, time and
+/// usage come from its [`Facts`]; the title from the first user message, parsed
+/// when it comes; the last reply and tool call from the latest assistant
+/// messages, parsed at the end from the newest back until both are known. `T`
+/// is how the caller finds an assistant message again.
+pub(crate) struct Fold<T> {
+    entry: IndexEntry,
+    /// Assistant messages, each with the number of records folded up to it.
+    assistants: Vec<(usize, T)>,
+    folded: usize,
+    /// `folded` when a state record last set `lastToolCall`.
+    call_set_at: Option<usize>,
+}
+
+impl<T> Fold<T> {
+    pub fn new(entry: IndexEntry) -> Fold<T> {
+        Fold {
+            entry,
+            assistants: Vec::new(),
+            folded: 0,
+            call_set_at: None,
+        }
+    }
+
+    /// Fold a message; `whole` parses it when its text is needed.
+    pub fn message(
+        &mut self,
+        facts: Facts<'_>,
+        handle: T,
+        whole: impl FnOnce(&T) -> Option<Map<String, Value>>,
+    ) {
+        self.folded += 1;
+        if let Some(ts) = facts.timestamp {
+            self.entry.note_time(ts);
+        }
+        self.entry
+            .note_message(Some(facts.id), facts.usage.as_ref());
+        match facts.role {
+            Some("user") if self.entry.wants_title() => {
+                if let Some(m) = whole(&handle) {
+                    self.entry.take_title(&m);
+                }
+            }
+            Some("assistant") => self.assistants.push((self.folded, handle)),
+            _ => {}
+        }
+    }
+
+    /// Fold a record other than a message.
+    pub fn record(&mut self, rec: &Map<String, Value>) {
+        debug_assert!(!matches!(
+            rec.get("type").and_then(Value::as_str),
+            None | Some(kind::MESSAGE)
+        ));
+        self.folded += 1;
+        self.entry.apply(rec);
+        let sets_call = rec.get("type").and_then(Value::as_str) == Some(kind::STATE)
+            && rec.get("set").and_then(|s| s.get("lastToolCall")).is_some();
+        if sets_call {
+            self.call_set_at = Some(self.folded);
+        }
+    }
+
+    pub fn finish(mut self, mut whole: impl FnMut(&T) -> Option<Map<String, Value>>) -> IndexEntry {
+        let (mut reply, mut call) = (false, false);
+        for (at, handle) in self.assistants.iter().rev() {
+            // A state record that set the tool call after this message wins.
+            let call_open = !call && self.call_set_at.is_none_or(|s| *at > s);
+            if reply && !call_open {
+                break;
+            }
+            let Some(m) = whole(handle) else { continue };
+            reply = reply || self.entry.take_reply(&m);
+            if call_open {
+                call = self.entry.take_tool_call(&m);
+            }
+        }
+        self.entry
+    }
+}
+
+/// A message's line parsed whole, with content moved to a blob put back.
+pub(crate) fn parse_whole(
+    text: &str,
+    has_blob: bool,
+    blobs: &BlobStore,
+) -> Option<Map<String, Value>> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(mut rec)) => {
+            if has_blob {
+                // Best effort: a missing blob only costs the title or reply.
+                let _ = blobs.inline(&mut rec);
+            }
+            Some(rec)
+        }
+        _ => None,
+    }
+}
+
 /// Fold a whole log into an index entry. Messages whose content went to a blob are
 /// inlined so the title and reply come out the same as when they were written.
 pub fn fold_log(id: &str, path: &Path, blobs: &BlobStore) -> Result<(IndexEntry, ReadReport)> {
+    use std::io::{Read, Seek, SeekFrom};
     let mut file = File::open(path).at(path)?;
-    let mut entry = IndexEntry::new(id);
+    let mut fold: Fold<(u64, usize, bool)> = Fold::new(IndexEntry::new(id));
     let mut report = ReadReport::default();
     // Fold exactly what the reader accepts: the first of duplicate ids, messages
     // with an id, head records that name a known message.
@@ -349,26 +516,40 @@ pub fn fold_log(id: &str, path: &Path, blobs: &BlobStore) -> Result<(IndexEntry,
                 return Ok(());
             }
         };
-        let accepted = match p.kind.0.as_deref() {
-            None | Some(kind::MESSAGE) => match p.id.0 {
-                Some(id) => ids.insert(id.into_owned()),
-                None => false,
-            },
-            Some(kind::HEAD) => p.message_id.0.as_deref().is_none_or(|m| ids.contains(m)),
-            _ => true,
-        };
-        if !accepted {
-            return Ok(());
-        }
-        if let Ok(Value::Object(mut rec)) = serde_json::from_str::<Value>(text) {
-            if p.content_blob.is_some() || p.content_params_blob.is_some() {
-                // Best effort: a missing blob only costs the title or reply.
-                let _ = blobs.inline(&mut rec);
+        let has_blob = p.content_blob.is_some() || p.content_params_blob.is_some();
+        match p.kind.0.as_deref() {
+            None | Some(kind::MESSAGE) => {
+                let Some(id) = p.id.0.as_deref() else {
+                    return Ok(());
+                };
+                if !ids.insert(id.to_owned()) {
+                    return Ok(());
+                }
+                let facts = Facts {
+                    id,
+                    role: p.role.0.as_deref(),
+                    timestamp: p.timestamp.0.as_deref(),
+                    usage: usage_in(p.meta.map(|m| m.get())),
+                };
+                let at = (line.offset, line.bytes.len(), has_blob);
+                fold.message(facts, at, |_| parse_whole(text, has_blob, blobs));
             }
-            entry.apply(&rec);
+            Some(kind::HEAD) if p.message_id.0.as_deref().is_some_and(|m| !ids.contains(m)) => {}
+            _ => {
+                if let Some(rec) = parse_whole(text, has_blob, blobs) {
+                    fold.record(&rec);
+                }
+            }
         }
         Ok(())
     })?;
+    // The assistant messages the end needs, read again from where they are.
+    let mut entry = fold.finish(|&(offset, len, has_blob)| {
+        let mut bytes = vec![0; len];
+        file.seek(SeekFrom::Start(offset)).ok()?;
+        file.read_exact(&mut bytes).ok()?;
+        parse_whole(std::str::from_utf8(&bytes).ok()?, has_blob, blobs)
+    });
     if entry.created_at.is_empty() {
         let mtime = file
             .metadata()
@@ -475,5 +656,127 @@ mod tests {
         assert!(code.starts_with(args));
         assert_eq!(call["function"]["n"], serde_json::json!([1, true]));
         assert_eq!(call["id"], "c1");
+    }
+
+    /// `fold_log` as it was before `Fold`: every accepted record parsed whole and
+    /// applied in order.
+    fn fold_one_by_one(id: &str, path: &Path, blobs: &BlobStore) -> IndexEntry {
+        let mut file = File::open(path).unwrap();
+        let mut entry = IndexEntry::new(id);
+        let mut report = ReadReport::default();
+        let mut ids = std::collections::HashSet::new();
+        log::scan(&mut file, path, 0, &mut report, |line, _| {
+            let Ok((text, p)) = log::probe(line.bytes) else {
+                return Ok(());
+            };
+            let accepted = match p.kind.0.as_deref() {
+                None | Some(kind::MESSAGE) => p.id.0.is_some_and(|id| ids.insert(id.into_owned())),
+                Some(kind::HEAD) => p.message_id.0.as_deref().is_none_or(|m| ids.contains(m)),
+                _ => true,
+            };
+            if let (true, Ok(Value::Object(mut rec))) = (accepted, serde_json::from_str(text)) {
+                let _ = blobs.inline(&mut rec);
+                entry.apply(&rec);
+            }
+            Ok(())
+        })
+        .unwrap();
+        entry
+    }
+
+    /// One log line from a generated (kind, n, flag).
+    fn line(k: u8, n: u8, flag: bool, seq: usize, blob: &str) -> String {
+        use serde_json::json;
+        let ts = format!("2026-01-0{}T00:00:00.{:03}Z", 1 + n % 3, seq);
+        let id = format!("m{seq}");
+        let usage = json!({"input_tokens": n, "output_tokens": seq});
+        let text = ["", "  ", "reply", "a longer reply"][n as usize % 4];
+        let v = match k {
+            0 => json!({"type": "session", "version": 1, "id": "s", "createdAt": ts,
+                        "title": if flag { json!("given") } else { json!(null) }}),
+            1 => json!({"type": "message", "id": id, "role": "user", "content": text,
+                        "timestamp": ts}),
+            2 => {
+                let mut m = json!({"type": "message", "id": id, "role": "assistant",
+                                   "content": text, "timestamp": ts, "meta": {"usage": usage}});
+                if flag {
+                    m["messageParams"] = json!({"tool_calls": [{"id": format!("c{seq}"),
+                        "function": {"name": "edit", "arguments": "{}"}}]});
+                }
+                m
+            }
+            3 => {
+                let mut blocks = vec![json!({"type": "text", "text": text})];
+                if flag {
+                    blocks
+                        .push(json!({"type": "tool_use", "id": format!("t{seq}"), "name": "read"}));
+                }
+                json!({"id": id, "role": "assistant", "content": blocks, "timestamp": ts})
+            }
+            4 => json!({"type": "message", "id": id, "role": "tool", "content": "ok",
+                        "meta": {"usage": usage}}),
+            5 => json!({"type": "state", "timestamp": ts, "set": {"lastToolCall":
+                        if flag { json!({"name": format!("s{seq}")}) } else { json!(null) }}}),
+            6 => json!({"type": "state", "set": if flag { json!({"title": "renamed"}) }
+                                                 else { json!({"status": "completed"}) }}),
+            7 => json!({"type": "patch", "messageId": format!("m{}", seq / 2), "timestamp": ts,
+                        "patch": {"meta": {"usage": usage}}}),
+            8 => json!({"type": "head", "messageId": if flag { format!("m{}", seq / 2) }
+                                                    else { "nowhere".into() }}),
+            9 => json!({"type": "message", "id": format!("m{}", seq / 2), "role": "assistant",
+                        "content": "duplicate", "timestamp": ts}),
+            10 => {
+                return if flag {
+                    "{not json".into()
+                } else {
+                    r#"{"role":"user"}"#.into()
+                }
+            }
+            11 => {
+                let escaped = ts.replace("T", "\\u0054");
+                let meta = if flag {
+                    "\"plain\"".to_string()
+                } else {
+                    r#"{"usage":{"x":1},"usage":{"y":2}}"#.to_string()
+                };
+                return format!(
+                    r#"{{"id":"{id}","role":"assistant","content":"{text}","timestamp":"{escaped}","meta":{meta}}}"#
+                );
+            }
+            _ => {
+                json!({"type": "message", "id": id, "role": if flag { "user" } else { "assistant" },
+                        "contentBlob": {"sha256": blob, "bytes": 9}, "timestamp": ts})
+            }
+        };
+        v.to_string()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Folding with `Fold` (messages from their probes, texts parsed only
+        /// when needed) gives the entry of applying every record in turn.
+        #[test]
+        fn fold_log_agrees_with_applying_each_record(
+            recs in proptest::collection::vec((0u8..13, 0u8..8, proptest::bool::ANY), 0..40)
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let blobs = BlobStore::new(dir.path());
+            let blob = blobs.put(br#""in blob""#, false).unwrap().sha256;
+            let path = dir.path().join("s.jsonl");
+            let text: String = recs
+                .iter()
+                .enumerate()
+                .map(|(i, &(k, n, f))| line(k, n, f, i, &blob) + "\n")
+                .collect();
+            std::fs::write(&path, text).unwrap();
+            let (folded, _) = fold_log("s", &path, &blobs).unwrap();
+            let mut want = fold_one_by_one("s", &path, &blobs);
+            want.log_bytes = folded.log_bytes;
+            if want.created_at.is_empty() {
+                want.created_at = folded.created_at.clone();
+                want.updated_at = folded.updated_at.clone();
+            }
+            proptest::prop_assert_eq!(folded, want);
+        }
     }
 }

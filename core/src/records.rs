@@ -53,6 +53,14 @@ pub(crate) struct Probe<'a> {
     pub content_params_blob: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     pub version: Option<Value>,
+    /// What the index entry folds from every message without parsing it whole
+    /// (see `index::Fold`).
+    #[serde(borrow, default)]
+    pub role: Loose<'a>,
+    #[serde(borrow, default)]
+    pub timestamp: Loose<'a>,
+    #[serde(borrow, default)]
+    pub meta: Option<&'a serde_json::value::RawValue>,
 }
 
 /// A field that is present, whatever its value (serde maps `null` to `None` for
