@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil;
-use crate::index::{fold_log, Lineage};
+use crate::index::{parse_whole, Fold, IndexEntry, Lineage};
 use crate::log;
 use crate::options::Durability;
 use crate::records::{kind, FORMAT_VERSION};
@@ -40,19 +40,48 @@ impl ForkOptions {
 /// value (quotes inside strings are escaped), so a byte replacement is exact;
 /// other spellings are parsed and rewritten.
 pub(crate) fn rewrite_session_id(line: &str, old: &str, new: &str) -> Result<String> {
-    let needle = format!("\"sessionId\":\"{old}\"");
-    if line.contains(&needle) {
-        return Ok(line.replace(&needle, &format!("\"sessionId\":\"{new}\"")));
+    let mut out = Vec::with_capacity(line.len());
+    SessionIdRewrite::new(old, new).push(&mut out, line)?;
+    String::from_utf8(out).map_err(|e| Error::Internal(e.to_string()))
+}
+
+/// [`rewrite_session_id`] of many lines, into one buffer.
+struct SessionIdRewrite {
+    needle: memchr::memmem::Finder<'static>,
+    with: Vec<u8>,
+    new: String,
+}
+
+impl SessionIdRewrite {
+    fn new(old: &str, new: &str) -> SessionIdRewrite {
+        SessionIdRewrite {
+            needle: memchr::memmem::Finder::new(format!("\"sessionId\":\"{old}\"").as_bytes())
+                .into_owned(),
+            with: format!("\"sessionId\":\"{new}\"").into_bytes(),
+            new: new.to_string(),
+        }
     }
-    if !line.contains("\"sessionId\"") {
-        return Ok(line.to_string());
+
+    /// Append `line`, rewritten, to `out` (without a newline).
+    fn push(&self, out: &mut Vec<u8>, line: &str) -> Result<()> {
+        let bytes = line.as_bytes();
+        let mut from = 0;
+        for at in self.needle.find_iter(bytes) {
+            out.extend_from_slice(&bytes[from..at]);
+            out.extend_from_slice(&self.with);
+            from = at + self.needle.needle().len();
+        }
+        if from > 0 || memchr::memmem::find(bytes, b"\"sessionId\"").is_none() {
+            out.extend_from_slice(&bytes[from..]);
+            return Ok(());
+        }
+        let mut v: Map<String, Value> = serde_json::from_str(line)
+            .map_err(|e| Error::Corrupt(format!("copying a record: {e}")))?;
+        if v.contains_key("sessionId") {
+            v.insert("sessionId".into(), self.new.clone().into());
+        }
+        serde_json::to_writer(out, &v).map_err(|e| Error::Internal(e.to_string()))
     }
-    let mut v: Map<String, Value> =
-        serde_json::from_str(line).map_err(|e| Error::Corrupt(format!("copying a record: {e}")))?;
-    if v.contains_key("sessionId") {
-        v.insert("sessionId".into(), new.into());
-    }
-    serde_json::to_string(&v).map_err(|e| Error::Internal(e.to_string()))
 }
 
 fn copy_rewritten(from: &Path, to: &Path, old: &str, new: &str, sync: bool) -> Result<()> {
@@ -71,6 +100,9 @@ fn copy_rewritten(from: &Path, to: &Path, old: &str, new: &str, sync: bool) -> R
     }
     fsutil::atomic_write(to, out.as_bytes(), sync, sync)
 }
+
+/// How much of a fork's log is written at a time.
+const FORK_WRITE_BYTES: usize = 1 << 20;
 
 impl Store {
     /// Fork `source` (whole, or at `options.at`) into a new session. Reads the
@@ -100,11 +132,9 @@ impl Store {
             .collect();
 
         let id = self.ids().new_id();
-        let mut lines: Vec<(u64, String)> = Vec::with_capacity(path.len() + 8);
-        for &i in &path {
-            let e = &loaded.entries[i];
-            lines.push((e.offset, rewrite_session_id(&e.raw, source, &id)?));
-        }
+        // The fork's records other than messages, by their offsets in the source.
+        // With whether they hold the session id (a summary message does).
+        let mut others: Vec<(u64, Map<String, Value>, bool)> = Vec::new();
         for (msg, patches) in &loaded.patches {
             if on_path.contains(msg.as_str()) {
                 for (off, p) in patches {
@@ -112,18 +142,13 @@ impl Store {
                     rec.insert("type".into(), kind::PATCH.into());
                     rec.insert("messageId".into(), msg.clone().into());
                     rec.insert("patch".into(), p.clone());
-                    lines.push((
-                        *off,
-                        serde_json::to_string(&rec).map_err(|e| Error::Internal(e.to_string()))?,
-                    ));
+                    others.push((*off, rec, false));
                 }
             }
         }
         for (sid, (off, rec)) in &loaded.compactions {
-            if on_path.contains(sid.as_str()) {
-                let text =
-                    serde_json::to_string(rec).map_err(|e| Error::Internal(e.to_string()))?;
-                lines.push((*off, rewrite_session_id(&text, source, &id)?));
+            if let (true, Value::Object(rec)) = (on_path.contains(sid.as_str()), rec) {
+                others.push((*off, rec.clone(), true));
             }
         }
         // Subagents spawned while the conversation was on the fork's path come along.
@@ -145,13 +170,11 @@ impl Store {
             } else {
                 agents.iter().any(|x| x == a)
             };
-            if inherited {
-                let text =
-                    serde_json::to_string(rec).map_err(|e| Error::Internal(e.to_string()))?;
-                lines.push((*off, text));
+            if let (true, Value::Object(rec)) = (inherited, rec) {
+                others.push((*off, rec.clone(), false));
             }
         }
-        lines.sort_by_key(|(off, _)| *off);
+        others.sort_by_key(|(off, _, _)| *off);
 
         // Only the title is taken from the source's entry; a stale entry still has it.
         let source_entry = crate::index::IndexFile::read(&self.index_path())
@@ -185,29 +208,67 @@ impl Store {
             serde_json::to_value(&lineage).map_err(|e| Error::Internal(e.to_string()))?,
         );
 
-        let mut bytes = serde_json::to_vec(&header).map_err(|e| Error::Internal(e.to_string()))?;
-        bytes.push(b'\n');
-        for (_, l) in &lines {
-            bytes.extend_from_slice(l.as_bytes());
-            bytes.push(b'\n');
-        }
         let new_path = self.log_path(&id)?;
         let durability = self.options().durability;
         let writer = LogWriter::open(&new_path, true, durability, &format!("session {id}"))?;
-        // Sidechains first, so the log never names a subagent that is not there.
         let sync = durability != Durability::Never;
-        for a in &agents {
+        let written = self.write_fork(
+            &loaded, &path, others, &agents, &header, source, &id, &writer, sync,
+        );
+        let fold = match written {
+            Ok(fold) => fold,
+            Err(e) => {
+                // Leave nothing of a fork that failed part way.
+                drop(writer);
+                // The id is new: its sidecar directory holds only what this fork put there.
+                let _ = std::fs::remove_file(&new_path);
+                let _ = std::fs::remove_dir_all(self.session_dir(&id));
+                return Err(e);
+            }
+        };
+        if let Some(snapshot) = fork_snapshot(self, &loaded, at.as_deref(), source)? {
+            crate::file_history::create_branch(self, &id, &snapshot)?;
+        }
+        let mut entry = fold.finish(|&i: &usize| {
+            let e: &log::Entry = &loaded.entries[i];
+            parse_whole(&e.raw, e.has_blob, self.blobs())
+        });
+        entry.log_bytes = writer.len();
+        let chain = Chain {
+            head: at,
+            ids: on_path.iter().map(|s| s.to_string()).collect(),
+        };
+        Session::started(self, id, writer, chain, entry)
+    }
+
+    /// Write a fork's sidechains and log (`header`, then the records on `path`
+    /// and `others` in the source's order); returns the fold of its index entry.
+    #[allow(clippy::too_many_arguments)]
+    fn write_fork(
+        &self,
+        loaded: &log::LoadedLog,
+        path: &[usize],
+        mut others: Vec<(u64, Map<String, Value>, bool)>,
+        agents: &[String],
+        header: &Map<String, Value>,
+        source: &str,
+        id: &str,
+        writer: &LogWriter,
+        sync: bool,
+    ) -> Result<Fold<usize>> {
+        // Sidechains first, so the log never names a subagent that is not there.
+        for a in agents {
             let from = self.subagent_log_path(source, a)?;
-            let to = self.subagent_log_path(&id, a)?;
+            let to = self.subagent_log_path(id, a)?;
             if from.exists() {
                 fsutil::create_private_dir(to.parent().unwrap_or(self.dir()))?;
-                copy_rewritten(&from, &to, source, &id, sync)?;
+                copy_rewritten(&from, &to, source, id, sync)?;
                 let meta_from = from.with_extension("meta.json");
                 if let Ok(bytes) = std::fs::read(&meta_from) {
                     let mut meta: Value = serde_json::from_slice(&bytes)
                         .map_err(|e| Error::Corrupt(format!("{}: {e}", meta_from.display())))?;
                     if let Some(m) = meta.as_object_mut() {
-                        m.insert("sessionId".into(), id.clone().into());
+                        m.insert("sessionId".into(), id.into());
                     }
                     let out = serde_json::to_vec_pretty(&meta)
                         .map_err(|e| Error::Internal(e.to_string()))?;
@@ -215,21 +276,59 @@ impl Store {
                 }
             }
         }
+        // The new log is written a piece at a time from one buffer, and its index
+        // entry folded on the way: the copy is neither read back nor parsed again.
+        let mut bytes = Vec::with_capacity(2 * FORK_WRITE_BYTES);
+        serde_json::to_writer(&mut bytes, header).map_err(|e| Error::Internal(e.to_string()))?;
+        bytes.push(b'\n');
+        let mut fold: Fold<usize> = Fold::new(IndexEntry::new(id));
+        fold.record(header);
+        let whole = |&i: &usize| {
+            let e: &log::Entry = &loaded.entries[i];
+            parse_whole(&e.raw, e.has_blob, self.blobs())
+        };
+        let rewrite = SessionIdRewrite::new(source, id);
+        let mut others = others.drain(..).peekable();
+        let mut messages = path.iter().copied().peekable();
+        loop {
+            // Records in the order of the source's log.
+            let next_message = messages.peek().map(|&i| loaded.entries[i].offset);
+            let next_other = others.peek().map(|(off, _, _)| *off);
+            let message_first = match (next_message, next_other) {
+                (Some(m), Some(o)) => m < o,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            if message_first {
+                let i = messages.next().unwrap_or_default();
+                let e = &loaded.entries[i];
+                rewrite.push(&mut bytes, &e.raw)?;
+                let mut parsed = None;
+                fold.message(e.facts(&mut parsed), i, whole);
+            } else {
+                let (_, rec, has_session_id) = others.next().unwrap_or_default();
+                let text =
+                    serde_json::to_string(&rec).map_err(|e| Error::Internal(e.to_string()))?;
+                if has_session_id {
+                    rewrite.push(&mut bytes, &text)?;
+                } else {
+                    bytes.extend_from_slice(text.as_bytes());
+                }
+                fold.record(&rec);
+            }
+            bytes.push(b'\n');
+            if bytes.len() >= FORK_WRITE_BYTES {
+                writer.write(&bytes)?;
+                bytes.clear();
+            }
+        }
         let seq = writer.write(&bytes)?;
         if sync {
             writer.sync_to(seq)?;
-            fsutil::sync_dir_of(&new_path)?;
+            fsutil::sync_dir_of(writer.path())?;
         }
-        if let Some(snapshot) = fork_snapshot(self, &loaded, at.as_deref(), source)? {
-            crate::file_history::create_branch(self, &id, &snapshot)?;
-        }
-        let (mut entry, _) = fold_log(&id, &new_path, self.blobs())?;
-        entry.log_bytes = writer.len();
-        let chain = Chain {
-            head: at,
-            ids: on_path.iter().map(|s| s.to_string()).collect(),
-        };
-        Session::started(self, id, writer, chain, entry)
+        Ok(fold)
     }
 }
 

@@ -251,6 +251,82 @@ pub(crate) struct Entry {
     /// Shared with the messages a view hands out, so a resume holds each line once.
     pub raw: std::sync::Arc<str>,
     pub has_blob: bool,
+    /// What an index entry folds from the message, kept from its probe so that a
+    /// fork folds its entry without parsing the copied lines again.
+    pub facts: EntryFacts,
+}
+
+/// A message's role, and where its `timestamp` and `meta` sit in its line.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct EntryFacts {
+    pub role: Option<Role>,
+    pub timestamp: Option<(u32, u32)>,
+    pub meta: Option<(u32, u32)>,
+    /// False when the timestamp has escapes, so its text is not in the line as is.
+    pub exact: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    User,
+    Assistant,
+    Other,
+}
+
+impl EntryFacts {
+    fn of(line: &str, p: &Probe<'_>) -> EntryFacts {
+        use std::borrow::Cow;
+        // Where `inner`, a slice of `line`, starts and ends in it.
+        let span = |inner: &str| {
+            let start = (inner.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
+            let end = start + inner.len();
+            (end <= line.len()).then_some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
+        };
+        let timestamp = match &p.timestamp.0 {
+            Some(Cow::Borrowed(t)) => span(t).map(Some),
+            Some(Cow::Owned(_)) => None,
+            None => Some(None),
+        };
+        let meta = p.meta.map(|m| span(m.get()));
+        EntryFacts {
+            role: p.role.0.as_deref().map(|r| match r {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                _ => Role::Other,
+            }),
+            timestamp: timestamp.flatten(),
+            meta: meta.flatten(),
+            exact: timestamp.is_some() && meta.is_none_or(|m| m.is_some()),
+        }
+    }
+}
+
+impl Entry {
+    /// The index-fold facts of this message, from its probe or, when they are
+    /// not in the line as is, from the line parsed whole (into `parsed`).
+    pub(crate) fn facts<'a>(
+        &'a self,
+        parsed: &'a mut Option<Map<String, Value>>,
+    ) -> crate::index::Facts<'a> {
+        let f = &self.facts;
+        if !f.exact {
+            *parsed = serde_json::from_str(&self.raw).ok();
+            if let Some(facts) = parsed.as_ref().and_then(crate::index::Facts::of) {
+                return facts;
+            }
+        }
+        let at = |s: Option<(u32, u32)>| s.map(|(a, b)| &self.raw[a as usize..b as usize]);
+        crate::index::Facts {
+            id: &self.id,
+            role: f.role.map(|r| match r {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+                Role::Other => "",
+            }),
+            timestamp: at(f.timestamp),
+            usage: crate::index::usage_in(at(f.meta)),
+        }
+    }
 }
 
 /// A subagent spawn or result recorded in the main log.
@@ -372,6 +448,7 @@ fn fold_line(
     };
     match p.kind.0.as_deref() {
         None | Some(kind::MESSAGE) => {
+            let facts = EntryFacts::of(text, &p);
             let Some(id) = p.id.0 else {
                 skip(report, line, "message has no \"id\"".into());
                 return;
@@ -392,8 +469,9 @@ fn fold_line(
                 id,
                 offset: line.offset,
                 parent_id,
-                raw: text.into(),
                 has_blob: p.content_blob.is_some() || p.content_params_blob.is_some(),
+                facts,
+                raw: text.into(),
             });
         }
         Some(kind::SESSION) => {

@@ -545,3 +545,67 @@ fn fork_starts_its_file_history_at_the_fork_point() {
     assert_eq!(g.last_snapshot().unwrap(), s.last_snapshot().unwrap());
     assert!(s.last_snapshot().unwrap().is_some());
 }
+
+/// A fork folds its index entry while it copies; rebuilding the index from the
+/// fork's log must give the same entry (title from a blob, usage from messages
+/// and patches, the last reply and tool call, a timestamp written with escapes).
+#[test]
+fn a_forks_index_entry_is_what_its_log_folds_to() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let options = StoreOptions {
+        home: Some(home.path().join("store")),
+        durability: Durability::Never,
+        blob_threshold: 64,
+        ..StoreOptions::default()
+    };
+    let store = Store::open(&project, options).unwrap();
+    let s = store.create_session(CreateOptions::default()).unwrap();
+    let s_id = &s.id().to_string();
+    let long = "please refactor ".repeat(10);
+    s.append(json!({"role": "user", "content": long})).unwrap();
+    let a = s
+        .append(json!({"role": "assistant", "content": "calling a tool",
+            "meta": {"usage": {"input_tokens": 10, "output_tokens": 3}},
+            "messageParams": {"tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "edit", "arguments": "{}"}}]}}))
+        .unwrap();
+    s.patch_message(
+        a.id(),
+        json!({"meta": {"usage": {"input_tokens": 10, "output_tokens": 5}}}),
+    )
+    .unwrap();
+    s.update_state(json!({"status": "processing", "lastToolCall": {"name": "from state"}}))
+        .unwrap();
+    s.append(json!({"role": "tool", "content": "done", "messageParams": {"tool_call_id": "c1"}}))
+        .unwrap();
+    let last = s
+        .append(json!({"role": "assistant", "content": ""}))
+        .unwrap();
+    // A line another writer spelled with escapes, which the fork parses whole.
+    let line = format!(
+        r#"{{"type":"message","id":"m-esc","parentId":"{}","sessionId":"{}","role":"assistant","content":"all done","timestamp":"2099-01-02\u005400:00:00.000Z","meta":{{"usage":{{"output_tokens":7}}}}}}"#,
+        last.id(),
+        s.id()
+    );
+    let path = s.path().to_path_buf();
+    s.close().unwrap();
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut log, format!("{line}\n").as_bytes()).unwrap();
+
+    let f = store.fork_session(s_id, ForkOptions::default()).unwrap();
+    let forked = store.session_entry(f.id()).unwrap();
+    assert_eq!(forked.title, long.trim()[..100]);
+    assert_eq!(forked.updated_at, "2099-01-02T00:00:00.000Z");
+    assert_eq!(forked.last_assistant_reply.as_deref(), Some("all done"));
+    assert_eq!(forked.last_tool_call.as_ref().unwrap()["id"], "c1");
+    assert_eq!(forked.token_usage["output_tokens"], 15);
+    assert_eq!(forked.message_count, 5);
+    drop(f);
+    store.rebuild_index().unwrap();
+    assert_eq!(store.session_entry(&forked.id).unwrap(), forked);
+}
