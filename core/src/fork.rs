@@ -229,14 +229,15 @@ impl Store {
         if let Some(snapshot) = fork_snapshot(self, &loaded, at.as_deref(), source)? {
             crate::file_history::create_branch(self, &id, &snapshot)?;
         }
-        let mut entry = fold.finish(|&i: &usize| {
+        let mut entry = fold.finish(|&i| {
             let e: &log::Entry = &loaded.entries[i];
-            parse_whole(&e.raw, e.has_blob, self.blobs())
+            parse_whole(&e.raw, e.has_blob, self.blobs()).map(std::borrow::Cow::Owned)
         });
         entry.log_bytes = writer.len();
         let chain = Chain {
             head: at,
             ids: on_path.iter().map(|s| s.to_string()).collect(),
+            ..Chain::default()
         };
         Session::started(self, id, writer, chain, entry)
     }

@@ -1,6 +1,7 @@
 //! The sessions index: one entry per session, a cache that is folded from the
 //! session logs and can always be rebuilt from them.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::path::Path;
 
@@ -430,6 +431,18 @@ impl<T> Fold<T> {
         handle: T,
         whole: impl FnOnce(&T) -> Option<Map<String, Value>>,
     ) {
+        if self.note(facts, || whole(&handle)) {
+            self.assistants.push((self.folded, handle));
+        }
+    }
+
+    /// Fold what a message gives at once; true for an assistant message, whose
+    /// reply and tool call wait for [`Fold::settle`].
+    fn note(
+        &mut self,
+        facts: Facts<'_>,
+        whole: impl FnOnce() -> Option<Map<String, Value>>,
+    ) -> bool {
         self.folded += 1;
         if let Some(ts) = facts.timestamp {
             self.entry.note_time(ts);
@@ -438,12 +451,13 @@ impl<T> Fold<T> {
             .note_message(Some(facts.id), facts.usage.as_ref());
         match facts.role {
             Some("user") if self.entry.wants_title() => {
-                if let Some(m) = whole(&handle) {
+                if let Some(m) = whole() {
                     self.entry.take_title(&m);
                 }
+                false
             }
-            Some("assistant") => self.assistants.push((self.folded, handle)),
-            _ => {}
+            Some("assistant") => true,
+            _ => false,
         }
     }
 
@@ -462,7 +476,12 @@ impl<T> Fold<T> {
         }
     }
 
-    pub fn finish(mut self, mut whole: impl FnMut(&T) -> Option<Map<String, Value>>) -> IndexEntry {
+    /// Take the last reply and tool call from the waiting assistant messages,
+    /// newest first, parsing (`whole`) only as many as it takes.
+    pub fn settle<F>(&mut self, mut whole: F)
+    where
+        F: for<'a> FnMut(&'a T) -> Option<Cow<'a, Map<String, Value>>>,
+    {
         let (mut reply, mut call) = (false, false);
         for (at, handle) in self.assistants.iter().rev() {
             // A state record that set the tool call after this message wins.
@@ -476,7 +495,63 @@ impl<T> Fold<T> {
                 call = self.entry.take_tool_call(&m);
             }
         }
+        self.assistants.clear();
+        self.call_set_at = None;
+    }
+
+    pub fn finish<F>(mut self, whole: F) -> IndexEntry
+    where
+        F: for<'a> FnMut(&'a T) -> Option<Cow<'a, Map<String, Value>>>,
+    {
+        self.settle(whole);
         self.entry
+    }
+}
+
+/// A writer's index entry, folded append by append. Clipping and copying the
+/// reply and tool call of every assistant message was a quarter of what an
+/// append cost, so assistant messages wait (a few at most) until the entry is
+/// read, and only the latest that count are copied.
+pub(crate) struct LiveEntry(Fold<Map<String, Value>>);
+
+/// Assistant messages a [`LiveEntry`] keeps waiting at most.
+const LIVE_WAITING: usize = 32;
+
+impl LiveEntry {
+    pub fn new(entry: IndexEntry) -> LiveEntry {
+        LiveEntry(Fold::new(entry))
+    }
+
+    /// Fold a record as written.
+    pub fn apply(&mut self, rec: Map<String, Value>) {
+        let is_message = matches!(
+            rec.get("type").and_then(Value::as_str),
+            None | Some(kind::MESSAGE)
+        );
+        let keep = match Facts::of(&rec) {
+            Some(facts) if is_message => self.0.note(facts, || Some(rec.clone())),
+            _ if is_message => {
+                // No string id (never from our writer): fold it in its turn.
+                self.get().apply(&rec);
+                false
+            }
+            _ => {
+                self.0.record(&rec);
+                false
+            }
+        };
+        if keep {
+            self.0.assistants.push((self.0.folded, rec));
+            if self.0.assistants.len() >= LIVE_WAITING {
+                self.0.settle(|m| Some(Cow::Borrowed(m)));
+            }
+        }
+    }
+
+    /// The entry, with every record folded so far.
+    pub fn get(&mut self) -> &mut IndexEntry {
+        self.0.settle(|m| Some(Cow::Borrowed(m)));
+        &mut self.0.entry
     }
 }
 
@@ -548,7 +623,7 @@ pub fn fold_log(id: &str, path: &Path, blobs: &BlobStore) -> Result<(IndexEntry,
         let mut bytes = vec![0; len];
         file.seek(SeekFrom::Start(offset)).ok()?;
         file.read_exact(&mut bytes).ok()?;
-        parse_whole(std::str::from_utf8(&bytes).ok()?, has_blob, blobs)
+        parse_whole(std::str::from_utf8(&bytes).ok()?, has_blob, blobs).map(Cow::Owned)
     });
     if entry.created_at.is_empty() {
         let mtime = file
@@ -661,8 +736,17 @@ mod tests {
     /// `fold_log` as it was before `Fold`: every accepted record parsed whole and
     /// applied in order.
     fn fold_one_by_one(id: &str, path: &Path, blobs: &BlobStore) -> IndexEntry {
-        let mut file = File::open(path).unwrap();
         let mut entry = IndexEntry::new(id);
+        for rec in accepted_records(path, blobs) {
+            entry.apply(&rec);
+        }
+        entry
+    }
+
+    /// The records of a log that the reader accepts, parsed, blobs inlined.
+    fn accepted_records(path: &Path, blobs: &BlobStore) -> Vec<Map<String, Value>> {
+        let mut file = File::open(path).unwrap();
+        let mut out = Vec::new();
         let mut report = ReadReport::default();
         let mut ids = std::collections::HashSet::new();
         log::scan(&mut file, path, 0, &mut report, |line, _| {
@@ -676,12 +760,12 @@ mod tests {
             };
             if let (true, Ok(Value::Object(mut rec))) = (accepted, serde_json::from_str(text)) {
                 let _ = blobs.inline(&mut rec);
-                entry.apply(&rec);
+                out.push(rec);
             }
             Ok(())
         })
         .unwrap();
-        entry
+        out
     }
 
     /// One log line from a generated (kind, n, flag).
@@ -756,8 +840,9 @@ mod tests {
         /// Folding with `Fold` (messages from their probes, texts parsed only
         /// when needed) gives the entry of applying every record in turn.
         #[test]
-        fn fold_log_agrees_with_applying_each_record(
-            recs in proptest::collection::vec((0u8..13, 0u8..8, proptest::bool::ANY), 0..40)
+        fn fold_log_and_a_live_entry_agree_with_applying_each_record(
+            recs in proptest::collection::vec((0u8..13, 0u8..8, proptest::bool::ANY), 0..40),
+            peek in 0usize..5,
         ) {
             let dir = tempfile::tempdir().unwrap();
             let blobs = BlobStore::new(dir.path());
@@ -771,6 +856,15 @@ mod tests {
             std::fs::write(&path, text).unwrap();
             let (folded, _) = fold_log("s", &path, &blobs).unwrap();
             let mut want = fold_one_by_one("s", &path, &blobs);
+            // A writer's entry, read every `peek` records along the way.
+            let mut live = LiveEntry::new(IndexEntry::new("s"));
+            for (i, rec) in accepted_records(&path, &blobs).into_iter().enumerate() {
+                live.apply(rec);
+                if peek > 0 && i % peek == 0 {
+                    live.get();
+                }
+            }
+            proptest::prop_assert_eq!(live.get().clone(), fold_one_by_one("s", &path, &blobs));
             want.log_bytes = folded.log_bytes;
             if want.created_at.is_empty() {
                 want.created_at = folded.created_at.clone();

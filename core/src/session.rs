@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::ids::validate_path_id;
-use crate::index::{fold_log, validate_state, IndexEntry, IndexFile};
+use crate::index::{fold_log, validate_state, IndexEntry, IndexFile, LiveEntry};
 use crate::log::{self, ReadReport};
 use crate::options::Durability;
 use crate::records::{kind, FORMAT_VERSION};
@@ -43,7 +43,7 @@ pub(crate) type ExtraRecords<'a> =
 
 struct State {
     chain: Chain,
-    entry: IndexEntry,
+    entry: LiveEntry,
     /// The index entry is behind the log.
     dirty: bool,
 }
@@ -143,7 +143,7 @@ impl Session {
                 writer,
                 state: Mutex::new(State {
                     chain,
-                    entry,
+                    entry: LiveEntry::new(entry),
                     dirty: false,
                 }),
                 open_report: ReadReport::default(),
@@ -187,7 +187,7 @@ impl Session {
                 writer,
                 state: Mutex::new(State {
                     chain,
-                    entry,
+                    entry: LiveEntry::new(entry),
                     dirty,
                 }),
                 open_report: report,
@@ -241,7 +241,13 @@ impl Session {
 
     /// The session's index entry as this writer knows it.
     pub fn entry(&self) -> IndexEntry {
-        self.inner.state.lock().entry.clone()
+        self.entry_of(&mut self.inner.state.lock())
+    }
+
+    fn entry_of(&self, st: &mut State) -> IndexEntry {
+        let e = st.entry.get();
+        e.log_bytes = self.inner.writer.len();
+        e.clone()
     }
 
     fn ctx(&self) -> AppendCtx<'_> {
@@ -289,10 +295,12 @@ impl Session {
             st.chain.commit(&mut batch);
             // Folded only once the write succeeded: a failed append leaves the
             // entry as it was.
-            for rec in batch.records.iter().chain(&extra_records) {
+            for rec in std::mem::take(&mut batch.records)
+                .into_iter()
+                .chain(extra_records)
+            {
                 st.entry.apply(rec);
             }
-            st.entry.log_bytes = self.inner.writer.len();
             st.dirty = true;
             out = batch.messages;
         }
@@ -313,10 +321,9 @@ impl Session {
                     .and_then(Value::as_str)
                     .map(str::to_owned);
             }
-            st.entry.apply(&rec);
-            st.entry.log_bytes = self.inner.writer.len();
+            st.entry.apply(rec);
             st.dirty = true;
-            entry = st.entry.clone();
+            entry = self.entry_of(&mut st);
         }
         self.inner.writer.after_append(seq)?;
         Ok(entry)
@@ -410,10 +417,7 @@ impl Session {
     /// log (fsynced there as durability asks), and an entry that a crash leaves
     /// behind its log is folded again on the next list (FORMAT.md §14).
     pub fn flush_index(&self) -> Result<()> {
-        let entry = {
-            let st = self.inner.state.lock();
-            st.entry.clone()
-        };
+        let entry = self.entry();
         let store = &self.inner.store;
         store.update_index(false, |idx| {
             idx.upsert(entry);
@@ -581,6 +585,7 @@ fn open_for_writing(
     let chain = Chain {
         head: loaded.head.clone(),
         ids: loaded.message_ids().map(str::to_owned).collect(),
+        ..Chain::default()
     };
     Ok((writer, chain, report))
 }
