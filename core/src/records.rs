@@ -179,20 +179,36 @@ pub(crate) fn prepare_message(
     timestamp: impl FnOnce() -> String,
     known: impl Fn(&str) -> bool,
 ) -> Result<PreparedMessage> {
-    let Value::Object(mut obj) = input else {
+    let Value::Object(obj) = input else {
         return Err(Error::invalid(format!(
             "a message must be a JSON object, got {}",
             type_name(&input)
         )));
     };
-    if let Some(t) = obj.shift_remove("type") {
+    // The fields the store sets, taken out in one pass (removing them one by one
+    // shifted the rest of the map each time), and the host's own, in order.
+    let (mut kind_in, mut role_in, mut id_in, mut parent_in, mut session_in, mut ts_in) =
+        (None, None, None, None, None, None);
+    let mut rest = Vec::with_capacity(obj.len());
+    for (k, v) in obj {
+        match k.as_str() {
+            "type" => kind_in = Some(v),
+            "role" => role_in = Some(v),
+            "id" => id_in = Some(v),
+            "parentId" => parent_in = Some(v),
+            "sessionId" => session_in = Some(v),
+            "timestamp" => ts_in = Some(v),
+            _ => rest.push((k, v)),
+        }
+    }
+    if let Some(t) = kind_in {
         if t.as_str() != Some(kind::MESSAGE) {
             return Err(Error::invalid(format!(
                 "message field \"type\" must be \"message\" or absent, got {t}"
             )));
         }
     }
-    let role = match obj.shift_remove("role") {
+    let role = match role_in {
         Some(Value::String(r)) if ROLES.contains(&r.as_str()) => r,
         Some(v) => {
             return Err(Error::invalid(format!(
@@ -201,7 +217,7 @@ pub(crate) fn prepare_message(
         }
         None => return Err(Error::invalid("message has no \"role\"")),
     };
-    let id = match obj.shift_remove("id") {
+    let id = match id_in {
         Some(Value::String(s)) => {
             validate_message_id(&s)?;
             if known(&s) {
@@ -219,7 +235,7 @@ pub(crate) fn prepare_message(
             )))
         }
     };
-    let parent = match obj.shift_remove("parentId") {
+    let parent = match parent_in {
         Some(Value::String(p)) => ParentChoice::Given(Some(p)),
         Some(Value::Null) => ParentChoice::Given(None),
         None => ParentChoice::Default(head),
@@ -242,7 +258,7 @@ pub(crate) fn prepare_message(
         ParentChoice::Given(None) => None,
         ParentChoice::Default(h) => h.map(str::to_owned),
     };
-    match obj.shift_remove("sessionId") {
+    match session_in {
         None | Some(Value::Null) => {}
         Some(Value::String(s)) if s == session_id => {}
         Some(v) => {
@@ -251,7 +267,7 @@ pub(crate) fn prepare_message(
             )))
         }
     }
-    let ts = match obj.shift_remove("timestamp") {
+    let ts = match ts_in {
         Some(Value::String(s)) => {
             if crate::ids::parse_ms(&s).is_none() {
                 return Err(Error::invalid(format!(
@@ -268,7 +284,7 @@ pub(crate) fn prepare_message(
             )))
         }
     };
-    for (field, v) in &obj {
+    for (field, v) in &rest {
         match field.as_str() {
             "visible" | "compacted" => expect(field, v, v.is_boolean(), "a boolean")?,
             "checkpointHash" => expect(field, v, v.is_string() || v.is_null(), "a string or null")?,
@@ -283,7 +299,7 @@ pub(crate) fn prepare_message(
             _ => {}
         }
     }
-    let mut fields = Map::with_capacity(obj.len() + 6);
+    let mut fields = Map::with_capacity(rest.len() + 6);
     fields.insert("type".into(), Value::String(kind::MESSAGE.into()));
     fields.insert("id".into(), Value::String(id.clone()));
     fields.insert(
@@ -293,7 +309,7 @@ pub(crate) fn prepare_message(
     fields.insert("sessionId".into(), Value::String(session_id.into()));
     fields.insert("role".into(), Value::String(role));
     fields.insert("timestamp".into(), Value::String(ts));
-    fields.extend(obj);
+    fields.extend(rest);
     Ok(PreparedMessage {
         id,
         parent_id,
