@@ -640,6 +640,13 @@ pub fn fold_log(id: &str, path: &Path, blobs: &BlobStore) -> Result<(IndexEntry,
     Ok((entry, report))
 }
 
+/// Each index entry as last written, with its JSON (see
+/// [`IndexFile::to_bytes_reusing`]).
+#[derive(Debug, Default)]
+pub(crate) struct WrittenEntries(Vec<WrittenEntry>);
+
+type WrittenEntry = (Box<IndexEntry>, Vec<u8>);
+
 /// The index file as stored.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexFile {
@@ -672,6 +679,48 @@ impl IndexFile {
         let mut b = serde_json::to_vec(self).unwrap_or_default();
         b.push(b'\n');
         b
+    }
+
+    /// [`IndexFile::to_bytes`], with the JSON of each entry that is unchanged
+    /// since the last call taken from `written`, which is left holding this
+    /// call's. Serialising every entry was most of an update's own cost with
+    /// fifty sessions, of which an update changes one.
+    pub(crate) fn to_bytes_reusing(&self, written: &mut WrittenEntries) -> Vec<u8> {
+        let mut before: Vec<Option<WrittenEntry>> = std::mem::take(&mut written.0)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let at: std::collections::HashMap<String, usize, foldhash::fast::RandomState> = before
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| Some((w.as_ref()?.0.id.clone(), i)))
+            .collect();
+        let size = before
+            .iter()
+            .flatten()
+            .map(|w| w.1.len() + 1)
+            .sum::<usize>();
+        let mut out = Vec::with_capacity(size + 64);
+        out.extend_from_slice(format!("{{\"version\":{},\"sessions\":[", self.version).as_bytes());
+        for (i, e) in self.sessions.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            let same = at
+                .get(&e.id)
+                .and_then(|&j| before[j].take())
+                .filter(|w| *w.0 == *e);
+            let w = same.unwrap_or_else(|| {
+                (
+                    Box::new(e.clone()),
+                    serde_json::to_vec(e).unwrap_or_default(),
+                )
+            });
+            out.extend_from_slice(&w.1);
+            written.0.push(w);
+        }
+        out.extend_from_slice(b"]}\n");
+        out
     }
 
     pub fn get(&self, id: &str) -> Option<&IndexEntry> {
@@ -833,6 +882,34 @@ mod tests {
             }
         };
         v.to_string()
+    }
+
+    #[test]
+    fn index_bytes_reusing_unchanged_entries_are_the_same_bytes() {
+        let entry = |i: usize| {
+            let mut e = IndexEntry::new(&format!("s{i}"));
+            e.title = format!("title \"{i}\" é\n");
+            e.last_tool_call = Some(serde_json::json!({"name": "edit", "n": i}));
+            e.extra
+                .insert("hostField".into(), serde_json::json!([i, null]));
+            e
+        };
+        let mut idx = IndexFile {
+            version: INDEX_VERSION,
+            sessions: (0..5).map(entry).collect(),
+        };
+        let mut written = WrittenEntries::default();
+        assert_eq!(idx.to_bytes_reusing(&mut written), idx.to_bytes());
+        // One entry changed, one gone, one new, the order changed.
+        idx.sessions[1].status = Status::Completed;
+        idx.sessions.remove(3);
+        idx.sessions.push(entry(9));
+        idx.sessions.swap(0, 2);
+        assert_eq!(idx.to_bytes_reusing(&mut written), idx.to_bytes());
+        assert_eq!(written.0.len(), 5);
+        assert!(written.0.iter().zip(&idx.sessions).all(|(w, e)| *w.0 == *e));
+        idx.sessions.clear();
+        assert_eq!(idx.to_bytes_reusing(&mut written), idx.to_bytes());
     }
 
     proptest::proptest! {

@@ -13,7 +13,7 @@ use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil;
 use crate::ids::{validate_path_id, IdSource};
-use crate::index::{fold_log, IndexEntry, IndexFile, INDEX_FILE, INDEX_VERSION};
+use crate::index::{fold_log, IndexEntry, IndexFile, WrittenEntries, INDEX_FILE, INDEX_VERSION};
 use crate::log::{self, LoadedLog, ReadReport};
 use crate::options::{Durability, StoreOptions};
 use crate::project::project_code;
@@ -34,6 +34,8 @@ pub(crate) struct StoreInner {
     /// The index as this handle last wrote it, reused while the file is still the
     /// one written (see [`IndexCache`]).
     index_cache: parking_lot::Mutex<Option<IndexCache>>,
+    /// The entries of the index this handle last wrote, with their JSON.
+    written_entries: parking_lot::Mutex<WrittenEntries>,
 }
 
 /// How old an unreferenced blob must be before [`Store::gc_blobs`] deletes it.
@@ -225,6 +227,7 @@ impl Store {
         Ok(Store {
             inner: Arc::new(StoreInner {
                 index_cache: parking_lot::Mutex::new(None),
+                written_entries: parking_lot::Mutex::new(WrittenEntries::default()),
                 blobs: BlobStore::new(&dir),
                 options,
                 root,
@@ -313,7 +316,8 @@ impl Store {
         // The log is the durable truth and the entry records the log length it was
         // folded from, so a lost rename only leaves a stale entry that the next
         // list refolds: the directory fsync is not needed for safety.
-        fsutil::atomic_write(&path, &idx.to_bytes(), sync, false)?;
+        let bytes = idx.to_bytes_reusing(&mut self.inner.written_entries.lock());
+        fsutil::atomic_write(&path, &bytes, sync, false)?;
         // Still under the project lock, so the file at `path` is the one written.
         if let Ok(file) = File::open(&path) {
             if let Ok(m) = file.metadata() {
