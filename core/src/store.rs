@@ -53,6 +53,16 @@ pub struct BlobGcReport {
     pub kept_young: usize,
 }
 
+/// What [`Store::gc_temp_files`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TempGcReport {
+    pub removed: usize,
+    pub bytes_freed: u64,
+    /// Temp files kept because they are younger than the grace period.
+    pub kept_young: usize,
+}
+
 /// The digests of every object with a `"sha256": "<64 hex>"` member in a log:
 /// every blob reference (a message's `contentBlob`/`contentParamsBlob`, also
 /// inside compaction records), and possibly more, which only keeps a blob longer.
@@ -443,6 +453,58 @@ impl Store {
                 done: total,
                 total,
             });
+        }
+        Ok(report)
+    }
+
+    /// Delete the `.tmp-*` files that a crash left behind between writing and
+    /// renaming them (FORMAT.md §1.2): in the project directory, the blob store
+    /// and the sessions' `subagents/` directories. An atomic replace in flight
+    /// holds its temp file for milliseconds, so one older than [`BLOB_GC_GRACE`]
+    /// is garbage; younger ones are kept. Takes no lock; never follows a link.
+    pub fn gc_temp_files(&self) -> Result<TempGcReport> {
+        let cutoff = std::time::SystemTime::now() - BLOB_GC_GRACE;
+        let dir = &self.inner.dir;
+        let mut dirs = vec![dir.clone(), self.inner.blobs.dir().to_path_buf()];
+        for top in [dir, self.inner.blobs.dir()] {
+            let Ok(rd) = fs::read_dir(top) else { continue };
+            for d in rd.flatten() {
+                if d.file_type().is_ok_and(|t| t.is_dir()) {
+                    dirs.push(d.path());
+                    dirs.push(d.path().join("subagents"));
+                }
+            }
+        }
+        let mut report = TempGcReport::default();
+        for d in dirs {
+            let rd = match fs::read_dir(&d) {
+                Ok(rd) => rd,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(&d, e)),
+            };
+            for f in rd {
+                let f = f.at(&d)?;
+                let is_temp = f
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|n| n.starts_with(".tmp-"));
+                // `file_type` does not follow links: a link named .tmp- stays.
+                if !is_temp || !f.file_type().at(&f.path())?.is_file() {
+                    continue;
+                }
+                let path = f.path();
+                let m = match f.metadata() {
+                    Ok(m) => m,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(Error::io(&path, e)),
+                };
+                if m.modified().is_ok_and(|t| t > cutoff) {
+                    report.kept_young += 1;
+                } else if fsutil::remove_file_if_exists(&path)? {
+                    report.removed += 1;
+                    report.bytes_freed += m.len();
+                }
+            }
         }
         Ok(report)
     }

@@ -201,3 +201,61 @@ fn walk_texts(dir: &Path) -> String {
     }
     out
 }
+
+/// `gc_temp_files` deletes the `.tmp-*` leftovers of a crash once older than the
+/// grace period, wherever the library writes them, and nothing else.
+#[test]
+fn temp_file_leftovers_are_deleted_once_old() {
+    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(home.path(), project.path());
+    let session = s.create_session(CreateOptions::default()).unwrap();
+    session
+        .append(json!({"role": "user", "content": big("in a blob")}))
+        .unwrap();
+    let agent = session.spawn_subagent(Some("helper"), json!({})).unwrap();
+    agent
+        .append(json!({"role": "user", "content": "hi"}))
+        .unwrap();
+    let dir = project_dir(&s);
+    let blob_dir = blob_files(&s)[0].parent().unwrap().to_path_buf();
+    let subagents = dir.join(session.id()).join("subagents");
+    assert!(subagents.is_dir());
+
+    let old = SystemTime::now() - sessionkit::BLOB_GC_GRACE - Duration::from_secs(60);
+    let write = |p: PathBuf, bytes: usize, aged: bool| {
+        std::fs::write(&p, vec![b'x'; bytes]).unwrap();
+        if aged {
+            std::fs::File::open(&p).unwrap().set_modified(old).unwrap();
+        }
+        p
+    };
+    let leftovers = [
+        write(dir.join(".tmp-index1"), 100, true),
+        write(subagents.join(".tmp-meta2"), 20, true),
+        write(blob_dir.join(".tmp-blob3"), 3, true),
+    ];
+    let young = write(dir.join(".tmp-inflight"), 7, false);
+    let not_temp = write(dir.join("notes.txt"), 5, true);
+    let temp_dir = dir.join(".tmp-dir");
+    std::fs::create_dir(&temp_dir).unwrap();
+    std::os::unix::fs::symlink(&not_temp, dir.join(".tmp-link")).unwrap();
+    let before: Vec<_> = [session.path().to_path_buf(), s.index_path()]
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+
+    let r = s.gc_temp_files().unwrap();
+    assert_eq!((r.removed, r.bytes_freed, r.kept_young), (3, 123, 1));
+    assert!(leftovers.iter().all(|p| !p.exists()));
+    assert!(young.exists() && not_temp.exists() && temp_dir.is_dir());
+    assert!(dir.join(".tmp-link").symlink_metadata().is_ok());
+    let after: Vec<_> = [session.path().to_path_buf(), s.index_path()]
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    assert_eq!(before, after);
+    // The session still reads back whole, blob and subagent included.
+    drop((agent, session));
+    assert_eq!(s.list_sessions().unwrap().len(), 1);
+    assert_eq!(s.gc_temp_files().unwrap().removed, 0);
+}

@@ -551,13 +551,15 @@ fn gc_bar(on_terminal: bool, message: &'static str, len: Option<u64>) -> Progres
     bar
 }
 
-/// What `gc` did: the file history's report, with the blobs' beside it.
+/// What `gc` did: the file history's report, with the blobs' and the temp
+/// files' beside it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct GcOutput {
     #[serde(flatten)]
     file_history: sessionkit::GcReport,
     blobs: sessionkit::BlobGcReport,
+    temp_files: sessionkit::TempGcReport,
 }
 
 pub fn gc(ctx: &Ctx) -> Result<Output> {
@@ -585,15 +587,27 @@ pub fn gc(ctx: &Ctx) -> Result<Output> {
         .and_then(|h| Ok((h, ctx.store.gc_blobs(&mut report)?)));
     bar.finish_and_clear();
     let (h, b) = r?;
+    let t = ctx.store.gc_temp_files()?;
     if ctx.json {
         return Output::json(&GcOutput {
             file_history: h,
             blobs: b,
+            temp_files: t,
         });
     }
+    let temp = if t.removed > 0 {
+        format!(
+            "{} {} bytes freed ({} temp file(s) left by a crash removed)\n",
+            paint(GOOD, "temp"),
+            t.bytes_freed,
+            t.removed
+        )
+    } else {
+        String::new()
+    };
     Ok(Output::Text(format!(
         "{} {} bytes freed ({} → {} objects, {} → {} bytes, {} session branch(es) kept)\n\
-         {} {} bytes freed ({} of {} blobs removed{})\n",
+         {} {} bytes freed ({} of {} blobs removed{})\n{}",
         paint(GOOD, "gc"),
         h.bytes_freed,
         h.objects_before,
@@ -613,6 +627,7 @@ pub fn gc(ctx: &Ctx) -> Result<Output> {
             )
         } else {
             String::new()
-        }
+        },
+        temp
     )))
 }

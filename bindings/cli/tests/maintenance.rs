@@ -261,7 +261,8 @@ fn gc_frees_unreachable_objects_and_sessions_still_load_and_undo() {
             "bytesBefore",
             "bytesFreed",
             "objectsAfter",
-            "objectsBefore"
+            "objectsBefore",
+            "tempFiles"
         ]
     );
 
@@ -332,7 +333,16 @@ fn gc_removes_blobs_of_deleted_sessions_once_they_are_old() {
     for f in files() {
         std::fs::File::open(&f).unwrap().set_modified(old).unwrap();
     }
+    // A crash's leftover temp file of an index replace goes too.
+    let leftover = store.index_path().with_file_name(".tmp-crashed");
+    std::fs::write(&leftover, b"{}").unwrap();
+    std::fs::File::open(&leftover)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
     let v = env.json(&["gc"]);
+    assert_eq!(v["tempFiles"]["removed"], 1, "{v:#}");
+    assert!(!leftover.exists());
     assert_eq!(v["blobs"]["blobsBefore"], 2, "{v:#}");
     assert_eq!(v["blobs"]["blobsRemoved"], 1, "{v:#}");
     assert!(
