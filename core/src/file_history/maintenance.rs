@@ -191,6 +191,7 @@ pub(crate) fn gc(store: &Store, progress: &mut dyn FnMut(GcProgress)) -> Result<
         durable: hr.durable,
         gc_seen: None,
         packs_written: 0,
+        staging: None,
     };
     let objects = hr.git_dir.join("objects");
     let pack_dir = objects.join("pack");

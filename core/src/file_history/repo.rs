@@ -3,12 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions};
+use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use git2::{
-    ConfigLevel, ErrorCode, ObjectType, Odb, OdbLookupFlags, Oid, Repository,
+    Buf, ConfigLevel, ErrorCode, Indexer, ObjectType, Odb, OdbLookupFlags, Oid, Repository,
     RepositoryInitOptions, RepositoryOpenFlags,
 };
 use parking_lot::Mutex;
@@ -67,6 +68,8 @@ pub(super) struct HistoryRepo {
     pub(super) gc_seen: Option<(u64, i64, i64)>,
     /// Packs written through this handle since the last check for merging.
     pub(super) packs_written: usize,
+    /// See [`HistoryRepo::ensure_staging`].
+    pub(super) staging: Option<Repository>,
 }
 
 /// A held `flock` on the repository's lock file.
@@ -185,6 +188,7 @@ impl HistoryRepo {
             lock: Arc::new(lock),
             durable,
             packs_written: 0,
+            staging: None,
         }))
     }
 
@@ -232,7 +236,13 @@ impl HistoryRepo {
     /// Write `objs` (the new objects of one snapshot) as one pack. A pack is two
     /// files whatever the number of objects, where loose objects would be one
     /// file each; `maybe_merge_packs` keeps the number of packs small.
-    pub(super) fn write_pack(&self, objs: &NewObjects) -> Result<()> {
+    ///
+    /// libgit2 builds the pack in memory (a packbuilder over an in-memory object
+    /// database) and its indexer writes it in one piece with its index: the
+    /// packbuilder's own `write` would feed the indexer an object at a time, each
+    /// costing a write and an unmap.
+    pub(super) fn write_pack(&mut self, objs: &NewObjects) -> Result<()> {
+        self.ensure_staging()?;
         let disk = self.repo.odb().map_err(self.err("odb"))?;
         let todo: Vec<&(Oid, ObjectType, Vec<u8>)> = objs
             .objs
@@ -248,16 +258,41 @@ impl HistoryRepo {
             let o = mem.write(*kind, bytes).map_err(self.err("odb"))?;
             debug_assert_eq!(o, *oid);
         }
-        let staging = Repository::from_odb(mem).map_err(self.err("odb"))?;
-        no_deltas(&staging, &self.git_dir)?;
-        let mut pb = staging.packbuilder().map_err(self.err("pack"))?;
-        pb.set_threads(1);
-        for (oid, _, _) in &todo {
-            pb.insert_object(*oid, None).map_err(self.err("pack"))?;
+        let staging = self
+            .staging
+            .as_ref()
+            .ok_or_else(|| Error::Internal("pack staging repository".into()))?;
+        staging.set_odb(&mem).map_err(self.err("odb"))?;
+        let mut buf = Buf::new();
+        {
+            let mut pb = staging.packbuilder().map_err(self.err("pack"))?;
+            pb.set_threads(1);
+            for (oid, _, _) in &todo {
+                pb.insert_object(*oid, None).map_err(self.err("pack"))?;
+            }
+            pb.write_buf(&mut buf).map_err(self.err("pack"))?;
         }
         let pack_dir = self.git_dir.join("objects").join("pack");
-        write_pack_files(&mut pb, &pack_dir, self.durable, &self.git_dir)?;
+        // The pack holds whole objects only, so the indexer needs no odb.
+        let mut ix = Indexer::new(None, &pack_dir, 0o444, false).map_err(self.err("pack"))?;
+        ix.write_all(&buf).at(&pack_dir)?;
+        let name = format!("pack-{}", ix.commit().map_err(self.err("pack write"))?);
+        if self.durable {
+            sync_pack(&pack_dir, &name)?;
+        }
         disk.refresh().map_err(self.err("odb"))?;
+        Ok(())
+    }
+
+    /// A repository over an in-memory object database, kept for building packs:
+    /// its config (no delta search) is read once, not at every snapshot.
+    fn ensure_staging(&mut self) -> Result<()> {
+        if self.staging.is_none() {
+            let odb = Odb::new().map_err(self.err("odb"))?;
+            let repo = Repository::from_odb(odb).map_err(self.err("odb"))?;
+            no_deltas(&repo, &self.git_dir)?;
+            self.staging = Some(repo);
+        }
         Ok(())
     }
 
@@ -455,13 +490,18 @@ pub(super) fn write_pack_files(
         .map(|n| format!("pack-{n}"))
         .ok_or_else(|| Error::Internal("packbuilder gave no pack name".into()))?;
     if durable {
-        for ext in ["pack", "idx"] {
-            let p = pack_dir.join(format!("{name}.{ext}"));
-            File::open(&p).at(&p)?.sync_all().at(&p)?;
-        }
-        File::open(pack_dir).at(pack_dir)?.sync_all().at(pack_dir)?;
+        sync_pack(pack_dir, &name)?;
     }
     Ok(name)
+}
+
+/// fsync a pack, its index and the pack directory.
+fn sync_pack(pack_dir: &Path, name: &str) -> Result<()> {
+    for ext in ["pack", "idx"] {
+        let p = pack_dir.join(format!("{name}.{ext}"));
+        File::open(&p).at(&p)?.sync_all().at(&p)?;
+    }
+    File::open(pack_dir).at(pack_dir)?.sync_all().at(pack_dir)
 }
 
 /// Delete a pack: its index first, since a pack without an index is ignored.
