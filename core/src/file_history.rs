@@ -586,6 +586,14 @@ struct Pending {
     states: BTreeMap<ProjectPath, Rec>,
 }
 
+/// The objects of a snapshot, built but not yet written.
+struct Built {
+    commit: Oid,
+    root_tree: Oid,
+    state: BTreeMap<ProjectPath, Rec>,
+    trees: HashMap<String, Oid>,
+}
+
 /// What [`Loaded::apply`] did.
 pub(crate) struct Applied {
     pub undo_snapshot: Oid,
@@ -759,6 +767,19 @@ impl Loaded {
     }
 
     fn snapshot_locked(&mut self, reason: &str, add: &[ProjectPath], edited: bool) -> Result<Oid> {
+        self.snapshot_expecting(reason, add, edited, None)
+    }
+
+    /// Take a snapshot. When `expected` (a root tree and a commit already
+    /// written, with every object it needs) has the root tree found, that commit
+    /// is the snapshot and nothing is written but the branch.
+    fn snapshot_expecting(
+        &mut self,
+        reason: &str,
+        add: &[ProjectPath],
+        edited: bool,
+        expected: Option<(Oid, Oid)>,
+    ) -> Result<Oid> {
         self.tracked.extend(add.iter().cloned());
         let root = self.root()?;
         let edited_set: HashSet<&ProjectPath> = if edited {
@@ -782,14 +803,25 @@ impl Loaded {
             }
             state.insert(p.clone(), now);
         }
-        let trees = build_trees(&state)?;
-        for (dir, (oid, bytes)) in &trees {
-            if self.tip_trees.get(dir) != Some(oid) {
-                objs.add(ObjectType::Tree, bytes.clone())?;
+        let Some(mut built) = self.build(&mut objs, state, reason)? else {
+            return self
+                .tip
+                .ok_or_else(|| Error::Internal("snapshot without a tip".into()));
+        };
+        match expected {
+            Some((root_tree, commit)) if root_tree == built.root_tree => built.commit = commit,
+            _ => {
+                self.hr.write_pack(&objs)?;
+                self.hr.packs_written += 1;
             }
         }
-        let files = trees.get("").map(|t| t.0).unwrap_or(empty_tree_oid()?);
-        let manifest = Manifest {
+        self.hr.set_ref(&self.branch, built.commit, self.tip)?;
+        Ok(self.advance(built))
+    }
+
+    /// The manifest of a snapshot of the tracked files.
+    fn manifest(&self) -> Manifest {
+        Manifest {
             version: MANIFEST_VERSION,
             tracked: self.tracked.iter().map(|p| p.to_string()).collect(),
             baseline: self
@@ -803,25 +835,49 @@ impl Loaded {
                 .map(|(p, m)| (p.to_string(), m.clone()))
                 .collect(),
             restoring: None,
-        };
-        let root_tree = root_tree(&mut objs, files, &manifest)?;
-        if let (Some(t), Some(r)) = (self.tip, self.tip_root) {
-            if r == root_tree {
-                return Ok(t);
+        }
+    }
+
+    /// The trees, manifest, root tree and commit (child of the tip) of a
+    /// snapshot of `state` (every tracked path), added to `objs`; trees the tip
+    /// has are left out, and blobs are the caller's to add. `None` when the root
+    /// tree is the tip's: nothing changed.
+    fn build(
+        &self,
+        objs: &mut NewObjects,
+        state: BTreeMap<ProjectPath, Rec>,
+        reason: &str,
+    ) -> Result<Option<Built>> {
+        let trees = build_trees(&state)?;
+        for (dir, (oid, bytes)) in &trees {
+            if self.tip_trees.get(dir) != Some(oid) {
+                objs.add(ObjectType::Tree, bytes.clone())?;
             }
         }
-        let commit = commit_object(&mut objs, root_tree, self.tip, reason, self)?;
-        self.hr.write_pack(&objs)?;
-        self.hr.set_ref(&self.branch, commit, self.tip)?;
-        self.tip = Some(commit);
-        self.tip_root = Some(root_tree);
-        self.tip_state = state;
-        self.tip_trees = trees.into_iter().map(|(d, (o, _))| (d, o)).collect();
-        if let Some(c) = &mut self.chain {
-            c.insert(commit);
+        let files = trees.get("").map(|t| t.0).unwrap_or(empty_tree_oid()?);
+        let root_tree = root_tree(objs, files, &self.manifest())?;
+        if self.tip.is_some() && self.tip_root == Some(root_tree) {
+            return Ok(None);
         }
-        self.hr.packs_written += 1;
-        Ok(commit)
+        let commit = commit_object(objs, root_tree, self.tip, reason, self)?;
+        Ok(Some(Built {
+            commit,
+            root_tree,
+            state,
+            trees: trees.into_iter().map(|(d, (o, _))| (d, o)).collect(),
+        }))
+    }
+
+    /// Make `b` (written, the branch moved to it) the tip.
+    fn advance(&mut self, b: Built) -> Oid {
+        self.tip = Some(b.commit);
+        self.tip_root = Some(b.root_tree);
+        self.tip_state = b.state;
+        self.tip_trees = b.trees;
+        if let Some(c) = &mut self.chain {
+            c.insert(b.commit);
+        }
+        b.commit
     }
 
     /// Whether `snapshot` is on this session's branch. The first call walks the
@@ -1046,7 +1102,20 @@ impl Loaded {
         let (run, skipped): (Vec<Step>, Vec<Step>) = steps
             .into_iter()
             .partition(|s| s.plan.conflict.is_none_or(|c| c.forcible()));
-        self.write_pending(snapshot, before, &run)?;
+        // The snapshot the restore should end at, written with the pending
+        // restore: when the files come out as planned, the restore writes one pack.
+        let mut objs = NewObjects::default();
+        let mut planned = self.tip_state.clone();
+        for s in &run {
+            planned.insert(s.path.clone(), s.target);
+        }
+        let mut expected = None;
+        if !run.is_empty() {
+            expected = self
+                .build(&mut objs, planned, "rewind-after")?
+                .map(|b| (b.root_tree, b.commit));
+            self.write_pending(snapshot, before, &run, objs)?;
+        }
         let root = self.root()?;
         let sync = self.sync();
         let (mut deletes, mut writes): (Vec<&Step>, Vec<&Step>) =
@@ -1078,17 +1147,23 @@ impl Loaded {
                 _ => out.restored.push(s.plan.path.clone()),
             }
         }
-        out.after = self.snapshot_locked("rewind-after", &[], false)?;
-        self.hr.delete_ref(&self.pending)?;
+        out.after = self.snapshot_expecting("rewind-after", &[], false, expected)?;
+        self.hr.remove_pending_ref(&self.pending)?;
         Ok(out)
     }
 
     /// Record the restore about to run, so that a rerun after a crash accepts the
     /// files it already wrote instead of calling them changed outside the agent.
-    fn write_pending(&mut self, target: Oid, parent: Oid, run: &[Step]) -> Result<()> {
+    /// `objs` (the snapshot the restore should end at) go in the same pack.
+    fn write_pending(
+        &mut self,
+        target: Oid,
+        parent: Oid,
+        run: &[Step],
+        mut objs: NewObjects,
+    ) -> Result<()> {
         let state: BTreeMap<ProjectPath, Rec> =
             run.iter().map(|s| (s.path.clone(), s.target)).collect();
-        let mut objs = NewObjects::default();
         let trees = build_trees(&state)?;
         for (_, bytes) in trees.values() {
             objs.add(ObjectType::Tree, bytes.clone())?;

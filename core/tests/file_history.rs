@@ -1057,3 +1057,91 @@ fn kill_9_during_snapshots_and_restores_leaves_a_usable_history() {
     fsck(&git_dir);
     eprintln!("{cycles} kill -9 cycles, {interrupted} cut a restore short");
 }
+
+fn pack_count(git_dir: &Path) -> usize {
+    fs::read_dir(git_dir.join("objects/pack"))
+        .unwrap()
+        .filter(|d| d.as_ref().unwrap().path().extension() == Some("pack".as_ref()))
+        .count()
+}
+
+fn pending_refs(git_dir: &Path) -> Vec<String> {
+    match fs::read_dir(git_dir.join("refs/sessionkit/pending")) {
+        Ok(rd) => rd
+            .map(|d| d.unwrap().file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[test]
+fn a_restore_writes_one_pack_and_ends_at_a_snapshot_of_the_disk() {
+    let e = env();
+    e.write("a.txt", "a1\n");
+    e.write("bin/run.sh", "#!/bin/sh\n");
+    fs::set_permissions(e.p("bin/run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    let s = e.session();
+    let m1 = user(&s, "edit");
+    e.agent_write(&s, "a.txt", "a2\n");
+    e.agent_write(&s, "new/b.txt", "b\n");
+    s.before_edit(&["bin/run.sh"]).unwrap();
+    fs::set_permissions(e.p("bin/run.sh"), fs::Permissions::from_mode(0o644)).unwrap();
+    s.after_edit(&["bin/run.sh"]).unwrap();
+    let m2 = user(&s, "more");
+    let git_dir = e.store.dir().join("file-history/.git");
+
+    let packs = pack_count(&git_dir);
+    let r = s.rewind(&m1, RewindMode::Files, false).unwrap();
+    // The pending restore and the snapshot after it share one pack.
+    assert_eq!(pack_count(&git_dir), packs + 1);
+    assert!(pending_refs(&git_dir).is_empty());
+    assert_eq!(e.read("a.txt"), "a1\n");
+    assert!(!e.exists("new/b.txt"));
+    assert_ne!(fs::metadata(e.p("bin/run.sh")).unwrap().mode() & 0o100, 0);
+    // The snapshot after the restore is the disk as it is, and the session's last.
+    let after = r.snapshot_after.clone().unwrap();
+    assert_eq!(s.last_snapshot().unwrap().as_deref(), Some(after.as_str()));
+    assert!(s.snapshot_plan(&after).unwrap().files.is_empty());
+    let repo = git2::Repository::open_bare(&git_dir).unwrap();
+    let c = repo
+        .find_commit(git2::Oid::from_str(&after).unwrap())
+        .unwrap();
+    assert_eq!(
+        c.parent_id(0).unwrap().to_string(),
+        r.undo_snapshot.clone().unwrap()
+    );
+    // Undo and redo still work from it.
+    s.rewind(&m2, RewindMode::Files, false).unwrap();
+    assert_eq!(e.read("a.txt"), "a2\n");
+    assert_eq!(e.read("new/b.txt"), "b\n");
+    fsck(&git_dir);
+}
+
+#[test]
+fn a_restore_whose_files_come_out_otherwise_records_them_as_they_are() {
+    let e = env();
+    e.write("tool", "v1\n");
+    fs::set_permissions(e.p("tool"), fs::Permissions::from_mode(0o755)).unwrap();
+    let s = e.session();
+    let m1 = user(&s, "edit");
+    s.before_edit(&["tool"]).unwrap();
+    fs::write(e.p("tool"), "v2\n").unwrap();
+    // Write-only: a restore keeps these bits and can set no execute bit (it
+    // sets one only where a read bit is set), so the file cannot come out as
+    // the snapshot has it.
+    fs::set_permissions(e.p("tool"), fs::Permissions::from_mode(0o200)).unwrap();
+    s.after_edit(&["tool"]).unwrap();
+    user(&s, "next");
+
+    let r = s.rewind(&m1, RewindMode::Files, false).unwrap();
+    assert_eq!(fs::read(e.p("tool")).unwrap(), b"v1\n");
+    assert_eq!(fs::metadata(e.p("tool")).unwrap().mode() & 0o777, 0o200);
+    let after = r.snapshot_after.unwrap();
+    assert_eq!(s.last_snapshot().unwrap().as_deref(), Some(after.as_str()));
+    // The snapshot records the file without its execute bit, as it is.
+    assert!(s.snapshot_plan(&after).unwrap().files.is_empty());
+    let plan = s.rewind_plan(&m1).unwrap();
+    assert_eq!(plan.files.len(), 1, "{plan:?}");
+    assert!(plan.conflicts.is_empty(), "{plan:?}");
+    assert!(pending_refs(&e.store.dir().join("file-history/.git")).is_empty());
+}

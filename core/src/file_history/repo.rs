@@ -296,6 +296,18 @@ impl HistoryRepo {
         Ok(())
     }
 
+    /// Delete a pending-restore ref. Only its session's writer touches it, so
+    /// its loose file is simply unlinked (libgit2's delete would also create and
+    /// remove a lock file); a ref that git packed into `packed-refs` is deleted
+    /// through libgit2.
+    pub(super) fn remove_pending_ref(&self, refname: &str) -> Result<()> {
+        fsutil::remove_file_if_exists(&self.git_dir.join(refname))?;
+        if self.tip(refname)?.is_some() {
+            self.delete_ref(refname)?;
+        }
+        Ok(())
+    }
+
     /// Point `name` at `new`, if it still points at `old` (`None`: if it does not
     /// exist; for a pending ref, `None` overwrites whatever is there).
     pub(super) fn set_ref(&self, name: &str, new: Oid, old: Option<Oid>) -> Result<()> {
