@@ -6,9 +6,10 @@
 //! tree holds `files/` (the tracked files that exist, at their project paths) and
 //! `manifest.json` (every tracked path, absent ones included, and the content
 //! marks of files read). The latest snapshot is kept in memory, so a new one
-//! reads only the tracked files and writes only what changed, as one pack: its
-//! cost grows with the files touched, never with the project's size. The byte
-//! layout is in docs/FORMAT.md §19.
+//! reads only the tracked files (those whose status changed since they were last
+//! read) and writes only what changed, as one pack: its cost grows with the
+//! files touched, never with the project's size. The byte layout is in
+//! docs/FORMAT.md §19.
 //!
 //! Submodules: `repo` (opening, locks, refs, packs), `objects` (trees and commits
 //! built in memory), `maintenance` (branches of deleted sessions, gc, sizes).
@@ -27,7 +28,7 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::project_fs::{Block, Node, ProjectPath, Root, WriteKind};
+use crate::project_fs::{Block, Lookup, Node, ProjectPath, Root, StatKey, WriteKind};
 use crate::store::Store;
 
 use objects::{build_trees, commit_object, empty_tree_oid, root_tree, NewObjects};
@@ -624,6 +625,23 @@ pub(crate) struct Loaded {
     tip_root: Option<Oid>,
     tip_state: BTreeMap<ProjectPath, Rec>,
     tip_trees: HashMap<String, Oid>,
+    /// Each tracked file's status when it was last read, with its record: a
+    /// snapshot does not read again a file whose status has not changed. In
+    /// memory only.
+    seen: HashMap<ProjectPath, (StatKey, Rec)>,
+}
+
+/// A file whose status changed less than this long before it was read may
+/// change again without its status showing it: file times are as coarse as a
+/// clock tick, or one or two seconds on some file systems (FAT, some network
+/// file systems). Its status is then not kept (see [`Loaded::see`]).
+const RACY_NS: i128 = 2_000_000_000;
+
+fn now_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0)
 }
 
 impl Loaded {
@@ -685,6 +703,7 @@ impl Loaded {
             tip_root,
             tip_state,
             tip_trees,
+            seen: HashMap::new(),
         };
         loaded.sweep_temps()?;
         drop(_g);
@@ -720,6 +739,37 @@ impl Loaded {
 
     fn root(&self) -> Result<Root> {
         Root::open(self.store.project_root())
+    }
+
+    /// What is at `p`, as recorded, with what was read. With `reuse`, a file or
+    /// link whose status is the one it had when last read is not read again: its
+    /// record is reused and the node is `None`. The blob id stays the truth; the
+    /// status only spares a read, and only a status older than [`RACY_NS`] at
+    /// the read is kept.
+    fn see(&mut self, root: &Root, p: &ProjectPath, reuse: bool) -> Result<(Rec, Option<Node>)> {
+        let known = match self.seen.get(p) {
+            Some((k, r)) if reuse => Some((*k, *r)),
+            _ => None,
+        };
+        let started = now_ns();
+        match root.read_unless(p, known.as_ref().map(|(k, _)| k))? {
+            Lookup::Unchanged => match known {
+                Some((_, r)) => Ok((r, None)),
+                None => Err(Error::Internal(format!("{p}: no status to compare"))),
+            },
+            Lookup::Node(node, key) => {
+                let (rec, _) = rec_of(&node)?;
+                match key {
+                    Some(k) if k.changed_ns() + RACY_NS < started => {
+                        self.seen.insert(p.clone(), (k, rec));
+                    }
+                    _ => {
+                        self.seen.remove(p);
+                    }
+                }
+                Ok((rec, Some(node)))
+            }
+        }
     }
 
     /// Record what the agent read, for [`Loaded::external_changes`]. Kept in
@@ -789,16 +839,25 @@ impl Loaded {
         };
         let mut objs = NewObjects::default();
         let mut state = BTreeMap::new();
-        for p in &self.tracked {
-            let node = root.read(p)?;
-            let (now, bytes) = rec_of(&node)?;
+        let paths: Vec<ProjectPath> = self.tracked.iter().cloned().collect();
+        for p in &paths {
+            let last = self.tip_state.get(p).copied();
+            let (mut now, mut node) = self.see(&root, p, true)?;
+            if node.is_none() && last != Some(now) {
+                // Known by its status only, and its blob is not in the tip.
+                (now, node) = self.see(&root, p, false)?;
+            }
             if edited_set.contains(p) {
-                self.reads.insert(p.clone(), mark_of(&node)?);
+                let mark = match &node {
+                    Some(Node::Dir | Node::Special | Node::Blocked { .. }) => "unreadable".into(),
+                    _ => now.mark(),
+                };
+                self.reads.insert(p.clone(), mark);
             }
             self.baseline.entry(p.clone()).or_insert(now);
-            if let Some(bytes) = bytes {
-                if self.tip_state.get(p) != Some(&now) {
-                    objs.add(ObjectType::Blob, bytes.to_vec())?;
+            if last != Some(now) {
+                if let Some(Node::File { content: b, .. } | Node::Link { target: b }) = node {
+                    objs.add(ObjectType::Blob, b)?;
                 }
             }
             state.insert(p.clone(), now);

@@ -154,6 +154,50 @@ pub enum Node {
     },
 }
 
+/// What [`Root::read_unless`] found.
+#[derive(Debug)]
+pub enum Lookup {
+    /// The file or link still has the status given.
+    Unchanged,
+    /// What is there, with the status of a file or link (taken before its bytes
+    /// were read).
+    Node(Node, Option<StatKey>),
+}
+
+/// The status of a file or link that changes whenever its bytes, its mode or
+/// the file itself (replaced by another) do: device, inode, mode, size,
+/// modification and change times. The change time cannot be set from user space,
+/// so a tool that puts the old modification time back is still seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatKey {
+    dev: u64,
+    ino: u64,
+    mode: u32,
+    size: i64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl StatKey {
+    fn of(st: &libc::stat) -> StatKey {
+        StatKey {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            mode: st.st_mode,
+            size: st.st_size,
+            mtime: (st.st_mtime, st.st_mtime_nsec),
+            ctime: (st.st_ctime, st.st_ctime_nsec),
+        }
+    }
+
+    /// The later of the modification and change times, in nanoseconds since
+    /// the epoch.
+    pub fn changed_ns(&self) -> i128 {
+        let ns = |(s, n): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(n);
+        ns(self.mtime).max(ns(self.ctime))
+    }
+}
+
 /// The project root, opened once per operation.
 pub struct Root {
     fd: OwnedFd,
@@ -345,38 +389,60 @@ impl Root {
 
     /// What is at `p`, with the bytes of a file or the target of a link.
     pub fn read(&self, p: &ProjectPath) -> Result<Node> {
+        match self.read_unless(p, None)? {
+            Lookup::Node(node, _) => Ok(node),
+            Lookup::Unchanged => Err(Error::Internal(format!(
+                "{}: read without a status to compare",
+                self.full(p.as_str()).display()
+            ))),
+        }
+    }
+
+    /// As [`Root::read`], but when `known` is given and the file or link at `p`
+    /// still has that status, nothing is read: [`Lookup::Unchanged`]. A file or
+    /// link read comes with its status, taken before its bytes were read.
+    pub fn read_unless(&self, p: &ProjectPath, known: Option<&StatKey>) -> Result<Lookup> {
         let dir = match self.parent(p, false)? {
             Parent::Dir(fd) => fd,
-            Parent::Missing => return Ok(Node::Absent),
-            Parent::Blocked { at, why } => return Ok(Node::Blocked { at, why }),
+            Parent::Missing => return Ok(Lookup::Node(Node::Absent, None)),
+            Parent::Blocked { at, why } => {
+                return Ok(Lookup::Node(Node::Blocked { at, why }, None))
+            }
         };
         let (_, last) = p.components();
         let name = cstr(last).map_err(|e| Error::io(&self.full(p.as_str()), e))?;
         let at = |e| Error::io(&self.full(p.as_str()), e);
         // A file may be swapped for a link between the stat and the open; O_NOFOLLOW
         // turns that into ELOOP, and we look again.
+        let node = |n| Ok(Lookup::Node(n, None));
         for _ in 0..3 {
             let st = match lstatat(dir.as_raw_fd(), &name) {
                 Ok(st) => st,
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Node::Absent),
-                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(Node::Absent),
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return node(Node::Absent),
+                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return node(Node::Absent),
                 Err(e) => return Err(at(e)),
             };
-            match file_type(&st) {
+            let kind = file_type(&st);
+            if matches!(kind, libc::S_IFLNK | libc::S_IFREG) && known == Some(&StatKey::of(&st)) {
+                return Ok(Lookup::Unchanged);
+            }
+            match kind {
                 libc::S_IFLNK => match readlinkat(dir.as_raw_fd(), &name) {
-                    Ok(target) => return Ok(Node::Link { target }),
+                    Ok(target) => {
+                        return Ok(Lookup::Node(Node::Link { target }, Some(StatKey::of(&st))))
+                    }
                     Err(e) if e.raw_os_error() == Some(libc::EINVAL) => continue,
-                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Node::Absent),
+                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return node(Node::Absent),
                     Err(e) => return Err(at(e)),
                 },
-                libc::S_IFDIR => return Ok(Node::Dir),
+                libc::S_IFDIR => return node(Node::Dir),
                 libc::S_IFREG => {
                     let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
                     let fd = match openat(dir.as_raw_fd(), &name, flags, 0) {
                         Ok(fd) => fd,
                         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => continue,
                         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                            return Ok(Node::Absent)
+                            return node(Node::Absent)
                         }
                         Err(e) => return Err(at(e)),
                     };
@@ -387,12 +453,15 @@ impl Root {
                     let mut f = File::from(fd);
                     let mut content = Vec::with_capacity(st.st_size.max(0) as usize);
                     f.read_to_end(&mut content).map_err(at)?;
-                    return Ok(Node::File {
-                        content,
-                        exec: st.st_mode & libc::S_IXUSR != 0,
-                    });
+                    return Ok(Lookup::Node(
+                        Node::File {
+                            content,
+                            exec: st.st_mode & libc::S_IXUSR != 0,
+                        },
+                        Some(StatKey::of(&st)),
+                    ));
                 }
-                _ => return Ok(Node::Special),
+                _ => return node(Node::Special),
             }
         }
         Err(Error::Conflict(format!(
@@ -598,6 +667,37 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("store"), "{e}");
+    }
+
+    #[test]
+    fn a_known_status_spares_the_read_until_the_file_changes() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("f"), "abc").unwrap();
+        let root = Root::open(tmp.path()).unwrap();
+        let p = pp("/r", "f").unwrap();
+        let Lookup::Node(Node::File { content, .. }, Some(key)) =
+            root.read_unless(&p, None).unwrap()
+        else {
+            panic!("not a file with a status");
+        };
+        assert_eq!(content, b"abc");
+        assert!(matches!(
+            root.read_unless(&p, Some(&key)).unwrap(),
+            Lookup::Unchanged
+        ));
+        // Same size, same modification time: the change time still moves.
+        let f = File::options()
+            .write(true)
+            .open(tmp.path().join("f"))
+            .unwrap();
+        let mtime = f.metadata().unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        (&f).write_all(b"xyz").unwrap();
+        f.set_modified(mtime).unwrap();
+        match root.read_unless(&p, Some(&key)).unwrap() {
+            Lookup::Node(Node::File { content, .. }, _) => assert_eq!(content, b"xyz"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

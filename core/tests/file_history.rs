@@ -1145,3 +1145,38 @@ fn a_restore_whose_files_come_out_otherwise_records_them_as_they_are() {
     assert!(plan.conflicts.is_empty(), "{plan:?}");
     assert!(pending_refs(&e.store.dir().join("file-history/.git")).is_empty());
 }
+
+#[test]
+fn a_same_size_edit_that_keeps_the_modification_time_is_still_snapshotted() {
+    let e = env();
+    e.write("a.txt", "one\n");
+    e.write("b.txt", "same\n");
+    // Old enough that the snapshot may go by the files' status from now on.
+    std::thread::sleep(Duration::from_millis(2200));
+    let s = e.session();
+    s.before_edit(&["a.txt", "b.txt"]).unwrap();
+    let m1 = user(&s, "first");
+    // Same size, and the modification time put back as it was.
+    let mtime = fs::metadata(e.p("a.txt")).unwrap().modified().unwrap();
+    fs::write(e.p("a.txt"), "two\n").unwrap();
+    fs::File::options()
+        .write(true)
+        .open(e.p("a.txt"))
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(
+        fs::metadata(e.p("a.txt")).unwrap().modified().unwrap(),
+        mtime
+    );
+    let m2 = user(&s, "second");
+    assert_ne!(m1, m2);
+    let plan = s.rewind_plan(&m1).unwrap();
+    let files: Vec<&str> = plan.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(files, ["a.txt"], "{plan:?}");
+    s.rewind(&m1, RewindMode::Files, false).unwrap();
+    assert_eq!(e.read("a.txt"), "one\n");
+    s.rewind(&m2, RewindMode::Files, false).unwrap();
+    assert_eq!(e.read("a.txt"), "two\n");
+    assert_eq!(e.read("b.txt"), "same\n");
+}
