@@ -431,7 +431,31 @@ struct Manifest {
     /// For a pending restore: the snapshot being restored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     restoring: Option<String>,
+    /// For each tracked path recorded absent because a directory on its path was
+    /// missing: the highest directory missing.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    missing_dirs: BTreeMap<String, String>,
+    /// The same, for each path's baseline.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    baseline_missing_dirs: BTreeMap<String, String>,
 }
+
+/// A manifest's missing directories by path, checked like stored paths.
+fn missing_of(m: &BTreeMap<String, String>) -> Result<BTreeMap<ProjectPath, String>> {
+    m.iter()
+        .map(|(p, d)| {
+            Ok((
+                ProjectPath::from_stored(p)?,
+                ProjectPath::from_stored(d)?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// A tracked path as seen: its record, what was read (`None` when its status
+/// showed it unchanged), and the highest directory missing on its path when it
+/// is absent for that reason.
+type Seen = (Rec, Option<Node>, Option<String>);
 
 /// A snapshot commit, read.
 struct Snap<'r> {
@@ -592,6 +616,7 @@ struct Built {
     commit: Oid,
     root_tree: Oid,
     state: BTreeMap<ProjectPath, Rec>,
+    missing: BTreeMap<ProjectPath, String>,
     trees: HashMap<String, Oid>,
 }
 
@@ -625,6 +650,10 @@ pub(crate) struct Loaded {
     tip_root: Option<Oid>,
     tip_state: BTreeMap<ProjectPath, Rec>,
     tip_trees: HashMap<String, Oid>,
+    /// The highest missing directory on the path of each absent tracked path of
+    /// the latest snapshot (see `Manifest::missing_dirs`), and of each baseline.
+    tip_missing: BTreeMap<ProjectPath, String>,
+    baseline_missing: BTreeMap<ProjectPath, String>,
     /// Each tracked file's status when it was last read, with its record: a
     /// snapshot does not read again a file whose status has not changed. In
     /// memory only.
@@ -661,6 +690,8 @@ impl Loaded {
         let mut tip_root = None;
         let mut tip_state = BTreeMap::new();
         let mut tip_trees = HashMap::new();
+        let mut tip_missing = BTreeMap::new();
+        let mut baseline_missing = BTreeMap::new();
         if let Some(t) = tip {
             let snap = read_snap(&hr.repo, &hr.git_dir, t)?;
             tip_root = Some(
@@ -685,6 +716,8 @@ impl Loaded {
             for (p, m) in &snap.manifest.reads {
                 reads.insert(ProjectPath::from_stored(p)?, m.clone());
             }
+            tip_missing = missing_of(&snap.manifest.missing_dirs)?;
+            baseline_missing = missing_of(&snap.manifest.baseline_missing_dirs)?;
             for p in &tracked {
                 tip_state.entry(p.clone()).or_insert(Rec::Absent);
             }
@@ -703,6 +736,8 @@ impl Loaded {
             tip_root,
             tip_state,
             tip_trees,
+            tip_missing,
+            baseline_missing,
             seen: HashMap::new(),
         };
         loaded.sweep_temps()?;
@@ -746,7 +781,7 @@ impl Loaded {
     /// record is reused and the node is `None`. The blob id stays the truth; the
     /// status only spares a read, and only a status older than [`RACY_NS`] at
     /// the read is kept.
-    fn see(&mut self, root: &Root, p: &ProjectPath, reuse: bool) -> Result<(Rec, Option<Node>)> {
+    fn see(&mut self, root: &Root, p: &ProjectPath, reuse: bool) -> Result<Seen> {
         let known = match self.seen.get(p) {
             Some((k, r)) if reuse => Some((*k, *r)),
             _ => None,
@@ -754,9 +789,13 @@ impl Loaded {
         let started = now_ns();
         match root.read_unless(p, known.as_ref().map(|(k, _)| k))? {
             Lookup::Unchanged => match known {
-                Some((_, r)) => Ok((r, None)),
+                Some((_, r)) => Ok((r, None, None)),
                 None => Err(Error::Internal(format!("{p}: no status to compare"))),
             },
+            Lookup::Missing(dir) => {
+                self.seen.remove(p);
+                Ok((Rec::Absent, Some(Node::Absent), Some(dir)))
+            }
             Lookup::Node(node, key) => {
                 let (rec, _) = rec_of(&node)?;
                 match key {
@@ -767,7 +806,7 @@ impl Loaded {
                         self.seen.remove(p);
                     }
                 }
-                Ok((rec, Some(node)))
+                Ok((rec, Some(node), None))
             }
         }
     }
@@ -839,13 +878,22 @@ impl Loaded {
         };
         let mut objs = NewObjects::default();
         let mut state = BTreeMap::new();
+        let mut missing = BTreeMap::new();
         let paths: Vec<ProjectPath> = self.tracked.iter().cloned().collect();
         for p in &paths {
             let last = self.tip_state.get(p).copied();
-            let (mut now, mut node) = self.see(&root, p, true)?;
+            let (mut now, mut node, mut missing_dir) = self.see(&root, p, true)?;
             if node.is_none() && last != Some(now) {
                 // Known by its status only, and its blob is not in the tip.
-                (now, node) = self.see(&root, p, false)?;
+                (now, node, missing_dir) = self.see(&root, p, false)?;
+            }
+            if !self.baseline.contains_key(p) {
+                if let Some(d) = &missing_dir {
+                    self.baseline_missing.insert(p.clone(), d.clone());
+                }
+            }
+            if let Some(d) = missing_dir {
+                missing.insert(p.clone(), d);
             }
             if edited_set.contains(p) {
                 let mark = match &node {
@@ -862,7 +910,7 @@ impl Loaded {
             }
             state.insert(p.clone(), now);
         }
-        let Some(mut built) = self.build(&mut objs, state, reason)? else {
+        let Some(mut built) = self.build(&mut objs, state, missing, reason)? else {
             return self
                 .tip
                 .ok_or_else(|| Error::Internal("snapshot without a tip".into()));
@@ -878,8 +926,12 @@ impl Loaded {
         Ok(self.advance(built))
     }
 
-    /// The manifest of a snapshot of the tracked files.
-    fn manifest(&self) -> Manifest {
+    /// The manifest of a snapshot of the tracked files, `missing` the missing
+    /// directories of its absent paths.
+    fn manifest(&self, missing: &BTreeMap<ProjectPath, String>) -> Manifest {
+        let dirs = |m: &BTreeMap<ProjectPath, String>| {
+            m.iter().map(|(p, d)| (p.to_string(), d.clone())).collect()
+        };
         Manifest {
             version: MANIFEST_VERSION,
             tracked: self.tracked.iter().map(|p| p.to_string()).collect(),
@@ -894,6 +946,8 @@ impl Loaded {
                 .map(|(p, m)| (p.to_string(), m.clone()))
                 .collect(),
             restoring: None,
+            missing_dirs: dirs(missing),
+            baseline_missing_dirs: dirs(&self.baseline_missing),
         }
     }
 
@@ -905,6 +959,7 @@ impl Loaded {
         &self,
         objs: &mut NewObjects,
         state: BTreeMap<ProjectPath, Rec>,
+        missing: BTreeMap<ProjectPath, String>,
         reason: &str,
     ) -> Result<Option<Built>> {
         let trees = build_trees(&state)?;
@@ -914,7 +969,7 @@ impl Loaded {
             }
         }
         let files = trees.get("").map(|t| t.0).unwrap_or(empty_tree_oid()?);
-        let root_tree = root_tree(objs, files, &self.manifest())?;
+        let root_tree = root_tree(objs, files, &self.manifest(&missing))?;
         if self.tip.is_some() && self.tip_root == Some(root_tree) {
             return Ok(None);
         }
@@ -923,6 +978,7 @@ impl Loaded {
             commit,
             root_tree,
             state,
+            missing,
             trees: trees.into_iter().map(|(d, (o, _))| (d, o)).collect(),
         }))
     }
@@ -932,6 +988,7 @@ impl Loaded {
         self.tip = Some(b.commit);
         self.tip_root = Some(b.root_tree);
         self.tip_state = b.state;
+        self.tip_missing = b.missing;
         self.tip_trees = b.trees;
         if let Some(c) = &mut self.chain {
             c.insert(b.commit);
@@ -989,6 +1046,27 @@ impl Loaded {
                 }
             };
             out.insert(p.clone(), r);
+        }
+        Ok(out)
+    }
+
+    /// For each tracked path absent at `snapshot` because a directory on its
+    /// path was missing, the highest one missing (§19.3 of FORMAT.md:
+    /// `missingDirs`, or `baselineMissingDirs` for a path tracked later).
+    fn missing_at(&self, snapshot: Oid) -> Result<BTreeMap<ProjectPath, String>> {
+        let snap = read_snap(&self.hr.repo, &self.hr.git_dir, snapshot)?;
+        let then: HashSet<&str> = snap.manifest.tracked.iter().map(String::as_str).collect();
+        let at_snap = missing_of(&snap.manifest.missing_dirs)?;
+        let mut out = BTreeMap::new();
+        for p in &self.tracked {
+            let d = if then.contains(p.as_str()) {
+                at_snap.get(p)
+            } else {
+                self.baseline_missing.get(p)
+            };
+            if let Some(d) = d {
+                out.insert(p.clone(), d.clone());
+            }
         }
         Ok(out)
     }
@@ -1163,15 +1241,25 @@ impl Loaded {
             .partition(|s| s.plan.conflict.is_none_or(|c| c.forcible()));
         // The snapshot the restore should end at, written with the pending
         // restore: when the files come out as planned, the restore writes one pack.
+        let dirs_then = self.missing_at(snapshot)?;
         let mut objs = NewObjects::default();
         let mut planned = self.tip_state.clone();
+        let mut planned_missing = self.tip_missing.clone();
         for s in &run {
             planned.insert(s.path.clone(), s.target);
+            match dirs_then.get(&s.path) {
+                Some(d) if s.target == Rec::Absent => {
+                    planned_missing.insert(s.path.clone(), d.clone());
+                }
+                _ => {
+                    planned_missing.remove(&s.path);
+                }
+            }
         }
         let mut expected = None;
         if !run.is_empty() {
             expected = self
-                .build(&mut objs, planned, "rewind-after")?
+                .build(&mut objs, planned, planned_missing, "rewind-after")?
                 .map(|b| (b.root_tree, b.commit));
             self.write_pending(snapshot, before, &run, objs)?;
         }
@@ -1192,6 +1280,10 @@ impl Loaded {
         for s in deletes {
             root.remove(&s.path, sync)?;
             out.deleted.push(s.plan.path.clone());
+            // Directories the edit created, now empty: they go too.
+            if let Some(top) = dirs_then.get(&s.path) {
+                root.remove_empty_dirs(&s.path, top, sync);
+            }
         }
         for s in writes {
             let content = self.content(s.target)?;
@@ -1234,6 +1326,8 @@ impl Loaded {
             baseline: BTreeMap::new(),
             reads: BTreeMap::new(),
             restoring: Some(target.to_string()),
+            missing_dirs: BTreeMap::new(),
+            baseline_missing_dirs: BTreeMap::new(),
         };
         let root_tree = root_tree(&mut objs, files, &manifest)?;
         let c = commit_object(&mut objs, root_tree, Some(parent), "pending-restore", self)?;

@@ -159,6 +159,9 @@ pub enum Node {
 pub enum Lookup {
     /// The file or link still has the status given.
     Unchanged,
+    /// Nothing is there because this directory on its path is missing (the
+    /// highest one missing).
+    Missing(String),
     /// What is there, with the status of a file or link (taken before its bytes
     /// were read).
     Node(Node, Option<StatKey>),
@@ -272,8 +275,14 @@ fn readlinkat(dir: RawFd, name: &CStr) -> io::Result<Vec<u8>> {
 }
 
 fn unlinkat(dir: RawFd, name: &CStr) -> io::Result<()> {
+    unlinkat_flags(dir, name, 0)
+}
+
+/// `unlinkat`; with `AT_REMOVEDIR`, removes an empty directory (never through a
+/// link: a link is not a directory).
+fn unlinkat_flags(dir: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
     // SAFETY: valid descriptor and C string.
-    cvt(unsafe { libc::unlinkat(dir, name.as_ptr(), 0) }).map(drop)
+    cvt(unsafe { libc::unlinkat(dir, name.as_ptr(), flags) }).map(drop)
 }
 
 fn renameat(dir: RawFd, from: &CStr, to: &CStr) -> io::Result<()> {
@@ -300,8 +309,9 @@ fn temp_name(name: &str) -> String {
 
 enum Parent {
     Dir(OwnedFd),
-    /// A directory on the way does not exist (so neither does the file).
-    Missing,
+    /// A directory on the way does not exist (so neither does the file): the
+    /// first one missing.
+    Missing(String),
     Blocked {
         at: String,
         why: Block,
@@ -341,7 +351,7 @@ impl Root {
                 Ok(fd) => fd,
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
                     if !create {
-                        return Ok(Parent::Missing);
+                        return Ok(Parent::Missing(walked));
                     }
                     // SAFETY: valid descriptor and C string.
                     let r = unsafe { libc::mkdirat(dir_fd, name.as_ptr(), 0o777) };
@@ -381,7 +391,7 @@ impl Root {
         let why = match lstatat(dir, name) {
             Ok(st) if file_type(&st) == libc::S_IFLNK => Block::Symlink,
             Ok(_) => Block::NotDir,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Parent::Missing),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Parent::Missing(at)),
             Err(e) => return Err(Error::io(&self.full(&at), e)),
         };
         Ok(Parent::Blocked { at, why })
@@ -391,6 +401,7 @@ impl Root {
     pub fn read(&self, p: &ProjectPath) -> Result<Node> {
         match self.read_unless(p, None)? {
             Lookup::Node(node, _) => Ok(node),
+            Lookup::Missing(_) => Ok(Node::Absent),
             Lookup::Unchanged => Err(Error::Internal(format!(
                 "{}: read without a status to compare",
                 self.full(p.as_str()).display()
@@ -404,7 +415,7 @@ impl Root {
     pub fn read_unless(&self, p: &ProjectPath, known: Option<&StatKey>) -> Result<Lookup> {
         let dir = match self.parent(p, false)? {
             Parent::Dir(fd) => fd,
-            Parent::Missing => return Ok(Lookup::Node(Node::Absent, None)),
+            Parent::Missing(dir) => return Ok(Lookup::Missing(dir)),
             Parent::Blocked { at, why } => {
                 return Ok(Lookup::Node(Node::Blocked { at, why }, None))
             }
@@ -485,7 +496,7 @@ impl Root {
         let at = |e| Error::io(&full, e);
         let dir = match self.parent(p, true)? {
             Parent::Dir(fd) => fd,
-            Parent::Missing => {
+            Parent::Missing(_) => {
                 return Err(Error::Conflict(format!(
                     "{}: a directory on its path vanished during the restore",
                     full.display()
@@ -587,7 +598,7 @@ impl Root {
         let at = |e| Error::io(&full, e);
         let dir = match self.parent(p, false)? {
             Parent::Dir(fd) => fd,
-            Parent::Missing => return Ok(false),
+            Parent::Missing(_) => return Ok(false),
             Parent::Blocked { at: b, .. } => {
                 return Err(Error::Conflict(format!(
                     "{}: {b} is not a plain directory; refusing to delete through it",
@@ -620,6 +631,44 @@ impl Root {
             sync_fd(dir.as_raw_fd()).map_err(at)?;
         }
         Ok(true)
+    }
+}
+
+impl Root {
+    /// Remove the directories on `p`'s path from its own up to `top` (one of
+    /// them), deepest first, each only if it is an empty directory: the first
+    /// that is not (it holds something, it is a link or a file, it cannot be
+    /// removed) stops the removal. Returns the directories removed.
+    pub fn remove_empty_dirs(&self, p: &ProjectPath, top: &str, sync: bool) -> Vec<String> {
+        let (dirs, _) = p.components();
+        let prefixes: Vec<String> = (1..=dirs.len()).map(|i| dirs[..i].join("/")).collect();
+        let Some(start) = prefixes.iter().position(|d| d == top) else {
+            return Vec::new();
+        };
+        let mut removed = Vec::new();
+        for d in prefixes[start..].iter().rev() {
+            let Ok(dir) = ProjectPath::from_stored(d) else {
+                break;
+            };
+            let Ok(Parent::Dir(parent)) = self.parent(&dir, false) else {
+                break;
+            };
+            let (_, last) = dir.components();
+            let Ok(name) = cstr(last) else {
+                break;
+            };
+            match unlinkat_flags(parent.as_raw_fd(), &name, libc::AT_REMOVEDIR) {
+                Ok(()) => {
+                    if sync {
+                        let _ = sync_fd(parent.as_raw_fd());
+                    }
+                    removed.push(d.clone());
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                Err(_) => break,
+            }
+        }
+        removed
     }
 }
 

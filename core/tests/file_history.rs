@@ -1180,3 +1180,105 @@ fn a_same_size_edit_that_keeps_the_modification_time_is_still_snapshotted() {
     assert_eq!(e.read("a.txt"), "two\n");
     assert_eq!(e.read("b.txt"), "same\n");
 }
+
+#[test]
+fn undo_removes_the_directories_an_edit_created_and_nothing_else() {
+    let e = env();
+    e.write("keep/old.txt", "old\n");
+    fs::create_dir_all(e.p("empty_before")).unwrap();
+    let s = e.session();
+    let m1 = user(&s, "create files in new directories");
+    e.agent_write(&s, "new/deep/er/a.txt", "a\n");
+    e.agent_write(&s, "keep/sub/b.txt", "b\n");
+    e.agent_write(&s, "empty_before/c.txt", "c\n");
+    e.agent_write(&s, "shared/d.txt", "d\n");
+    // Something the agent did not write, in a directory its edit created.
+    e.write("shared/notes.txt", "mine\n");
+    let m2 = user(&s, "next");
+    let untracked = scan(&e.p("shared"));
+
+    let r = s.rewind(&m1, RewindMode::Files, false).unwrap();
+    assert_eq!(r.deleted.len(), 4, "{r:?}");
+    // Created by the edits and empty now: gone, all the way up.
+    assert!(!e.exists("new"));
+    assert!(!e.exists("keep/sub"));
+    // Existed at the snapshot: kept, even empty.
+    assert_eq!(e.read("keep/old.txt"), "old\n");
+    assert!(e.p("empty_before").is_dir());
+    assert_eq!(fs::read_dir(e.p("empty_before")).unwrap().count(), 0);
+    // Holds a file the agent did not write: kept, the file byte-identical.
+    assert!(!e.exists("shared/d.txt"));
+    assert_eq!(
+        without(untracked, &["d.txt"]),
+        scan(&e.p("shared")),
+        "untracked file changed"
+    );
+    // The snapshot after the restore is the disk, and redo brings it all back.
+    assert!(s
+        .snapshot_plan(r.snapshot_after.as_deref().unwrap())
+        .unwrap()
+        .files
+        .is_empty());
+    s.rewind(&m2, RewindMode::Files, false).unwrap();
+    assert_eq!(e.read("new/deep/er/a.txt"), "a\n");
+    assert_eq!(e.read("keep/sub/b.txt"), "b\n");
+    assert_eq!(e.read("shared/d.txt"), "d\n");
+    // And undo again, from a reopened session (the record is on disk).
+    let id = s.id().to_string();
+    drop(s);
+    let s = e.store.open_session(&id).unwrap();
+    s.rewind(&m1, RewindMode::Files, false).unwrap();
+    assert!(!e.exists("new"));
+    assert!(!e.exists("keep/sub"));
+    fsck(&e.store.dir().join("file-history/.git"));
+}
+
+#[test]
+fn undo_never_removes_a_directory_through_a_symlink() {
+    let e = env();
+    let s = e.session();
+    let m1 = user(&s, "create");
+    e.agent_write(&s, "gen/out/a.txt", "a\n");
+    user(&s, "next");
+    // The created directory is swapped for a link to a directory outside.
+    fs::remove_file(e.p("gen/out/a.txt")).unwrap();
+    fs::remove_dir(e.p("gen/out")).unwrap();
+    fs::create_dir_all(e.outside.join("out")).unwrap();
+    symlink(e.outside.join("out"), e.p("gen/out")).unwrap();
+    let r = s.rewind(&m1, RewindMode::Files, true).unwrap();
+    assert!(r.deleted.is_empty(), "{r:?}");
+    assert!(fs::symlink_metadata(e.p("gen/out"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(e.outside.join("out").is_dir());
+    assert_eq!(
+        fs::read_to_string(e.outside.join("secret.txt")).unwrap(),
+        "outside the project\n"
+    );
+}
+
+#[test]
+fn a_snapshot_records_which_directories_were_missing() {
+    let e = env();
+    let s = e.session();
+    // Tracked while absent, its directory missing: the snapshot says so.
+    s.before_edit(&["x/y/z.txt"]).unwrap();
+    let m1 = user(&s, "tracked while absent");
+    e.write("x/y/z.txt", "z\n");
+    s.after_edit(&["x/y/z.txt"]).unwrap();
+    let m2 = user(&s, "created");
+    fs::remove_file(e.p("x/y/z.txt")).unwrap();
+    fs::remove_dir(e.p("x/y")).unwrap();
+    // Now only `x/y` is missing; `x` exists and must survive an undo to here.
+    s.after_edit(&["x/y/z.txt"]).unwrap();
+    let m3 = user(&s, "x/y removed by hand");
+    s.rewind(&m2, RewindMode::Files, false).unwrap();
+    assert_eq!(e.read("x/y/z.txt"), "z\n");
+    s.rewind(&m3, RewindMode::Files, false).unwrap();
+    assert!(!e.exists("x/y"));
+    assert!(e.p("x").is_dir());
+    s.rewind(&m2, RewindMode::Files, false).unwrap();
+    s.rewind(&m1, RewindMode::Files, false).unwrap();
+    assert!(!e.exists("x"));
+}
