@@ -6,6 +6,8 @@
 //! resume_peak gen --root DIR --mib N [--seed S]   # write a session, print its JSON
 //! resume_peak resume --root DIR --id ID            # one resume in this process
 //! resume_peak raw --path FILE                      # std::fs::read of the log, for scale
+//! resume_peak fork --root DIR --id ID              # one fork at the head, timed
+//! resume_peak copy --path FILE                     # std::fs::copy of the log, for scale
 //! ```
 //!
 //! `resume` is `Store::read_session(id)?.active_path()?`, timed in-process, and
@@ -116,6 +118,30 @@ fn raw(path: &Path) -> Res<Value> {
     }))
 }
 
+/// Fork the session at its head (`Store::fork_session`); the fork is deleted
+/// again, untimed.
+fn fork(root: &Path, id: &str) -> Res<Value> {
+    // Ids of another seed than the generator's, so the fork's id is new.
+    let store = common::open_store_seeded(root, Durability::Never, std::process::id().into());
+    let t = Instant::now();
+    let f = store.fork_session(id, sessionkit::ForkOptions::default())?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let (fork_id, messages) = (f.id().to_string(), f.entry().message_count);
+    drop(f);
+    store.delete_session(&fork_id)?;
+    Ok(json!({"mode": "fork", "messages": messages, "fork_ms": ms}))
+}
+
+/// `std::fs::copy` of the log to a new file beside it, removed again untimed.
+fn copy(path: &Path) -> Res<Value> {
+    let to = path.with_extension("copy");
+    let t = Instant::now();
+    let bytes = std::fs::copy(path, &to)?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    std::fs::remove_file(&to)?;
+    Ok(json!({"mode": "copy", "file_bytes": bytes, "fork_ms": ms}))
+}
+
 /// Generate each size here, then resume each in a fresh child process.
 fn all(sizes: &[u64]) -> Res<()> {
     let tmp = tempfile::Builder::new()
@@ -165,6 +191,8 @@ fn main() -> Res<()> {
         )?,
         Some("resume") => resume(Path::new(&need(&args, "--root")?), &need(&args, "--id")?)?,
         Some("raw") => raw(Path::new(&need(&args, "--path")?))?,
+        Some("fork") => fork(Path::new(&need(&args, "--root")?), &need(&args, "--id")?)?,
+        Some("copy") => copy(Path::new(&need(&args, "--path")?))?,
         _ => {
             let sizes = arg(&args, "--mib").unwrap_or_else(|| "1,50,200".into());
             let sizes = sizes

@@ -14,6 +14,10 @@ its peak RSS. Medians are printed, with the ratios. The machine this was written
 is shared and noisy (2 cores), hence fresh processes, alternation and medians.
 
     python3 core/benches/peers/run.py [--sizes 1,50,200] [--runs 7] [--json out.json]
+
+With --op fork, the same for a fork at the session's head: std::fs::copy of the
+log (for scale), Store::fork_session (resume_peak fork), and node_fork.js
+(readFileSync + split + JSON.parse, sessionId set, JSON.stringify, writeFileSync).
 """
 
 import argparse
@@ -58,6 +62,7 @@ def main():
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the generated sessions")
     ap.add_argument("--json", help="also write the raw results here")
+    ap.add_argument("--op", choices=["resume", "fork"], default="resume")
     args = ap.parse_args()
 
     if not args.no_build:
@@ -69,6 +74,8 @@ def main():
     node_script = os.path.join(HERE, "node_resume.js")
     node_version = subprocess.run([args.node, "--version"], capture_output=True, text=True).stdout.strip()
 
+    if args.op == "fork":
+        return fork(args, exe, node_version)
     tmp = tempfile.mkdtemp(prefix="sessionkit-peers-")
     results = []
     try:
@@ -132,6 +139,52 @@ def main():
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"node": node_version, "runs": args.runs, "results": results}, out, indent=1)
+
+
+def fork(args, exe, node_version):
+    node_script = os.path.join(HERE, "node_fork.js")
+    tmp = tempfile.mkdtemp(prefix="sessionkit-peers-")
+    rows = []
+    try:
+        for mib in [int(s) for s in args.sizes.split(",")]:
+            root = os.path.join(tmp, f"s{mib}")
+            gen = run_json([exe, "gen", "--root", root, "--mib", str(mib)])
+            cmds = {
+                "copy": [exe, "copy", "--path", gen["path"]],
+                "sessionkit": [exe, "fork", "--root", root, "--id", gen["id"]],
+                "node": [args.node, node_script, gen["path"]],
+            }
+            for cmd in cmds.values():  # warm the page cache and the binaries
+                run_json(cmd)
+            runs = {k: [] for k in cmds}
+            for r in range(args.runs):
+                order = list(cmds) if r % 2 == 0 else list(reversed(list(cmds)))
+                for k in order:
+                    runs[k].append(run_json(cmds[k]))
+            sk, nd = runs["sessionkit"][0], runs["node"][0]
+            if sk["messages"] != nd["messages"]:
+                sys.exit(f"{mib} MiB: sessionkit forked {sk['messages']} messages, node {nd['messages']}")
+            med = {k: statistics.median(x["fork_ms"] for x in v) for k, v in runs.items()}
+            rows.append({"mib": mib, "messages": sk["messages"], **{f"{k}_ms": v for k, v in med.items()},
+                         "runs": {k: [x["fork_ms"] for x in v] for k, v in runs.items()}})
+            if not args.keep:
+                shutil.rmtree(root)
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\nfork at the head, median of {args.runs} fresh processes each; {node_version}; "
+          f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
+    hdr = (f"{'size':>6} {'messages':>8} {'copy ms':>8} {'sk ms':>8} {'node ms':>8} "
+           f"{'sk/copy':>8} {'node/sk':>8}")
+    print(hdr)
+    print("-" * len(hdr))
+    for r in rows:
+        print(f"{r['mib']:>4}Mi {r['messages']:>8} {r['copy_ms']:>8.1f} {r['sessionkit_ms']:>8.1f} "
+              f"{r['node_ms']:>8.1f} {r['sessionkit_ms'] / r['copy_ms']:>8.2f} "
+              f"{r['node_ms'] / r['sessionkit_ms']:>8.2f}")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"node": node_version, "runs": args.runs, "results": rows}, out, indent=1)
 
 
 if __name__ == "__main__":
