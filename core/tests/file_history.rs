@@ -587,14 +587,7 @@ fn external_changes_compare_content_and_name_the_file() {
     assert_eq!(st("never.txt").status, ChangeStatus::NotRead);
 
     // Same size, same mtime, different bytes: still a change.
-    let mtime = fs::metadata(e.p("a.txt")).unwrap().modified().unwrap();
-    e.write("a.txt", "bbbb\n");
-    fs::File::options()
-        .write(true)
-        .open(e.p("a.txt"))
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    rewrite_keeping_mtime(&e.p("a.txt"), "bbbb\n");
     let c = st("a.txt");
     assert_eq!(
         (c.path.as_str(), c.status),
@@ -1157,14 +1150,7 @@ fn a_same_size_edit_that_keeps_the_modification_time_is_still_snapshotted() {
     s.before_edit(&["a.txt", "b.txt"]).unwrap();
     let m1 = user(&s, "first");
     // Same size, and the modification time put back as it was.
-    let mtime = fs::metadata(e.p("a.txt")).unwrap().modified().unwrap();
-    fs::write(e.p("a.txt"), "two\n").unwrap();
-    fs::File::options()
-        .write(true)
-        .open(e.p("a.txt"))
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    let mtime = rewrite_keeping_mtime(&e.p("a.txt"), "two\n");
     assert_eq!(
         fs::metadata(e.p("a.txt")).unwrap().modified().unwrap(),
         mtime
@@ -1281,4 +1267,18 @@ fn a_snapshot_records_which_directories_were_missing() {
     s.rewind(&m2, RewindMode::Files, false).unwrap();
     s.rewind(&m1, RewindMode::Files, false).unwrap();
     assert!(!e.exists("x"));
+}
+
+/// Write `content` to `path` and put its modification time back as it was (as
+/// some tools do); returns that time.
+fn rewrite_keeping_mtime(path: &std::path::Path, content: &str) -> std::time::SystemTime {
+    let mtime = fs::metadata(path).unwrap().modified().unwrap();
+    fs::write(path, content).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    mtime
 }

@@ -54,6 +54,37 @@ def target_dir():
     return json.loads(meta.stdout)["target_directory"]
 
 
+def measured(args, exe, cmds_for):
+    """For each size: generate a session, then run the commands `cmds_for(gen,
+    root)` names in fresh processes, warmed once, the order alternating from round
+    to round; yields (mib, gen, runs by name). sessionkit and node must agree on
+    the number of messages."""
+    tmp = tempfile.mkdtemp(prefix="sessionkit-peers-")
+    try:
+        for mib in [int(s) for s in args.sizes.split(",")]:
+            root = os.path.join(tmp, f"s{mib}")
+            gen = run_json([exe, "gen", "--root", root, "--mib", str(mib)])
+            cmds = cmds_for(gen, root)
+            for cmd in cmds.values():  # warm the page cache and the binaries
+                run_json(cmd)
+            runs = {k: [] for k in cmds}
+            for r in range(args.runs):
+                order = list(cmds) if r % 2 == 0 else list(reversed(list(cmds)))
+                for k in order:
+                    runs[k].append(run_json(cmds[k]))
+            sk, nd = runs["sessionkit"][0], runs["node"][0]
+            if sk["messages"] != nd["messages"]:
+                sys.exit(f"{mib} MiB: sessionkit has {sk['messages']} messages, node {nd['messages']}")
+            yield mib, gen, runs
+            if not args.keep:
+                shutil.rmtree(root)
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print(f"sessions kept in {tmp}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1,50,200", help="session sizes in MiB")
@@ -76,53 +107,35 @@ def main():
 
     if args.op == "fork":
         return fork(args, exe, node_version)
-    tmp = tempfile.mkdtemp(prefix="sessionkit-peers-")
     results = []
-    try:
-        for mib in [int(s) for s in args.sizes.split(",")]:
-            root = os.path.join(tmp, f"s{mib}")
-            gen = run_json([exe, "gen", "--root", root, "--mib", str(mib)])
-            cmds = {
-                "raw": [exe, "raw", "--path", gen["path"]],
-                "sessionkit": [exe, "resume", "--root", root, "--id", gen["id"]],
-                "node": [args.node, node_script, gen["path"]],
-            }
-            for cmd in cmds.values():  # warm the page cache and the binaries
-                run_json(cmd)
-            runs = {k: [] for k in cmds}
-            for r in range(args.runs):
-                order = list(cmds) if r % 2 == 0 else list(reversed(list(cmds)))
-                for k in order:
-                    runs[k].append(run_json(cmds[k]))
-            sk, nd = runs["sessionkit"][0], runs["node"][0]
-            if sk["messages"] != nd["messages"]:
-                sys.exit(f"{mib} MiB: sessionkit path has {sk['messages']} messages, node {nd['messages']}")
 
-            def med(k, field):
-                return statistics.median(x[field] for x in runs[k])
+    def cmds_for(gen, root):
+        return {
+            "raw": [exe, "raw", "--path", gen["path"]],
+            "sessionkit": [exe, "resume", "--root", root, "--id", gen["id"]],
+            "node": [args.node, node_script, gen["path"]],
+        }
+    for mib, gen, runs in measured(args, exe, cmds_for):
+        sk = runs["sessionkit"][0]
 
-            row = {
-                "mib": mib,
-                "file_bytes": gen["bytes"],
-                "messages": sk["messages"],
-                "mean_line": gen["lines"]["mean"],
-                "raw_ms": med("raw", "read_ms"),
-                "sessionkit_ms": med("sessionkit", "resume_ms"),
-                "node_ms": med("node", "resume_ms"),
-                "sessionkit_wall_ms": med("sessionkit", "wall_ms"),
-                "node_wall_ms": med("node", "wall_ms"),
-                "sessionkit_peak": med("sessionkit", "hwm"),
-                "node_peak": med("node", "hwm"),
-                "runs": {k: [x.get("resume_ms", x.get("read_ms")) for x in v] for k, v in runs.items()},
-            }
-            results.append(row)
-            if not args.keep:
-                shutil.rmtree(root)
-    finally:
-        if not args.keep:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            print(f"sessions kept in {tmp}")
+        def med(k, field):
+            return statistics.median(x[field] for x in runs[k])
+
+        row = {
+            "mib": mib,
+            "file_bytes": gen["bytes"],
+            "messages": sk["messages"],
+            "mean_line": gen["lines"]["mean"],
+            "raw_ms": med("raw", "read_ms"),
+            "sessionkit_ms": med("sessionkit", "resume_ms"),
+            "node_ms": med("node", "resume_ms"),
+            "sessionkit_wall_ms": med("sessionkit", "wall_ms"),
+            "node_wall_ms": med("node", "wall_ms"),
+            "sessionkit_peak": med("sessionkit", "hwm"),
+            "node_peak": med("node", "hwm"),
+            "runs": {k: [x.get("resume_ms", x.get("read_ms")) for x in v] for k, v in runs.items()},
+        }
+        results.append(row)
 
     print(f"\nresume, median of {args.runs} fresh processes each; {node_version}; "
           f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
@@ -143,35 +156,19 @@ def main():
 
 def fork(args, exe, node_version):
     node_script = os.path.join(HERE, "node_fork.js")
-    tmp = tempfile.mkdtemp(prefix="sessionkit-peers-")
     rows = []
-    try:
-        for mib in [int(s) for s in args.sizes.split(",")]:
-            root = os.path.join(tmp, f"s{mib}")
-            gen = run_json([exe, "gen", "--root", root, "--mib", str(mib)])
-            cmds = {
-                "copy": [exe, "copy", "--path", gen["path"]],
-                "sessionkit": [exe, "fork", "--root", root, "--id", gen["id"]],
-                "node": [args.node, node_script, gen["path"]],
-            }
-            for cmd in cmds.values():  # warm the page cache and the binaries
-                run_json(cmd)
-            runs = {k: [] for k in cmds}
-            for r in range(args.runs):
-                order = list(cmds) if r % 2 == 0 else list(reversed(list(cmds)))
-                for k in order:
-                    runs[k].append(run_json(cmds[k]))
-            sk, nd = runs["sessionkit"][0], runs["node"][0]
-            if sk["messages"] != nd["messages"]:
-                sys.exit(f"{mib} MiB: sessionkit forked {sk['messages']} messages, node {nd['messages']}")
-            med = {k: statistics.median(x["fork_ms"] for x in v) for k, v in runs.items()}
-            rows.append({"mib": mib, "messages": sk["messages"], **{f"{k}_ms": v for k, v in med.items()},
-                         "runs": {k: [x["fork_ms"] for x in v] for k, v in runs.items()}})
-            if not args.keep:
-                shutil.rmtree(root)
-    finally:
-        if not args.keep:
-            shutil.rmtree(tmp, ignore_errors=True)
+
+    def cmds_for(gen, root):
+        return {
+            "copy": [exe, "copy", "--path", gen["path"]],
+            "sessionkit": [exe, "fork", "--root", root, "--id", gen["id"]],
+            "node": [args.node, node_script, gen["path"]],
+        }
+    for mib, gen, runs in measured(args, exe, cmds_for):
+        med = {k: statistics.median(x["fork_ms"] for x in v) for k, v in runs.items()}
+        rows.append({"mib": mib, "messages": runs["sessionkit"][0]["messages"],
+                     **{f"{k}_ms": v for k, v in med.items()},
+                     "runs": {k: [x["fork_ms"] for x in v] for k, v in runs.items()}})
     print(f"\nfork at the head, median of {args.runs} fresh processes each; {node_version}; "
           f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
     hdr = (f"{'size':>6} {'messages':>8} {'copy ms':>8} {'sk ms':>8} {'node ms':>8} "
