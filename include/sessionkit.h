@@ -677,8 +677,12 @@ sk_status sk_store_read_subagent(const struct sk_store *store,
 // Free the result with `sk_string_free`.
 sk_status sk_store_rebuild_index(const struct sk_store *store, char **out_report_json);
 
-// Remove file-history objects that no session's branch reaches.
-// `out_report_json` receives the report (objects and bytes freed).
+// Collect the project's garbage, as `sessionkit gc` does: file-history objects
+// that no session's branch reaches, blobs that no log refers to and `.tmp-*`
+// files a crash left (those two once older than 15 minutes).
+// `out_report_json` receives the report: the file history's counts
+// (`branches`, `objectsBefore`, `objectsAfter`, `bytesBefore`, `bytesAfter`,
+// `bytesFreed`), with `blobs` and `tempFiles` objects beside them.
 //
 // # Safety
 //

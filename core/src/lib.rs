@@ -37,7 +37,9 @@ pub use index::{IndexEntry, Lineage, Status};
 pub use log::{BrokenChain, ReadReport, SkippedLine};
 pub use options::{Deterministic, Durability, StoreOptions};
 pub use session::{CreateOptions, Session, Subagent};
-pub use store::{BlobGcReport, RebuildReport, SessionView, Store, TempGcReport, BLOB_GC_GRACE};
+pub use store::{
+    BlobGcReport, RebuildReport, SessionView, Store, StoreGcReport, TempGcReport, BLOB_GC_GRACE,
+};
 pub use undo::{
     BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
     HistoryRef,

@@ -53,6 +53,17 @@ pub struct BlobGcReport {
     pub kept_young: usize,
 }
 
+/// What [`Store::gc_all`] did: the file history's report, with the blobs' and
+/// the temp files' beside it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreGcReport {
+    #[serde(flatten)]
+    pub file_history: crate::GcReport,
+    pub blobs: BlobGcReport,
+    pub temp_files: TempGcReport,
+}
+
 /// What [`Store::gc_temp_files`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -455,6 +466,19 @@ impl Store {
             });
         }
         Ok(report)
+    }
+
+    /// Every garbage collection of the project: file-history objects no branch
+    /// reaches ([`Store::gc_with_progress`]), blobs no log refers to
+    /// ([`Store::gc_blobs`]) and temp files a crash left
+    /// ([`Store::gc_temp_files`]), in that order. What `sessionkit gc` and
+    /// `sk_store_gc` run.
+    pub fn gc_all(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<StoreGcReport> {
+        Ok(StoreGcReport {
+            file_history: self.gc_with_progress(progress)?,
+            blobs: self.gc_blobs(progress)?,
+            temp_files: self.gc_temp_files()?,
+        })
     }
 
     /// Delete the `.tmp-*` files that a crash left behind between writing and

@@ -355,8 +355,12 @@ pub unsafe extern "C" fn sk_store_rebuild_index(
     })
 }
 
-/// Remove file-history objects that no session's branch reaches.
-/// `out_report_json` receives the report (objects and bytes freed).
+/// Collect the project's garbage, as `sessionkit gc` does: file-history objects
+/// that no session's branch reaches, blobs that no log refers to and `.tmp-*`
+/// files a crash left (those two once older than 15 minutes).
+/// `out_report_json` receives the report: the file history's counts
+/// (`branches`, `objectsBefore`, `objectsAfter`, `bytesBefore`, `bytesAfter`,
+/// `bytesFreed`), with `blobs` and `tempFiles` objects beside them.
 ///
 /// # Safety
 ///
@@ -372,7 +376,7 @@ pub unsafe extern "C" fn sk_store_gc(
         unsafe {
             let s = &arg_handle(store, "store")?.store;
             let out = arg_out(out_report_json, "out_report_json")?;
-            put_json(out, &s.gc()?)
+            put_json(out, &s.gc_all(&mut |_| {})?)
         }
     })
 }

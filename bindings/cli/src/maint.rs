@@ -551,17 +551,6 @@ fn gc_bar(on_terminal: bool, message: &'static str, len: Option<u64>) -> Progres
     bar
 }
 
-/// What `gc` did: the file history's report, with the blobs' and the temp
-/// files' beside it.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct GcOutput {
-    #[serde(flatten)]
-    file_history: sessionkit::GcReport,
-    blobs: sessionkit::BlobGcReport,
-    temp_files: sessionkit::TempGcReport,
-}
-
 pub fn gc(ctx: &Ctx) -> Result<Output> {
     let on_terminal = std::io::stderr().is_terminal();
     let mut bar = gc_bar(on_terminal, "opening the file history", None);
@@ -581,20 +570,13 @@ pub fn gc(ctx: &Ctx) -> Result<Output> {
         }
         bar.set_position(p.done);
     };
-    let r = ctx
-        .store
-        .gc_with_progress(&mut report)
-        .and_then(|h| Ok((h, ctx.store.gc_blobs(&mut report)?)));
+    let r = ctx.store.gc_all(&mut report);
     bar.finish_and_clear();
-    let (h, b) = r?;
-    let t = ctx.store.gc_temp_files()?;
+    let r = r?;
     if ctx.json {
-        return Output::json(&GcOutput {
-            file_history: h,
-            blobs: b,
-            temp_files: t,
-        });
+        return Output::json(&r);
     }
+    let (h, b, t) = (r.file_history, r.blobs, r.temp_files);
     let temp = if t.removed > 0 {
         format!(
             "{} {} bytes freed ({} temp file(s) left by a crash removed)\n",
