@@ -580,48 +580,60 @@ impl<T> Fold<T> {
 
 /// A writer's index entry, folded append by append. Clipping and copying the
 /// reply and tool call of every assistant message was a quarter of what an
-/// append cost, so assistant messages wait (a few at most) until the entry is
-/// read, and only the latest that count are copied.
-pub(crate) struct LiveEntry(Fold<Map<String, Value>>);
+/// append cost, so assistant messages wait (a few, of a bounded size) until the
+/// entry is read, and only the latest that count are copied.
+pub(crate) struct LiveEntry {
+    fold: Fold<Map<String, Value>>,
+    /// The size of the waiting messages' lines.
+    waiting_bytes: usize,
+}
 
-/// Assistant messages a [`LiveEntry`] keeps waiting at most.
+/// Assistant messages a [`LiveEntry`] keeps waiting at most, and their size.
 const LIVE_WAITING: usize = 32;
+const LIVE_WAITING_BYTES: usize = 1 << 20;
 
 impl LiveEntry {
     pub fn new(entry: IndexEntry) -> LiveEntry {
-        LiveEntry(Fold::new(entry))
+        LiveEntry {
+            fold: Fold::new(entry),
+            waiting_bytes: 0,
+        }
     }
 
-    /// Fold a record as written.
-    pub fn apply(&mut self, rec: Map<String, Value>) {
+    /// Fold a record as written; `bytes` is the length of its line.
+    pub fn apply(&mut self, rec: Map<String, Value>, bytes: usize) {
         let is_message = matches!(
             rec.get("type").and_then(Value::as_str),
             None | Some(kind::MESSAGE)
         );
         let keep = match Facts::of(&rec) {
-            Some(facts) if is_message => self.0.note(facts, || Some(rec.clone())),
+            Some(facts) if is_message => self.fold.note(facts, || Some(rec.clone())),
             _ if is_message => {
                 // No string id (never from our writer): fold it in its turn.
                 self.get().apply(&rec);
                 false
             }
             _ => {
-                self.0.record(&rec);
+                self.fold.record(&rec);
                 false
             }
         };
         if keep {
-            self.0.assistants.push((self.0.folded, rec));
-            if self.0.assistants.len() >= LIVE_WAITING {
-                self.0.settle(|m| Some(Cow::Borrowed(m)));
+            self.fold.assistants.push((self.fold.folded, rec));
+            self.waiting_bytes += bytes;
+            if self.fold.assistants.len() >= LIVE_WAITING
+                || self.waiting_bytes >= LIVE_WAITING_BYTES
+            {
+                self.get();
             }
         }
     }
 
     /// The entry, with every record folded so far.
     pub fn get(&mut self) -> &mut IndexEntry {
-        self.0.settle(|m| Some(Cow::Borrowed(m)));
-        &mut self.0.entry
+        self.fold.settle(|m| Some(Cow::Borrowed(m)));
+        self.waiting_bytes = 0;
+        &mut self.fold.entry
     }
 }
 
@@ -1018,7 +1030,7 @@ mod tests {
             // A writer's entry, read every `peek` records along the way.
             let mut live = LiveEntry::new(IndexEntry::new("s"));
             for (i, rec) in accepted_records(&path, &blobs).into_iter().enumerate() {
-                live.apply(rec);
+                live.apply(rec, if i % 3 == 0 { 600_000 } else { 10 });
                 if peek > 0 && i % peek == 0 {
                     live.get();
                 }

@@ -295,11 +295,10 @@ impl Session {
             st.chain.commit(&mut batch);
             // Folded only once the write succeeded: a failed append leaves the
             // entry as it was.
-            for rec in std::mem::take(&mut batch.records)
-                .into_iter()
-                .chain(extra_records)
-            {
-                st.entry.apply(rec);
+            let sizes = batch.messages.iter().map(|m| m.json().len());
+            let records = std::mem::take(&mut batch.records).into_iter().zip(sizes);
+            for (rec, bytes) in records.chain(extra_records.into_iter().map(|r| (r, 0))) {
+                st.entry.apply(rec, bytes);
             }
             st.dirty = true;
             out = batch.messages;
@@ -321,7 +320,7 @@ impl Session {
                     .and_then(Value::as_str)
                     .map(str::to_owned);
             }
-            st.entry.apply(rec);
+            st.entry.apply(rec, 0);
             st.dirty = true;
             entry = self.entry_of(&mut st);
         }
