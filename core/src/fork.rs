@@ -1,5 +1,6 @@
 //! Fork: a new session from any message of another, sharing its blobs.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -8,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil;
-use crate::index::{parse_whole, Fold, IndexEntry, Lineage};
+use crate::index::{Fold, IndexEntry, Lineage};
 use crate::log;
 use crate::options::Durability;
 use crate::records::{kind, FORMAT_VERSION};
@@ -215,8 +216,8 @@ impl Store {
         let written = self.write_fork(
             &loaded, &path, others, &agents, &header, source, &id, &writer, sync,
         );
-        let fold = match written {
-            Ok(fold) => fold,
+        let mut entry = match written {
+            Ok(entry) => entry,
             Err(e) => {
                 // Leave nothing of a fork that failed part way.
                 drop(writer);
@@ -229,21 +230,14 @@ impl Store {
         if let Some(snapshot) = fork_snapshot(self, &loaded, at.as_deref(), source)? {
             crate::file_history::create_branch(self, &id, &snapshot)?;
         }
-        let mut entry = fold.finish(|&i| {
-            let e: &log::Entry = &loaded.entries[i];
-            parse_whole(&e.raw, e.has_blob, self.blobs()).map(std::borrow::Cow::Owned)
-        });
         entry.log_bytes = writer.len();
-        let chain = Chain {
-            head: at,
-            ids: on_path.iter().map(|s| s.to_string()).collect(),
-            ..Chain::default()
-        };
+        let chain = Chain::new(at, on_path.iter().map(|s| s.to_string()).collect());
         Session::started(self, id, writer, chain, entry)
     }
 
     /// Write a fork's sidechains and log (`header`, then the records on `path`
-    /// and `others` in the source's order); returns the fold of its index entry.
+    /// and `others` in the source's order); returns its index entry, folded on
+    /// the way.
     #[allow(clippy::too_many_arguments)]
     fn write_fork(
         &self,
@@ -256,7 +250,7 @@ impl Store {
         id: &str,
         writer: &LogWriter,
         sync: bool,
-    ) -> Result<Fold<usize>> {
+    ) -> Result<IndexEntry> {
         // Sidechains first, so the log never names a subagent that is not there.
         for a in agents {
             let from = self.subagent_log_path(source, a)?;
@@ -284,10 +278,6 @@ impl Store {
         bytes.push(b'\n');
         let mut fold: Fold<usize> = Fold::new(IndexEntry::new(id));
         fold.record(header);
-        let whole = |&i: &usize| {
-            let e: &log::Entry = &loaded.entries[i];
-            parse_whole(&e.raw, e.has_blob, self.blobs())
-        };
         let rewrite = SessionIdRewrite::new(source, id);
         let mut others = others.drain(..).peekable();
         let mut messages = path.iter().copied().peekable();
@@ -306,7 +296,9 @@ impl Store {
                 let e = &loaded.entries[i];
                 rewrite.push(&mut bytes, &e.raw)?;
                 let mut parsed = None;
-                fold.message(e.facts(&mut parsed), i, whole);
+                fold.message(e.facts(&mut parsed), i, |&i| {
+                    loaded.entries[i].parsed(self.blobs())
+                });
             } else {
                 let (_, rec, has_session_id) = others.next().unwrap_or_default();
                 let text =
@@ -329,7 +321,7 @@ impl Store {
             writer.sync_to(seq)?;
             fsutil::sync_dir_of(writer.path())?;
         }
-        Ok(fold)
+        Ok(fold.finish(|&i| loaded.entries[i].parsed(self.blobs()).map(Cow::Owned)))
     }
 }
 

@@ -501,17 +501,17 @@ impl<T> Fold<T> {
         handle: T,
         whole: impl FnOnce(&T) -> Option<Map<String, Value>>,
     ) {
-        if self.note(facts, || whole(&handle)) {
+        if self.note(facts, || whole(&handle).map(Cow::Owned)) {
             self.assistants.push((self.folded, handle));
         }
     }
 
     /// Fold what a message gives at once; true for an assistant message, whose
     /// reply and tool call wait for [`Fold::settle`].
-    fn note(
+    fn note<'m>(
         &mut self,
         facts: Facts<'_>,
-        whole: impl FnOnce() -> Option<Map<String, Value>>,
+        whole: impl FnOnce() -> Option<Cow<'m, Map<String, Value>>>,
     ) -> bool {
         self.folded += 1;
         if let Some(ts) = facts.timestamp {
@@ -607,7 +607,7 @@ impl LiveEntry {
             None | Some(kind::MESSAGE)
         );
         let keep = match Facts::of(&rec) {
-            Some(facts) if is_message => self.fold.note(facts, || Some(rec.clone())),
+            Some(facts) if is_message => self.fold.note(facts, || Some(Cow::Borrowed(&rec))),
             _ if is_message => {
                 // No string id (never from our writer): fold it in its turn.
                 self.get().apply(&rec);

@@ -256,21 +256,14 @@ pub(crate) struct Entry {
     pub facts: EntryFacts,
 }
 
-/// A message's role, and where its `timestamp` and `meta` sit in its line.
+/// Where a message's `role`, `timestamp` and `meta` sit in its line.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EntryFacts {
-    pub role: Option<Role>,
+    pub role: Option<(u32, u32)>,
     pub timestamp: Option<(u32, u32)>,
     pub meta: Option<(u32, u32)>,
-    /// False when the timestamp has escapes, so its text is not in the line as is.
+    /// False when a string field has escapes, so its text is not in the line as is.
     pub exact: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Role {
-    User,
-    Assistant,
-    Other,
 }
 
 impl EntryFacts {
@@ -282,21 +275,19 @@ impl EntryFacts {
             let end = start + inner.len();
             (end <= line.len()).then_some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
         };
-        let timestamp = match &p.timestamp.0 {
+        // `Some(None)` for an absent field, `None` for one not in the line as is.
+        let string = |f: &crate::records::Loose<'_>| match &f.0 {
             Some(Cow::Borrowed(t)) => span(t).map(Some),
             Some(Cow::Owned(_)) => None,
             None => Some(None),
         };
-        let meta = p.meta.map(|m| span(m.get()));
+        let (role, timestamp) = (string(&p.role), string(&p.timestamp));
+        let meta = p.meta.map_or(Some(None), |m| span(m.get()).map(Some));
         EntryFacts {
-            role: p.role.0.as_deref().map(|r| match r {
-                "user" => Role::User,
-                "assistant" => Role::Assistant,
-                _ => Role::Other,
-            }),
+            exact: role.is_some() && timestamp.is_some() && meta.is_some(),
+            role: role.flatten(),
             timestamp: timestamp.flatten(),
             meta: meta.flatten(),
-            exact: timestamp.is_some() && meta.is_none_or(|m| m.is_some()),
         }
     }
 }
@@ -318,14 +309,15 @@ impl Entry {
         let at = |s: Option<(u32, u32)>| s.map(|(a, b)| &self.raw[a as usize..b as usize]);
         crate::index::Facts {
             id: &self.id,
-            role: f.role.map(|r| match r {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-                Role::Other => "",
-            }),
+            role: at(f.role),
             timestamp: at(f.timestamp),
             usage: crate::index::usage_in(at(f.meta)),
         }
+    }
+
+    /// The message parsed whole, with content moved to a blob put back.
+    pub(crate) fn parsed(&self, blobs: &crate::blobs::BlobStore) -> Option<Map<String, Value>> {
+        crate::index::parse_whole(&self.raw, self.has_blob, blobs)
     }
 }
 

@@ -581,11 +581,10 @@ fn open_for_writing(
         loaded = log::load_from(&mut file, path)?;
     }
     quarantine(path, &report)?;
-    let chain = Chain {
-        head: loaded.head.clone(),
-        ids: loaded.message_ids().map(str::to_owned).collect(),
-        ..Chain::default()
-    };
+    let chain = Chain::new(
+        loaded.head.clone(),
+        loaded.message_ids().map(str::to_owned).collect(),
+    );
     Ok((writer, chain, report))
 }
 

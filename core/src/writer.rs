@@ -252,7 +252,7 @@ pub(crate) struct Chain {
     /// The last batch's buffer, for the next: the escaper reserves six bytes per
     /// byte of a string before it writes, and growing a new buffer to that for
     /// every append cost more than a tenth of it.
-    pub(crate) scratch: Vec<u8>,
+    scratch: Vec<u8>,
 }
 
 /// The largest batch buffer kept for the next append.
@@ -281,7 +281,16 @@ pub(crate) struct Batch {
 }
 
 impl Chain {
-    /// Check and serialise `inputs` against this chain without changing it.
+    pub fn new(head: Option<String>, ids: HashSet<String>) -> Chain {
+        Chain {
+            head,
+            ids,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Check and serialise `inputs` against this chain without changing its
+    /// position (the batch takes the buffer the last one left).
     pub fn prepare(&mut self, inputs: Vec<Value>, ctx: &AppendCtx<'_>) -> Result<Batch> {
         if inputs.is_empty() {
             return Err(Error::invalid("an append needs at least one message"));
