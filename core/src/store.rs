@@ -488,17 +488,23 @@ impl Store {
     /// is garbage; younger ones are kept. Takes no lock; never follows a link.
     pub fn gc_temp_files(&self) -> Result<TempGcReport> {
         let cutoff = std::time::SystemTime::now() - BLOB_GC_GRACE;
-        let dir = &self.inner.dir;
-        let mut dirs = vec![dir.clone(), self.inner.blobs.dir().to_path_buf()];
-        for top in [dir, self.inner.blobs.dir()] {
-            let Ok(rd) = fs::read_dir(top) else { continue };
-            for d in rd.flatten() {
-                if d.file_type().is_ok_and(|t| t.is_dir()) {
-                    dirs.push(d.path());
-                    dirs.push(d.path().join("subagents"));
-                }
-            }
+        let child_dirs = |dir: &Path| -> Vec<PathBuf> {
+            let Ok(rd) = fs::read_dir(dir) else {
+                return Vec::new();
+            };
+            rd.flatten()
+                .filter(|d| d.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|d| d.path())
+                .collect()
+        };
+        // The project directory; each directory in it (sessions' sidecars, the
+        // blob store) and its `subagents/`; the blob store's `<hh>/`.
+        let mut dirs = vec![self.inner.dir.clone()];
+        for d in child_dirs(&self.inner.dir) {
+            dirs.push(d.join("subagents"));
+            dirs.push(d);
         }
+        dirs.extend(child_dirs(self.inner.blobs.dir()));
         let mut report = TempGcReport::default();
         for d in dirs {
             let rd = match fs::read_dir(&d) {
