@@ -1,10 +1,13 @@
 //! Store-wide file-history maintenance: gc progress, and the read-only check of
 //! the links between the logs and the repository (with the repair of orphans).
 
-use std::collections::BTreeMap;
+#[path = "support/tree_state.rs"]
+mod support;
+
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use support::tree_state;
 
 use serde_json::json;
 use sessionkit::{
@@ -68,23 +71,6 @@ fn dir_bytes(dir: &Path) -> u64 {
         };
     }
     total
-}
-
-/// Every file under `dir` with its size, modification time and inode: what a
-/// write of any kind would change.
-fn tree_state(dir: &Path) -> BTreeMap<PathBuf, (u64, i64, i64, u64)> {
-    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, (u64, i64, i64, u64)>) {
-        for e in fs::read_dir(dir).unwrap().flatten() {
-            let m = fs::symlink_metadata(e.path()).unwrap();
-            out.insert(e.path(), (m.len(), m.mtime(), m.mtime_nsec(), m.ino()));
-            if m.is_dir() {
-                walk(&e.path(), out);
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, &mut out);
-    out
 }
 
 #[test]

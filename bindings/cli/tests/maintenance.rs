@@ -2,14 +2,13 @@
 //! binary.
 
 mod common;
-
-use std::collections::BTreeMap;
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+#[path = "../../../core/tests/support/tree_state.rs"]
+mod support;
 
 use common::{build, Env, MAIN};
 use serde_json::{json, Value};
 use sessionkit::{CreateOptions, Store};
+use support::tree_state;
 
 /// Run `doctor` with `args`, expect exit `code`, parse the JSON report.
 fn doctor(env: &Env, args: &[&str], code: i32) -> Value {
@@ -37,22 +36,6 @@ fn log_check<'v>(v: &'v Value, id: &str) -> &'v Value {
         .iter()
         .find(|c| c["id"] == id)
         .unwrap_or_else(|| panic!("no log check for {id}: {v:#}"))
-}
-
-/// Every file under `dir` with its size, modification time and inode.
-fn tree_state(dir: &Path) -> BTreeMap<PathBuf, (u64, i64, i64, u64)> {
-    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, (u64, i64, i64, u64)>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
-            let m = std::fs::symlink_metadata(e.path()).unwrap();
-            out.insert(e.path(), (m.len(), m.mtime(), m.mtime_nsec(), m.ino()));
-            if m.is_dir() {
-                walk(&e.path(), out);
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, &mut out);
-    out
 }
 
 #[test]
