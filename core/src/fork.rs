@@ -110,11 +110,7 @@ impl Store {
     /// source without locking it, so a session another process is writing can be
     /// forked; the fork sees the source as of its last complete line.
     pub fn fork_session(&self, source: &str, options: ForkOptions) -> Result<Session> {
-        let src_path = self.log_path(source)?;
-        let loaded = log::load(&src_path).map_err(|e| match e {
-            Error::NotFound(_) => Error::NotFound(format!("session {source}")),
-            e => e,
-        })?;
+        let loaded = self.load_session_log(source)?;
         let at = options.at.or_else(|| loaded.head.clone());
         let path: Vec<usize> = match &at {
             Some(at) => {

@@ -15,6 +15,7 @@ pub mod ids;
 pub mod index;
 mod json;
 pub mod log;
+mod log_cache;
 pub mod options;
 pub mod project;
 mod project_fs;

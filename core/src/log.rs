@@ -2,6 +2,7 @@
 //! records needed for the views. Lines that cannot be parsed are skipped and
 //! reported, never silently dropped.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
@@ -11,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, IoContext, Result};
+use crate::log_cache::{self, LineShape, MessageShape, ParentShape, PrefixHash, Span, Structure};
 use crate::records::{kind, Probe, FORMAT_VERSION};
 
 /// How much `scan` reads at a time: small enough to stay in cache while its lines
@@ -90,20 +92,21 @@ pub(crate) fn scan(
     report: &mut ReadReport,
     mut f: impl FnMut(Line<'_>, &mut ReadReport) -> Result<()>,
 ) -> Result<u64> {
-    scan_chunks(file, path, start, CHUNK, report, |lines, report| {
+    scan_chunks(file, path, start, CHUNK, report, |lines, _, report| {
         lines.drain(..).try_for_each(|line| f(line, report))
     })
 }
 
 /// [`scan`], reading `chunk` bytes at a time and handing `f` the lines of each
-/// (in order; `f` may drain them).
+/// (in order; `f` may drain them) and the bytes they were cut from: every byte
+/// from `start` to the end of the last line is in exactly one such piece.
 pub(crate) fn scan_chunks(
     file: &mut File,
     path: &Path,
     start: u64,
     chunk: usize,
     report: &mut ReadReport,
-    mut f: impl FnMut(&mut Vec<Line<'_>>, &mut ReadReport) -> Result<()>,
+    mut f: impl FnMut(&mut Vec<Line<'_>>, &[u8], &mut ReadReport) -> Result<()>,
 ) -> Result<u64> {
     use std::io::{Seek, SeekFrom};
     let size = file.metadata().at(path)?.len();
@@ -135,7 +138,7 @@ pub(crate) fn scan_chunks(
             lines.extend(emit(line, number, base + pos as u64, report));
             pos += nl + 1;
         }
-        f(&mut lines, report)?;
+        f(&mut lines, &buf[..pos], report)?;
         drop(lines);
         buf.drain(..pos);
         base += pos as u64;
@@ -257,7 +260,7 @@ pub(crate) struct Entry {
 }
 
 /// Where a message's `role`, `timestamp` and `meta` sit in its line.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct EntryFacts {
     pub role: Option<(u32, u32)>,
     pub timestamp: Option<(u32, u32)>,
@@ -268,13 +271,7 @@ pub(crate) struct EntryFacts {
 
 impl EntryFacts {
     fn of(line: &str, p: &Probe<'_>) -> EntryFacts {
-        use std::borrow::Cow;
-        // Where `inner`, a slice of `line`, starts and ends in it.
-        let span = |inner: &str| {
-            let start = (inner.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
-            let end = start + inner.len();
-            (end <= line.len()).then_some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
-        };
+        let span = |inner: &str| span_in(line, inner);
         // `Some(None)` for an absent field, `None` for one not in the line as is.
         let string = |f: &crate::records::Loose<'_>| match &f.0 {
             Some(Cow::Borrowed(t)) => span(t).map(Some),
@@ -344,6 +341,8 @@ pub struct LoadedLog {
     pub report: ReadReport,
     /// Offset just past the last complete line.
     pub bytes: u64,
+    /// How many of the first bytes were folded from the structure cache, unparsed.
+    pub(crate) cached: u64,
 }
 
 impl LoadedLog {
@@ -365,161 +364,416 @@ impl LoadedLog {
 /// Load a log for views. Reads the whole file once; only message ids, parents and
 /// small records are parsed, message bodies stay as text.
 pub fn load(path: &Path) -> Result<LoadedLog> {
-    let mut file = File::open(path).map_err(|e| {
+    load_from(&mut open_log(path)?, path)
+}
+
+pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
+    let size = file.metadata().at(path)?.len();
+    fold_log(file, path, size, None)
+}
+
+/// [`load`], using the structure cache at `cache` for the part of the log it
+/// covers (if it is whole and its hash matches), and writing a new one when
+/// this read parsed at least [`log_cache::WRITE_AFTER_BYTES`] of the log. A
+/// cache that cannot be written (a read-only directory) is only not written.
+pub(crate) fn load_cached(path: &Path, cache: &Path) -> Result<LoadedLog> {
+    load_caching(path, cache, log_cache::WRITE_AFTER_BYTES)
+}
+
+/// [`load_cached`], writing a new cache after parsing `write_after` bytes.
+fn load_caching(path: &Path, cache: &Path, write_after: u64) -> Result<LoadedLog> {
+    let mut file = open_log(path)?;
+    let size = file.metadata().at(path)?.len();
+    let known = log_cache::read(cache, size);
+    let covered = known.as_ref().map_or(0, |k| k.covered);
+    let collect = size - covered >= write_after;
+    let mut shapes = Shapes::new(known.as_ref(), collect);
+    let mut log = fold_log(&mut file, path, size, Some(&mut shapes))?;
+    let used = shapes.matched();
+    if !used {
+        // The cache does not describe this log (it was replaced, or the cache
+        // is of another log): read it the ordinary way, and cache that.
+        shapes = Shapes::new(None, true);
+        log = fold_log(&mut file, path, size, Some(&mut shapes))?;
+    }
+    log.cached = if used { covered } else { 0 };
+    if let Some(fresh) = shapes.fresh(log.bytes) {
+        if fresh.covered - log.cached >= write_after {
+            let _ = log_cache::write(cache, &fresh);
+        }
+    }
+    Ok(log)
+}
+
+fn open_log(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::NotFound(format!("session log {}", path.display()))
         } else {
             Error::io(path, e)
         }
-    })?;
-    load_from(&mut file, path)
+    })
 }
 
-pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
-    let mut log = LoadedLog {
-        path: path.to_path_buf(),
-        ..LoadedLog::default()
-    };
+/// A read's use of a structure cache: the cache it follows, if any, and the
+/// structure of what it reads, to write as the next cache.
+struct Shapes<'c> {
+    known: Option<&'c Structure>,
+    /// The next line of `known` to meet.
+    next: usize,
+    hash: PrefixHash,
+    /// Hash (and collect the shapes of) the whole log, not only what `known` covers.
+    collect: bool,
+    lines: Vec<LineShape>,
+    /// The log is not what `known` describes.
+    mismatch: bool,
+}
+
+impl<'c> Shapes<'c> {
+    fn new(known: Option<&'c Structure>, collect: bool) -> Shapes<'c> {
+        Shapes {
+            known,
+            next: 0,
+            hash: PrefixHash::new(known.map_or(0, |k| k.covered)),
+            collect,
+            lines: Vec::new(),
+            mismatch: false,
+        }
+    }
+
+    /// Feed the hash the next piece of the log (from offset 0 on, in order).
+    fn hash(&mut self, piece: &[u8]) {
+        let (seen, _) = self.hash.all();
+        let want = if self.collect {
+            piece.len()
+        } else {
+            let mark = self.known.map_or(0, |k| k.covered);
+            (mark.saturating_sub(seen) as usize).min(piece.len())
+        };
+        if want > 0 {
+            self.hash.update(&piece[..want]);
+        }
+    }
+
+    /// Whether the read followed `known` to its end and the bytes it covers
+    /// hash as they did when it was written.
+    fn matched(&self) -> bool {
+        match self.known {
+            None => !self.mismatch,
+            Some(k) => {
+                !self.mismatch && self.next == k.lines.len() && self.hash.at_mark() == Some(k.hash)
+            }
+        }
+    }
+
+    /// The structure of the log up to `end`, when this read collected it.
+    fn fresh(self, end: u64) -> Option<Structure> {
+        let (seen, hash) = self.hash.all();
+        (self.collect && seen == end).then_some(Structure {
+            covered: end,
+            hash,
+            lines: self.lines,
+        })
+    }
+}
+
+/// Read the whole log into a [`LoadedLog`], with `shapes` following and
+/// collecting its structure.
+fn fold_log(
+    file: &mut File,
+    path: &Path,
+    size: u64,
+    mut shapes: Option<&mut Shapes<'_>>,
+) -> Result<LoadedLog> {
+    let mut folder = Folder::new(path);
     let mut report = ReadReport::default();
-    let mut unsupported: Option<String> = None;
-    // The head as an index into `entries`: a head is always a loaded message.
-    let mut head: Option<usize> = None;
     // A second thread pays for itself only on a large log: its first use costs
     // about a millisecond (stack, allocator arena), a whole 1 MiB resume.
-    let parallel = file.metadata().at(path)?.len() >= PARALLEL_LOG_BYTES;
+    let parallel = size >= PARALLEL_LOG_BYTES;
     let chunk = if parallel { PARALLEL_CHUNK } else { CHUNK };
-    let end = scan_chunks(file, path, 0, chunk, &mut report, |lines, report| {
-        let probes = probe_all(lines, parallel);
-        for (line, probed) in lines.iter().zip(probes) {
-            fold_line(
-                &mut log,
-                &mut head,
-                &mut unsupported,
-                path,
-                line,
-                probed,
-                report,
-            );
+    let end = scan_chunks(file, path, 0, chunk, &mut report, |lines, piece, report| {
+        let mut known = 0;
+        if let Some(sh) = shapes.as_deref_mut() {
+            if sh.mismatch {
+                return Ok(());
+            }
+            sh.hash(piece);
+            if let Some(k) = sh.known {
+                known = lines.partition_point(|l| l.offset < k.covered);
+                for line in &lines[..known] {
+                    let shape = k
+                        .lines
+                        .get(sh.next)
+                        .filter(|s| s.offset == line.offset && s.len as usize == line.bytes.len());
+                    let fits = match shape.map(|s| &s.message) {
+                        None => false,
+                        Some(Some(m)) => folder.shaped(line, m, report),
+                        Some(None) => {
+                            folder.line(line, probe(line.bytes), report);
+                            true
+                        }
+                    };
+                    if !fits {
+                        sh.mismatch = true;
+                        return Ok(());
+                    }
+                    sh.next += 1;
+                    if let Some(s) = shape.filter(|_| sh.collect) {
+                        sh.lines.push(s.clone());
+                    }
+                }
+            }
         }
-        Ok(())
-    })?;
-    if let Some(msg) = unsupported {
-        return Err(Error::Unsupported(msg));
-    }
-    log.head = head.map(|i| log.entries[i].id.clone());
-    for e in &log.entries {
-        if let Some(p) = &e.parent_id {
-            if !log.by_id.contains_key(p) {
-                report.broken_chains.push(BrokenChain {
-                    message_id: e.id.clone(),
-                    missing_parent_id: p.clone(),
+        let rest = &lines[known..];
+        let probes = probe_all(rest, parallel);
+        for (line, probed) in rest.iter().zip(probes) {
+            let message = folder.line(line, probed, report);
+            if let Some(sh) = shapes.as_deref_mut().filter(|s| s.collect) {
+                sh.lines.push(LineShape {
+                    offset: line.offset,
+                    len: u32::try_from(line.bytes.len()).unwrap_or(u32::MAX),
+                    message: message.filter(|_| line.bytes.len() < u32::MAX as usize),
                 });
             }
         }
-    }
-    log.report = report;
-    log.bytes = end;
-    Ok(log)
+        Ok(())
+    })?;
+    folder.finish(report, end)
 }
 
-/// Fold one probed line into `log`. `head` is the head as an index into
-/// `log.entries` (a head is always a loaded message); `unsupported` gets the
-/// first header of a newer format.
-fn fold_line(
-    log: &mut LoadedLog,
-    head: &mut Option<usize>,
-    unsupported: &mut Option<String>,
-    path: &Path,
-    line: &Line<'_>,
-    probed: std::result::Result<(&str, Probe<'_>), String>,
-    report: &mut ReadReport,
-) {
-    let (text, p) = match probed {
-        Ok(x) => x,
-        Err(reason) => return skip(report, line, reason),
-    };
-    match p.kind.0.as_deref() {
-        None | Some(kind::MESSAGE) => {
-            let facts = EntryFacts::of(text, &p);
-            let Some(id) = p.id.0 else {
-                skip(report, line, "message has no \"id\"".into());
-                return;
-            };
-            let id = id.into_owned();
-            if log.by_id.contains_key(&id) {
-                report.duplicate_ids.push(id);
-                return;
-            }
-            // A seed-style line without `parentId` continues from the head.
-            let parent_id = match p.parent_id {
-                Some(l) => l.0.map(|c| c.into_owned()),
-                None => head.map(|i| log.entries[i].id.clone()),
-            };
-            *head = Some(log.entries.len());
-            log.by_id.insert(id.clone(), log.entries.len());
-            log.entries.push(Entry {
-                id,
-                offset: line.offset,
-                parent_id,
-                has_blob: p.content_blob.is_some() || p.content_params_blob.is_some(),
-                facts,
-                raw: text.into(),
-            });
-        }
-        Some(kind::SESSION) => {
-            if let Some(v) = p.version.as_ref().and_then(Value::as_u64) {
-                if v > FORMAT_VERSION && unsupported.is_none() {
-                    *unsupported = Some(format!(
-                        "{} is format version {v}; this sessionkit reads up to {FORMAT_VERSION}",
-                        path.display()
-                    ));
-                }
-            }
-            if log.header.is_none() {
-                if let Ok(Value::Object(h)) = serde_json::from_str(text) {
-                    log.header = Some(h);
-                }
-            }
-        }
-        Some(kind::HEAD) => match p.message_id.0 {
-            None => *head = None,
-            Some(t) => match log.by_id.get(t.as_ref()) {
-                Some(&i) => *head = Some(i),
-                None => report.warnings.push(format!(
-                    "line {}: head record names unknown message {t:?}",
-                    line.number
-                )),
+/// The state of a read while it folds lines into a [`LoadedLog`].
+struct Folder<'p> {
+    path: &'p Path,
+    log: LoadedLog,
+    /// The head as an index into `log.entries`: a head is always a loaded message.
+    head: Option<usize>,
+    /// The first header of a newer format, if any.
+    unsupported: Option<String>,
+}
+
+impl<'p> Folder<'p> {
+    fn new(path: &'p Path) -> Folder<'p> {
+        Folder {
+            path,
+            log: LoadedLog {
+                path: path.to_path_buf(),
+                ..LoadedLog::default()
             },
-        },
-        Some(kind::PATCH) => {
-            let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-            match (p.message_id.0, v.get("patch")) {
-                (Some(m), Some(patch)) if patch.is_object() => log
-                    .patches
-                    .entry(m.into_owned())
-                    .or_default()
-                    .push((line.offset, patch.clone())),
-                _ => skip(
-                    report,
-                    line,
-                    "patch record needs \"messageId\" and an object \"patch\"".into(),
-                ),
-            }
+            head: None,
+            unsupported: None,
         }
-        Some(kind::COMPACTION) => match serde_json::from_str::<Value>(text) {
-            Ok(v) if crate::compaction::is_valid_record(&v) => {
-                let sid = v["summaryId"].as_str().unwrap_or_default().to_string();
-                log.compactions.entry(sid).or_insert((line.offset, v));
-            }
-            _ => skip(report, line, crate::compaction::RECORD_SHAPE.into()),
-        },
-        Some(kind::STATE) | Some(kind::SUBAGENT) => {
-            log.record_offsets.push(line.offset);
-            log.records
-                .push(serde_json::from_str(text).unwrap_or(Value::Null));
-        }
-        Some(_) => report.unknown_records += 1,
     }
+
+    fn finish(mut self, mut report: ReadReport, end: u64) -> Result<LoadedLog> {
+        if let Some(msg) = self.unsupported {
+            return Err(Error::Unsupported(msg));
+        }
+        let log = &mut self.log;
+        log.head = self.head.map(|i| log.entries[i].id.clone());
+        for e in &log.entries {
+            if let Some(p) = &e.parent_id {
+                if !log.by_id.contains_key(p) {
+                    report.broken_chains.push(BrokenChain {
+                        message_id: e.id.clone(),
+                        missing_parent_id: p.clone(),
+                    });
+                }
+            }
+        }
+        log.report = report;
+        log.bytes = end;
+        Ok(self.log)
+    }
+
+    /// Fold one probed line. For a message whose id and parent are in the line
+    /// as is, returns its shape, for the structure cache.
+    fn line(
+        &mut self,
+        line: &Line<'_>,
+        probed: std::result::Result<(&str, Probe<'_>), String>,
+        report: &mut ReadReport,
+    ) -> Option<MessageShape> {
+        let (text, p) = match probed {
+            Ok(x) => x,
+            Err(reason) => {
+                skip(report, line, reason);
+                return None;
+            }
+        };
+        let log = &mut self.log;
+        match p.kind.0.as_deref() {
+            None | Some(kind::MESSAGE) => {
+                let facts = EntryFacts::of(text, &p);
+                let Some(id) = p.id.0 else {
+                    skip(report, line, "message has no \"id\"".into());
+                    return None;
+                };
+                let has_blob = p.content_blob.is_some() || p.content_params_blob.is_some();
+                let parent = p.parent_id.map(|l| l.0);
+                let shape = MessageShape::of(text, &id, parent.as_ref(), has_blob, &facts);
+                let parent = parent.as_ref().map(|p| p.as_deref());
+                self.message(line, text, &id, parent, has_blob, facts, report);
+                return shape;
+            }
+            Some(kind::SESSION) => {
+                if let Some(v) = p.version.as_ref().and_then(Value::as_u64) {
+                    if v > FORMAT_VERSION && self.unsupported.is_none() {
+                        self.unsupported = Some(format!(
+                            "{} is format version {v}; this sessionkit reads up to {FORMAT_VERSION}",
+                            self.path.display()
+                        ));
+                    }
+                }
+                if log.header.is_none() {
+                    if let Ok(Value::Object(h)) = serde_json::from_str(text) {
+                        log.header = Some(h);
+                    }
+                }
+            }
+            Some(kind::HEAD) => match p.message_id.0 {
+                None => self.head = None,
+                Some(t) => match log.by_id.get(t.as_ref()) {
+                    Some(&i) => self.head = Some(i),
+                    None => report.warnings.push(format!(
+                        "line {}: head record names unknown message {t:?}",
+                        line.number
+                    )),
+                },
+            },
+            Some(kind::PATCH) => {
+                let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+                match (p.message_id.0, v.get("patch")) {
+                    (Some(m), Some(patch)) if patch.is_object() => log
+                        .patches
+                        .entry(m.into_owned())
+                        .or_default()
+                        .push((line.offset, patch.clone())),
+                    _ => skip(
+                        report,
+                        line,
+                        "patch record needs \"messageId\" and an object \"patch\"".into(),
+                    ),
+                }
+            }
+            Some(kind::COMPACTION) => match serde_json::from_str::<Value>(text) {
+                Ok(v) if crate::compaction::is_valid_record(&v) => {
+                    let sid = v["summaryId"].as_str().unwrap_or_default().to_string();
+                    log.compactions.entry(sid).or_insert((line.offset, v));
+                }
+                _ => skip(report, line, crate::compaction::RECORD_SHAPE.into()),
+            },
+            Some(kind::STATE) | Some(kind::SUBAGENT) => {
+                log.record_offsets.push(line.offset);
+                log.records
+                    .push(serde_json::from_str(text).unwrap_or(Value::Null));
+            }
+            Some(_) => report.unknown_records += 1,
+        }
+        None
+    }
+
+    /// Fold a message line as its cached `shape` describes it, without parsing
+    /// it. False when the shape does not fit the line (the cache is not of this log).
+    fn shaped(&mut self, line: &Line<'_>, shape: &MessageShape, report: &mut ReadReport) -> bool {
+        let Ok(text) = simdutf8::basic::from_utf8(line.bytes) else {
+            return false;
+        };
+        let at = |(a, b): Span| text.get(a as usize..b as usize);
+        let fits = |s: Option<Span>| s.is_none_or(|s| at(s).is_some());
+        let Some(id) = at(shape.id) else { return false };
+        let parent = match shape.parent {
+            ParentShape::Absent => None,
+            ParentShape::Root => Some(None),
+            ParentShape::At(s) => match at(s) {
+                Some(p) => Some(Some(p)),
+                None => return false,
+            },
+        };
+        if !(fits(shape.role) && fits(shape.timestamp) && fits(shape.meta)) {
+            return false;
+        }
+        let facts = EntryFacts {
+            role: shape.role,
+            timestamp: shape.timestamp,
+            meta: shape.meta,
+            exact: shape.exact,
+        };
+        self.message(line, text, id, parent, shape.has_blob, facts, report);
+        true
+    }
+
+    /// Fold a message: the first occurrence of an id wins; a seed-style line
+    /// without `parentId` (`parent` is `None`) continues from the head.
+    #[allow(clippy::too_many_arguments)]
+    fn message(
+        &mut self,
+        line: &Line<'_>,
+        text: &str,
+        id: &str,
+        parent: Option<Option<&str>>,
+        has_blob: bool,
+        facts: EntryFacts,
+        report: &mut ReadReport,
+    ) {
+        let log = &mut self.log;
+        if log.by_id.contains_key(id) {
+            report.duplicate_ids.push(id.to_owned());
+            return;
+        }
+        let parent_id = match parent {
+            Some(p) => p.map(str::to_owned),
+            None => self.head.map(|i| log.entries[i].id.clone()),
+        };
+        self.head = Some(log.entries.len());
+        log.by_id.insert(id.to_owned(), log.entries.len());
+        log.entries.push(Entry {
+            id: id.to_owned(),
+            offset: line.offset,
+            parent_id,
+            has_blob,
+            facts,
+            raw: text.into(),
+        });
+    }
+}
+
+impl MessageShape {
+    /// The shape of a probed message line; `None` when its id or parent is not
+    /// in the line as is (escaped), so only parsing finds it. (Whether a `Cow`
+    /// borrows from the line is what is asked, hence `&Cow`.)
+    #[allow(clippy::ptr_arg)]
+    fn of(
+        text: &str,
+        id: &Cow<'_, str>,
+        parent: Option<&Option<Cow<'_, str>>>,
+        has_blob: bool,
+        facts: &EntryFacts,
+    ) -> Option<MessageShape> {
+        let borrowed = |c: &Cow<'_, str>| match c {
+            Cow::Borrowed(t) => span_in(text, t),
+            Cow::Owned(_) => None,
+        };
+        Some(MessageShape {
+            id: borrowed(id)?,
+            parent: match parent {
+                None => ParentShape::Absent,
+                Some(None) => ParentShape::Root,
+                Some(Some(p)) => ParentShape::At(borrowed(p)?),
+            },
+            has_blob,
+            role: facts.role,
+            timestamp: facts.timestamp,
+            meta: facts.meta,
+            exact: facts.exact,
+        })
+    }
+}
+
+/// Where `inner`, a slice of `line`, starts and ends in it.
+fn span_in(line: &str, inner: &str) -> Option<Span> {
+    let start = (inner.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
+    let end = start + inner.len();
+    (end <= line.len()).then_some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
 }
 
 #[cfg(test)]
@@ -569,24 +823,16 @@ mod tests {
 
         let got = load(&path).unwrap();
 
-        let mut want = LoadedLog::default();
-        let (mut head, mut unsupported, mut report) = (None, None, ReadReport::default());
+        let mut folder = Folder::new(&path);
+        let mut report = ReadReport::default();
         let mut file = File::open(&path).unwrap();
-        scan(&mut file, &path, 0, &mut report, |line, report| {
-            let probed = probe(line.bytes);
-            fold_line(
-                &mut want,
-                &mut head,
-                &mut unsupported,
-                &path,
-                &line,
-                probed,
-                report,
-            );
+        let end = scan(&mut file, &path, 0, &mut report, |line, report| {
+            folder.line(&line, probe(line.bytes), report);
             Ok(())
         })
         .unwrap();
-        want.head = head.map(|i| want.entries[i].id.clone());
+        let want = folder.finish(report, end).unwrap();
+        let report = &want.report;
 
         let ids = |l: &LoadedLog| -> Vec<(String, Option<String>, u64)> {
             l.entries
@@ -610,5 +856,202 @@ mod tests {
             lines.windows(2).all(|w| w[0] <= w[1]),
             "skipped lines in file order"
         );
+    }
+
+    /// Everything a view or fork reads of a loaded log, comparable.
+    fn everything(l: &LoadedLog) -> String {
+        let entries: Vec<_> = l
+            .entries
+            .iter()
+            .map(|e| {
+                let f = &e.facts;
+                let facts = (f.role, f.timestamp, f.meta, f.exact);
+                (&e.id, e.offset, &e.parent_id, &*e.raw, e.has_blob, facts)
+            })
+            .collect();
+        let mut by_id: Vec<_> = l.by_id.iter().collect();
+        by_id.sort();
+        let mut patches: Vec<_> = l.patches.iter().collect();
+        patches.sort_by_key(|p| p.0);
+        let mut compactions: Vec<_> = l.compactions.iter().collect();
+        compactions.sort_by_key(|c| c.0);
+        format!(
+            "{:?}\n{by_id:?}\n{:?}\n{:?}\n{patches:?}\n{compactions:?}\n{:?}\n{:?}\n{:?}\n{}",
+            entries, l.head, l.header, l.records, l.record_offsets, l.report, l.bytes
+        )
+    }
+
+    /// One line of a test log, picked by `pick`; `i` makes ids unique, `prev` is
+    /// the id before it.
+    fn test_line(pick: u8, i: usize, prev: &str) -> String {
+        let pad = "p".repeat(i % 7 * 50);
+        match pick % 16 {
+            0 => format!(r#"{{"type":"session","version":1,"id":"s","title":"t{i}"}}"#),
+            1 => format!(r#"{{"id":"seed{i}","role":"user","content":"{pad}"}}"#),
+            2 => format!(
+                r#"{{"type":"message","id":"e\u0073c{i}","parentId":"{prev}","role":"user"}}"#
+            ),
+            3 => format!(
+                r#"{{"type":"message","id":"pe{i}","parentId":"{prev}\u0000","role":"tool"}}"#
+            ),
+            4 => format!(r#"{{"type":"message","id":"{prev}","parentId":null,"role":"user"}}"#),
+            5 => format!(r#"{{"type":"head","messageId":"{prev}"}}"#),
+            6 => format!(r#"{{"type":"patch","messageId":"{prev}","patch":{{"n":{i}}}}}"#),
+            7 => format!(r#"{{"type":"state","set":{{"status":"processing"}},"n":{i}}}"#),
+            8 => "\0\0\0".to_string(),
+            9 => format!(r#"{{"type":"message","id":"bad{i}","#),
+            10 => "   ".to_string(),
+            11 => format!(
+                r#"{{"type":"message","id":"b{i}","parentId":7,"role":"assistant","contentBlob":"x"}}"#
+            ),
+            12 => format!(r#"{{"type":"mystery","id":"u{i}"}}"#),
+            13 => format!(
+                r#"{{"role":"assist\u0061nt","type":"message","parentId":"{prev}","id":"r{i}","timestamp":"2026-01-01T00:00:0{}Z","meta":{{"usage":{{"inputTokens":{i}}}}}}}"#,
+                i % 10
+            ),
+            _ => format!(
+                r#"{{"type":"message","id":"m{i}","parentId":"{prev}","role":"user","timestamp":"2026-01-01T00:00:00Z","content":"{pad}"}}"#
+            ),
+        }
+    }
+
+    fn write_lines(path: &Path, picks: &[u8], from: usize) -> String {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        let mut prev = String::from("m0");
+        for (i, &pick) in picks.iter().enumerate() {
+            let i = i + from;
+            writeln!(f, "{}", test_line(pick, i, &prev)).unwrap();
+            if pick % 16 >= 14 {
+                prev = format!("m{i}");
+            }
+        }
+        prev
+    }
+
+    /// A read through the cache folds exactly what a read without it does, for
+    /// every kind of line; a cache of a prefix serves that prefix of a longer log.
+    #[test]
+    fn a_cached_read_folds_what_an_ordinary_read_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, cache) = (dir.path().join("s.jsonl"), dir.path().join("s/c"));
+        let picks: Vec<u8> = (0..600u32).map(|i| (i * 7 % 23) as u8).collect();
+        write_lines(&path, &picks, 0);
+
+        let first = load_caching(&path, &cache, 0).unwrap();
+        assert_eq!(first.cached, 0);
+        assert!(cache.exists(), "the first read writes the cache");
+        let plain = load(&path).unwrap();
+        assert_eq!(everything(&first), everything(&plain));
+        assert!(plain.report.skipped.len() > 10 && !plain.report.duplicate_ids.is_empty());
+
+        let second = load_caching(&path, &cache, 0).unwrap();
+        assert_eq!(
+            second.cached, plain.bytes,
+            "the second read is all from the cache"
+        );
+        assert_eq!(everything(&second), everything(&plain));
+
+        // More lines, and a torn tail: the cache serves its prefix, the rest is parsed.
+        write_lines(&path, &picks[..200], 600);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(br#"{"type":"message","id":"torn""#)
+            .unwrap();
+        let grown = load_caching(&path, &cache, u64::MAX).unwrap();
+        assert_eq!(grown.cached, plain.bytes);
+        let plain = load(&path).unwrap();
+        assert!(plain.report.torn_tail.is_some());
+        assert_eq!(everything(&grown), everything(&plain));
+    }
+
+    /// The cache is trusted only as far as the bytes it covers: a log changed
+    /// in place (same length), replaced by a shorter one, or another log's cache
+    /// is noticed, and the log is read the ordinary way.
+    #[test]
+    fn a_cache_that_does_not_describe_the_log_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, cache) = (dir.path().join("s.jsonl"), dir.path().join("s/c"));
+        let picks: Vec<u8> = (0..300u32).map(|i| (i * 5 % 17) as u8).collect();
+        write_lines(&path, &picks, 0);
+        let unknown = load_caching(&path, &cache, 0)
+            .unwrap()
+            .report
+            .unknown_records;
+        let good = std::fs::read(&path).unwrap();
+
+        // A message turned into a record of another type in place: the same
+        // length, every line where it was, but it is no longer a message.
+        let at = memchr::memmem::find(&good, b"\"type\":\"message\",\"id\":\"m1").unwrap();
+        let mut changed = good.clone();
+        changed[at + 14] = b'f';
+        std::fs::write(&path, &changed).unwrap();
+        let got = load_caching(&path, &cache, u64::MAX).unwrap();
+        assert_eq!(got.cached, 0);
+        assert_eq!(everything(&got), everything(&load(&path).unwrap()));
+        assert_eq!(got.report.unknown_records, unknown + 1);
+
+        // Cut short, then another log's cache.
+        std::fs::write(&path, &good[..good.len() / 2]).unwrap();
+        let got = load_caching(&path, &cache, u64::MAX).unwrap();
+        assert_eq!(
+            (got.cached, everything(&got)),
+            (0, everything(&load(&path).unwrap()))
+        );
+        let other = dir.path().join("o.jsonl");
+        write_lines(&other, &picks[..150], 1);
+        load_caching(&other, &cache, 0).unwrap();
+        std::fs::write(&path, &good).unwrap();
+        let got = load_caching(&path, &cache, u64::MAX).unwrap();
+        assert_eq!(
+            (got.cached, everything(&got)),
+            (0, everything(&load(&path).unwrap()))
+        );
+    }
+
+    #[test]
+    fn a_cache_that_cannot_be_written_does_not_fail_the_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_lines(&path, &[14; 50], 0);
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, b"").unwrap();
+        // The cache's directory would have to be made inside a regular file.
+        let got = load_caching(&path, &blocker.join("c"), 0).unwrap();
+        assert_eq!(everything(&got), everything(&load(&path).unwrap()));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Any log, cached at any point, then grown and perhaps changed in place:
+        /// a read through the cache folds what an ordinary read does.
+        #[test]
+        fn cached_reads_fold_like_ordinary_ones(
+            picks in proptest::collection::vec(0u8..16, 1..60),
+            grow in proptest::collection::vec(0u8..16, 0..20),
+            flip in proptest::option::of(0usize..10_000),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let (path, cache) = (dir.path().join("s.jsonl"), dir.path().join("s/c"));
+            write_lines(&path, &picks, 0);
+            load_caching(&path, &cache, 0).unwrap();
+            write_lines(&path, &grow, picks.len());
+            if let Some(flip) = flip {
+                let mut bytes = std::fs::read(&path).unwrap();
+                let at = flip % bytes.len();
+                bytes[at] = if bytes[at] == b'a' { b'b' } else { b'a' };
+                std::fs::write(&path, &bytes).unwrap();
+            }
+            let got = load_caching(&path, &cache, 0).unwrap();
+            proptest::prop_assert_eq!(everything(&got), everything(&load(&path).unwrap()));
+            let again = load_caching(&path, &cache, 0).unwrap();
+            proptest::prop_assert_eq!(again.cached, again.bytes);
+            proptest::prop_assert_eq!(everything(&again), everything(&got));
+        }
     }
 }

@@ -485,7 +485,8 @@ impl Store {
     /// renaming them (FORMAT.md §1.2): in the project directory, the blob store
     /// and the sessions' `subagents/` directories. An atomic replace in flight
     /// holds its temp file for milliseconds, so one older than [`BLOB_GC_GRACE`]
-    /// is garbage; younger ones are kept. Takes no lock; never follows a link.
+    /// is garbage; younger ones are kept. Also deletes a structure cache whose
+    /// session log is gone (FORMAT.md §5.1). Takes no lock; never follows a link.
     pub fn gc_temp_files(&self) -> Result<TempGcReport> {
         let cutoff = std::time::SystemTime::now() - BLOB_GC_GRACE;
         let child_dirs = |dir: &Path| -> Vec<PathBuf> {
@@ -534,6 +535,22 @@ impl Store {
                     report.removed += 1;
                     report.bytes_freed += m.len();
                 }
+            }
+        }
+        // A structure cache outlives its log only when a reader wrote it while
+        // the session was being deleted: it and its directory, if that is all
+        // there is, go too.
+        for d in child_dirs(&self.inner.dir) {
+            let cache = d.join(crate::log_cache::FILE_NAME);
+            let mut log = d.clone().into_os_string();
+            log.push(".jsonl");
+            let Ok(m) = cache.symlink_metadata() else {
+                continue;
+            };
+            if m.is_file() && !Path::new(&log).exists() && fsutil::remove_file_if_exists(&cache)? {
+                report.removed += 1;
+                report.bytes_freed += m.len();
+                let _ = fs::remove_dir(&d);
             }
         }
         Ok(report)
@@ -673,13 +690,19 @@ impl Store {
 
     /// Load a session for reading, without a lock.
     pub fn read_session(&self, id: &str) -> Result<SessionView> {
-        let path = self.log_path(id)?;
         Ok(SessionView {
-            log: log::load(&path).map_err(|e| match e {
-                Error::NotFound(_) => Error::NotFound(format!("session {id}")),
-                e => e,
-            })?,
+            log: self.load_session_log(id)?,
             blobs: self.inner.blobs.clone(),
+        })
+    }
+
+    /// A session's log loaded for views, through its structure cache.
+    pub(crate) fn load_session_log(&self, id: &str) -> Result<log::LoadedLog> {
+        let path = self.log_path(id)?;
+        let cache = self.session_dir(id).join(crate::log_cache::FILE_NAME);
+        log::load_cached(&path, &cache).map_err(|e| match e {
+            Error::NotFound(_) => Error::NotFound(format!("session {id}")),
+            e => e,
         })
     }
 
