@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -92,21 +93,35 @@ pub(crate) fn scan(
     report: &mut ReadReport,
     mut f: impl FnMut(Line<'_>, &mut ReadReport) -> Result<()>,
 ) -> Result<u64> {
-    scan_chunks(file, path, start, CHUNK, report, |lines, _, report| {
-        lines.drain(..).try_for_each(|line| f(line, report))
-    })
+    scan_chunks(
+        file,
+        path,
+        start,
+        CHUNK,
+        false,
+        report,
+        |lines, _, _, report| lines.drain(..).try_for_each(|line| f(line, report)),
+    )
 }
 
 /// [`scan`], reading `chunk` bytes at a time and handing `f` the lines of each
 /// (in order; `f` may drain them) and the bytes they were cut from: every byte
-/// from `start` to the end of the last line is in exactly one such piece.
+/// from `start` to the end of the last line is in exactly one such piece. With
+/// `share`, a piece that is valid UTF-8 is also handed over as a string of its
+/// own (the lines are slices of it), which the folded lines may keep.
 pub(crate) fn scan_chunks(
     file: &mut File,
     path: &Path,
     start: u64,
     chunk: usize,
+    share: bool,
     report: &mut ReadReport,
-    mut f: impl FnMut(&mut Vec<Line<'_>>, &[u8], &mut ReadReport) -> Result<()>,
+    mut f: impl for<'a> FnMut(
+        &mut Vec<Line<'a>>,
+        &'a [u8],
+        Option<&'a Arc<String>>,
+        &mut ReadReport,
+    ) -> Result<()>,
 ) -> Result<u64> {
     use std::io::{Seek, SeekFrom};
     let size = file.metadata().at(path)?.len();
@@ -130,18 +145,41 @@ pub(crate) fn scan_chunks(
             debug_assert_eq!(buf.len(), len + n);
             eof = n == 0;
         }
+        let end = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
+        let (mut shared, mut invalid) = (None, None);
+        if share && end > 0 {
+            // The complete lines become a buffer of their own; the rest starts
+            // the next one.
+            let mut next = Vec::with_capacity(cap + buf.len() - end);
+            next.extend_from_slice(&buf[end..]);
+            buf.truncate(end);
+            let whole = std::mem::replace(&mut buf, next);
+            if simdutf8::basic::from_utf8(&whole).is_ok() {
+                // SAFETY: simdutf8 has just checked that `whole` is valid UTF-8.
+                shared = Some(Arc::new(unsafe { String::from_utf8_unchecked(whole) }));
+            } else {
+                invalid = Some(whole);
+            }
+        }
+        let piece: &[u8] = match (&shared, &invalid) {
+            (Some(s), _) => s.as_bytes(),
+            (None, Some(v)) => v,
+            (None, None) => &buf[..end],
+        };
         let mut pos = 0;
         let mut lines = Vec::new();
-        while let Some(nl) = memchr::memchr(b'\n', &buf[pos..]) {
-            let line = &buf[pos..pos + nl];
+        while let Some(nl) = memchr::memchr(b'\n', &piece[pos..]) {
+            let line = &piece[pos..pos + nl];
             number += 1;
             lines.extend(emit(line, number, base + pos as u64, report));
             pos += nl + 1;
         }
-        f(&mut lines, &buf[..pos], report)?;
+        f(&mut lines, piece, shared.as_ref(), report)?;
         drop(lines);
-        buf.drain(..pos);
-        base += pos as u64;
+        if !(share && end > 0) {
+            buf.drain(..end);
+        }
+        base += end as u64;
         if eof {
             break;
         }
@@ -163,6 +201,24 @@ pub(crate) fn scan_chunks(
         });
     }
     Ok(base)
+}
+
+/// The text of `line`: a slice of `chunk`, the text it was cut from, if any;
+/// else its bytes checked.
+fn line_text<'a>(
+    chunk: Option<&'a Arc<String>>,
+    line: &Line<'a>,
+) -> std::result::Result<&'a str, String> {
+    match chunk {
+        Some(c) => text_in(c, line).ok_or_else(|| "not in its chunk".to_string()),
+        None => utf8(line.bytes),
+    }
+}
+
+/// The text of `line`, a slice of the valid UTF-8 `chunk` it was cut from.
+fn text_in<'a>(chunk: &'a str, line: &Line<'_>) -> Option<&'a str> {
+    let start = (line.bytes.as_ptr() as usize).checked_sub(chunk.as_ptr() as usize)?;
+    chunk.get(start..start + line.bytes.len())
 }
 
 /// The usable part of a line: NUL runs at its start are reported and cut off, a
@@ -192,11 +248,16 @@ fn emit<'a>(line: &'a [u8], number: u64, offset: u64, report: &mut ReadReport) -
 /// them on a second thread (validating JSON is most of what a resume costs).
 fn probe_all<'a>(
     lines: &[Line<'a>],
+    chunk: Option<&'a str>,
     parallel: bool,
 ) -> Vec<std::result::Result<(&'a str, Probe<'a>), String>> {
     const PARALLEL_BYTES: usize = 256 << 10;
     let total: usize = lines.iter().map(|l| l.bytes.len()).sum();
-    let probe_each = |ls: &[Line<'a>]| ls.iter().map(|l| probe(l.bytes)).collect::<Vec<_>>();
+    let probe_one = |l: &Line<'a>| match chunk.and_then(|c| text_in(c, l)) {
+        Some(text) => probe_text(text),
+        None => probe(l.bytes),
+    };
+    let probe_each = |ls: &[Line<'a>]| ls.iter().map(probe_one).collect::<Vec<_>>();
     if !parallel || total < PARALLEL_BYTES || lines.len() < 2 {
         return probe_each(lines);
     }
@@ -223,11 +284,20 @@ fn probe_all<'a>(
 
 /// Parse the probe of a line, or say why the line is unusable.
 pub(crate) fn probe(bytes: &[u8]) -> std::result::Result<(&str, Probe<'_>), String> {
+    probe_text(utf8(bytes)?)
+}
+
+/// `bytes` as text, or why they are not.
+fn utf8(bytes: &[u8]) -> std::result::Result<&str, String> {
     // simdutf8 for the common case; std says where a bad line goes wrong.
-    let text = match simdutf8::basic::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(_) => std::str::from_utf8(bytes).map_err(|e| format!("invalid UTF-8: {e}"))?,
-    };
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(t) => Ok(t),
+        Err(_) => std::str::from_utf8(bytes).map_err(|e| format!("invalid UTF-8: {e}")),
+    }
+}
+
+/// [`probe`] of a line already known to be text.
+fn probe_text(text: &str) -> std::result::Result<(&str, Probe<'_>), String> {
     if text.trim_start().as_bytes().first() != Some(&b'{') {
         return Err("invalid JSON record: not a JSON object".into());
     }
@@ -244,6 +314,73 @@ pub(crate) fn skip(report: &mut ReadReport, line: &Line<'_>, reason: String) {
     });
 }
 
+/// A line's text, shared: with the chunk of the log it was read in (so a
+/// resume copies no line), or a whole text of its own.
+#[derive(Clone)]
+pub(crate) struct LineText(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Whole(Arc<str>),
+    /// `chunk[start..end]`.
+    Within(Arc<String>, usize, usize),
+}
+
+impl LineText {
+    /// `text` as a slice of `chunk` when it lies in it, else a copy.
+    fn within(chunk: Option<&Arc<String>>, text: &str) -> LineText {
+        if let Some(c) = chunk {
+            let start = (text.as_ptr() as usize).wrapping_sub(c.as_ptr() as usize);
+            if start <= c.len() && c.len() - start >= text.len() {
+                return LineText(Repr::Within(c.clone(), start, start + text.len()));
+            }
+        }
+        LineText::from(text)
+    }
+}
+
+impl std::ops::Deref for LineText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match &self.0 {
+            Repr::Whole(s) => s,
+            Repr::Within(c, a, b) => &c[*a..*b],
+        }
+    }
+}
+
+impl From<&str> for LineText {
+    fn from(s: &str) -> LineText {
+        LineText(Repr::Whole(s.into()))
+    }
+}
+
+impl From<String> for LineText {
+    fn from(s: String) -> LineText {
+        LineText(Repr::Whole(s.into()))
+    }
+}
+
+impl From<Arc<str>> for LineText {
+    fn from(s: Arc<str>) -> LineText {
+        LineText(Repr::Whole(s))
+    }
+}
+
+impl PartialEq for LineText {
+    fn eq(&self, other: &LineText) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for LineText {}
+
+impl std::fmt::Debug for LineText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// A message as stored: its ids and its line, unparsed until a view needs it.
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
@@ -252,7 +389,7 @@ pub(crate) struct Entry {
     pub offset: u64,
     pub parent_id: Option<String>,
     /// Shared with the messages a view hands out, so a resume holds each line once.
-    pub raw: std::sync::Arc<str>,
+    pub raw: LineText,
     pub has_blob: bool,
     /// What an index entry folds from the message, kept from its probe so that a
     /// fork folds its entry without parsing the copied lines again.
@@ -491,53 +628,66 @@ fn fold_log(
     // about a millisecond (stack, allocator arena), a whole 1 MiB resume.
     let parallel = size >= PARALLEL_LOG_BYTES;
     let chunk = if parallel { PARALLEL_CHUNK } else { CHUNK };
-    let end = scan_chunks(file, path, 0, chunk, &mut report, |lines, piece, report| {
-        let mut known = 0;
-        if let Some(sh) = shapes.as_deref_mut() {
-            if sh.mismatch {
-                return Ok(());
-            }
-            sh.hash(piece);
-            if let Some(k) = sh.known {
-                known = lines.partition_point(|l| l.offset < k.covered);
-                for line in &lines[..known] {
-                    let shape = k
-                        .lines
-                        .get(sh.next)
-                        .filter(|s| s.offset == line.offset && s.len as usize == line.bytes.len());
-                    let fits = match shape.map(|s| &s.message) {
-                        None => false,
-                        Some(Some(m)) => folder.shaped(line, m, report),
-                        Some(None) => {
-                            folder.line(line, probe(line.bytes), report);
-                            true
+    let end = scan_chunks(
+        file,
+        path,
+        0,
+        chunk,
+        true,
+        &mut report,
+        |lines, piece, shared, report| {
+            // Lines cut from a chunk of valid UTF-8 are slices of it, kept as they are.
+            folder.chunk = shared.cloned();
+            let text = |line| line_text(shared, line);
+            let mut known = 0;
+            if let Some(sh) = shapes.as_deref_mut() {
+                if sh.mismatch {
+                    return Ok(());
+                }
+                sh.hash(piece);
+                if let Some(k) = sh.known {
+                    known = lines.partition_point(|l| l.offset < k.covered);
+                    for line in &lines[..known] {
+                        let shape = k.lines.get(sh.next).filter(|s| {
+                            s.offset == line.offset && s.len as usize == line.bytes.len()
+                        });
+                        let fits = match shape.map(|s| &s.message) {
+                            None => false,
+                            Some(Some(m)) => match text(line) {
+                                Ok(t) => folder.shaped(line, t, m, report),
+                                Err(_) => false,
+                            },
+                            Some(None) => {
+                                folder.line(line, text(line).and_then(probe_text), report);
+                                true
+                            }
+                        };
+                        if !fits {
+                            sh.mismatch = true;
+                            return Ok(());
                         }
-                    };
-                    if !fits {
-                        sh.mismatch = true;
-                        return Ok(());
-                    }
-                    sh.next += 1;
-                    if let Some(s) = shape.filter(|_| sh.collect) {
-                        sh.lines.push(s.clone());
+                        sh.next += 1;
+                        if let Some(s) = shape.filter(|_| sh.collect) {
+                            sh.lines.push(s.clone());
+                        }
                     }
                 }
             }
-        }
-        let rest = &lines[known..];
-        let probes = probe_all(rest, parallel);
-        for (line, probed) in rest.iter().zip(probes) {
-            let message = folder.line(line, probed, report);
-            if let Some(sh) = shapes.as_deref_mut().filter(|s| s.collect) {
-                sh.lines.push(LineShape {
-                    offset: line.offset,
-                    len: u32::try_from(line.bytes.len()).unwrap_or(u32::MAX),
-                    message: message.filter(|_| line.bytes.len() < u32::MAX as usize),
-                });
+            let rest = &lines[known..];
+            let probes = probe_all(rest, shared.map(|c| c.as_str()), parallel);
+            for (line, probed) in rest.iter().zip(probes) {
+                let message = folder.line(line, probed, report);
+                if let Some(sh) = shapes.as_deref_mut().filter(|s| s.collect) {
+                    sh.lines.push(LineShape {
+                        offset: line.offset,
+                        len: u32::try_from(line.bytes.len()).unwrap_or(u32::MAX),
+                        message: message.filter(|_| line.bytes.len() < u32::MAX as usize),
+                    });
+                }
             }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     folder.finish(report, end)
 }
 
@@ -549,6 +699,9 @@ struct Folder<'p> {
     head: Option<usize>,
     /// The first header of a newer format, if any.
     unsupported: Option<String>,
+    /// The chunk of the log the lines being folded were cut from, when it is
+    /// text: messages keep their lines as slices of it.
+    chunk: Option<Arc<String>>,
 }
 
 impl<'p> Folder<'p> {
@@ -561,6 +714,7 @@ impl<'p> Folder<'p> {
             },
             head: None,
             unsupported: None,
+            chunk: None,
         }
     }
 
@@ -674,10 +828,13 @@ impl<'p> Folder<'p> {
 
     /// Fold a message line as its cached `shape` describes it, without parsing
     /// it. False when the shape does not fit the line (the cache is not of this log).
-    fn shaped(&mut self, line: &Line<'_>, shape: &MessageShape, report: &mut ReadReport) -> bool {
-        let Ok(text) = simdutf8::basic::from_utf8(line.bytes) else {
-            return false;
-        };
+    fn shaped(
+        &mut self,
+        line: &Line<'_>,
+        text: &str,
+        shape: &MessageShape,
+        report: &mut ReadReport,
+    ) -> bool {
         let at = |(a, b): Span| text.get(a as usize..b as usize);
         let fits = |s: Option<Span>| s.is_none_or(|s| at(s).is_some());
         let Some(id) = at(shape.id) else { return false };
@@ -732,7 +889,7 @@ impl<'p> Folder<'p> {
             parent_id,
             has_blob,
             facts,
-            raw: text.into(),
+            raw: LineText::within(self.chunk.as_ref(), text),
         });
     }
 }
@@ -858,6 +1015,20 @@ mod tests {
         );
     }
 
+    /// The log folded line by line from a plain scan: no chunk sharing, no
+    /// second thread, no cache. What every faster read must agree with.
+    fn reference(path: &Path) -> LoadedLog {
+        let mut folder = Folder::new(path);
+        let mut report = ReadReport::default();
+        let mut file = File::open(path).unwrap();
+        let end = scan(&mut file, path, 0, &mut report, |line, report| {
+            folder.line(&line, probe(line.bytes), report);
+            Ok(())
+        })
+        .unwrap();
+        folder.finish(report, end).unwrap()
+    }
+
     /// Everything a view or fork reads of a loaded log, comparable.
     fn everything(l: &LoadedLog) -> String {
         let entries: Vec<_> = l
@@ -924,6 +1095,13 @@ mod tests {
         let mut prev = String::from("m0");
         for (i, &pick) in picks.iter().enumerate() {
             let i = i + from;
+            if pick % 16 == 8 && i.is_multiple_of(3) {
+                // Not UTF-8: the chunk it is in is not text.
+                let mut line = format!(r#"{{"id":"bin{i}","role":"user","content":"#).into_bytes();
+                line.extend_from_slice(b"\"\xff\xfe\"}\n");
+                f.write_all(&line).unwrap();
+                continue;
+            }
             writeln!(f, "{}", test_line(pick, i, &prev)).unwrap();
             if pick % 16 >= 14 {
                 prev = format!("m{i}");
@@ -944,9 +1122,15 @@ mod tests {
         let first = load_caching(&path, &cache, 0).unwrap();
         assert_eq!(first.cached, 0);
         assert!(cache.exists(), "the first read writes the cache");
-        let plain = load(&path).unwrap();
+        let plain = reference(&path);
         assert_eq!(everything(&first), everything(&plain));
+        assert_eq!(everything(&load(&path).unwrap()), everything(&plain));
         assert!(plain.report.skipped.len() > 10 && !plain.report.duplicate_ids.is_empty());
+        assert!(plain
+            .report
+            .skipped
+            .iter()
+            .any(|s| s.reason.contains("UTF-8")));
 
         let second = load_caching(&path, &cache, 0).unwrap();
         assert_eq!(
@@ -965,7 +1149,7 @@ mod tests {
             .unwrap();
         let grown = load_caching(&path, &cache, u64::MAX).unwrap();
         assert_eq!(grown.cached, plain.bytes);
-        let plain = load(&path).unwrap();
+        let plain = reference(&path);
         assert!(plain.report.torn_tail.is_some());
         assert_eq!(everything(&grown), everything(&plain));
     }
@@ -993,7 +1177,7 @@ mod tests {
         std::fs::write(&path, &changed).unwrap();
         let got = load_caching(&path, &cache, u64::MAX).unwrap();
         assert_eq!(got.cached, 0);
-        assert_eq!(everything(&got), everything(&load(&path).unwrap()));
+        assert_eq!(everything(&got), everything(&reference(&path)));
         assert_eq!(got.report.unknown_records, unknown + 1);
 
         // Cut short, then another log's cache.
@@ -1001,7 +1185,7 @@ mod tests {
         let got = load_caching(&path, &cache, u64::MAX).unwrap();
         assert_eq!(
             (got.cached, everything(&got)),
-            (0, everything(&load(&path).unwrap()))
+            (0, everything(&reference(&path)))
         );
         let other = dir.path().join("o.jsonl");
         write_lines(&other, &picks[..150], 1);
@@ -1010,7 +1194,7 @@ mod tests {
         let got = load_caching(&path, &cache, u64::MAX).unwrap();
         assert_eq!(
             (got.cached, everything(&got)),
-            (0, everything(&load(&path).unwrap()))
+            (0, everything(&reference(&path)))
         );
     }
 
@@ -1023,7 +1207,7 @@ mod tests {
         std::fs::write(&blocker, b"").unwrap();
         // The cache's directory would have to be made inside a regular file.
         let got = load_caching(&path, &blocker.join("c"), 0).unwrap();
-        assert_eq!(everything(&got), everything(&load(&path).unwrap()));
+        assert_eq!(everything(&got), everything(&reference(&path)));
     }
 
     proptest::proptest! {
@@ -1048,7 +1232,7 @@ mod tests {
                 std::fs::write(&path, &bytes).unwrap();
             }
             let got = load_caching(&path, &cache, 0).unwrap();
-            proptest::prop_assert_eq!(everything(&got), everything(&load(&path).unwrap()));
+            proptest::prop_assert_eq!(everything(&got), everything(&reference(&path)));
             let again = load_caching(&path, &cache, 0).unwrap();
             proptest::prop_assert_eq!(again.cached, again.bytes);
             proptest::prop_assert_eq!(everything(&again), everything(&got));

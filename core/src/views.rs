@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 
 use crate::blobs::BlobStore;
 use crate::error::{Error, Result};
-use crate::log::{Entry, LoadedLog};
+use crate::log::{Entry, LineText, LoadedLog};
 use crate::records::merge_patch;
 
 /// One message of a view, as a JSON object in text form. Messages that no later
@@ -13,7 +13,7 @@ use crate::records::merge_patch;
 pub struct Message {
     id: String,
     parent_id: Option<String>,
-    json: std::sync::Arc<str>,
+    json: LineText,
 }
 
 impl Message {
@@ -38,12 +38,12 @@ impl Message {
     pub(crate) fn from_shared(
         id: String,
         parent_id: Option<String>,
-        json: std::sync::Arc<str>,
+        json: impl Into<LineText>,
     ) -> Message {
         Message {
             id,
             parent_id,
-            json,
+            json: json.into(),
         }
     }
 
