@@ -110,7 +110,10 @@ impl Store {
     /// source without locking it, so a session another process is writing can be
     /// forked; the fork sees the source as of its last complete line.
     pub fn fork_session(&self, source: &str, options: ForkOptions) -> Result<Session> {
-        let loaded = self.load_session_log(source)?;
+        // The source as an outline: its structure, not its 50 MiB of text, which
+        // is read back a window at a time as it is copied.
+        let (loaded, src_file) = self.load_session_outline(source)?;
+        let mut src = SourceLines::new(src_file, self.log_path(source)?);
         let at = options.at.or_else(|| loaded.head.clone());
         let path: Vec<usize> = match &at {
             Some(at) => {
@@ -210,7 +213,7 @@ impl Store {
         let writer = LogWriter::open(&new_path, true, durability, &format!("session {id}"))?;
         let sync = durability != Durability::Never;
         let written = self.write_fork(
-            &loaded, &path, others, &agents, &header, source, &id, &writer, sync,
+            &loaded, &mut src, &path, others, &agents, &header, source, &id, &writer, sync,
         );
         let mut entry = match written {
             Ok(entry) => entry,
@@ -223,7 +226,7 @@ impl Store {
                 return Err(e);
             }
         };
-        if let Some(snapshot) = fork_snapshot(self, &loaded, at.as_deref(), source)? {
+        if let Some(snapshot) = fork_snapshot(self, &loaded, &mut src, at.as_deref(), source)? {
             crate::file_history::create_branch(self, &id, &snapshot)?;
         }
         entry.log_bytes = writer.len();
@@ -238,6 +241,7 @@ impl Store {
     fn write_fork(
         &self,
         loaded: &log::LoadedLog,
+        src: &mut SourceLines,
         path: &[usize],
         mut others: Vec<(u64, Map<String, Value>, bool)>,
         agents: &[String],
@@ -290,10 +294,12 @@ impl Store {
             if message_first {
                 let i = messages.next().unwrap_or_default();
                 let e = &loaded.entries[i];
-                rewrite.push(&mut bytes, &e.raw)?;
+                let text = src.line(e)?;
+                rewrite.push(&mut bytes, text)?;
                 let mut parsed = None;
-                fold.message(e.facts(&mut parsed), i, |&i| {
-                    loaded.entries[i].parsed(self.blobs())
+                // `whole` is only ever asked for the message being folded.
+                fold.message(e.facts(text, &mut parsed), i, |_| {
+                    crate::index::parse_whole(text, e.has_blob, self.blobs())
                 });
             } else {
                 let (_, rec, has_session_id) = others.next().unwrap_or_default();
@@ -317,7 +323,70 @@ impl Store {
             writer.sync_to(seq)?;
             fsutil::sync_dir_of(writer.path())?;
         }
-        Ok(fold.finish(|&i| loaded.entries[i].parsed(self.blobs()).map(Cow::Owned)))
+        Ok(fold.finish(|&i| {
+            let e = &loaded.entries[i];
+            let text = src.line(e).ok()?;
+            crate::index::parse_whole(text, e.has_blob, self.blobs()).map(Cow::Owned)
+        }))
+    }
+}
+
+/// The lines of a fork's source read back from its open log, a window at a
+/// time: the fork reads its source front to back, so each window is read once.
+struct SourceLines {
+    file: std::fs::File,
+    path: std::path::PathBuf,
+    window: Vec<u8>,
+    /// File offset of `window[0]`, and how much of `window` holds the file.
+    start: u64,
+    filled: usize,
+}
+
+impl SourceLines {
+    fn new(file: std::fs::File, path: std::path::PathBuf) -> SourceLines {
+        SourceLines {
+            file,
+            path,
+            window: Vec::new(),
+            start: 0,
+            filled: 0,
+        }
+    }
+
+    /// The line of message `e`, as the outline found it.
+    fn line(&mut self, e: &log::Entry) -> Result<&str> {
+        use std::os::unix::fs::FileExt;
+        let (offset, len) = (e.offset, e.len);
+        let in_window =
+            offset >= self.start && offset + len as u64 <= self.start + self.filled as u64;
+        if !in_window {
+            if self.window.len() < len.max(FORK_WRITE_BYTES) {
+                self.window.resize(len.max(FORK_WRITE_BYTES), 0);
+            }
+            let (mut got, want) = (0, self.window.len());
+            while got < want {
+                let n = self
+                    .file
+                    .read_at(&mut self.window[got..], offset + got as u64)
+                    .at(&self.path)?;
+                if n == 0 {
+                    break;
+                }
+                got += n;
+            }
+            (self.start, self.filled) = (offset, got);
+        }
+        let at = (offset - self.start) as usize;
+        self.window[..self.filled]
+            .get(at..at + len)
+            .and_then(|b| simdutf8::basic::from_utf8(b).ok())
+            .ok_or_else(|| {
+                Error::Corrupt(format!(
+                    "{}: the line of message {} at offset {offset} changed while it was forked",
+                    self.path.display(),
+                    e.id
+                ))
+            })
     }
 }
 
@@ -326,6 +395,7 @@ impl Store {
 fn fork_snapshot(
     store: &Store,
     loaded: &log::LoadedLog,
+    src: &mut SourceLines,
     at: Option<&str>,
     source: &str,
 ) -> Result<Option<String>> {
@@ -334,13 +404,13 @@ fn fork_snapshot(
         return Ok(None);
     };
     for e in loaded.entries.iter().skip(at_index + 1) {
-        if !e.raw.contains("\"checkpointHash\":\"") {
+        if !src.line(e)?.contains("\"checkpointHash\":\"") {
             continue;
         }
         if !loaded.path_indices(&e.id)?.contains(&at_index) {
             continue;
         }
-        let v: Value = serde_json::from_str(&e.raw).unwrap_or(Value::Null);
+        let v: Value = serde_json::from_str(src.line(e)?).unwrap_or(Value::Null);
         if let Some(h) = v["checkpointHash"].as_str() {
             return Ok(Some(h.to_string()));
         }

@@ -321,6 +321,8 @@ pub(crate) struct LineText(Repr);
 
 #[derive(Clone)]
 enum Repr {
+    /// Not kept (an outline).
+    Empty,
     Whole(Arc<str>),
     /// `chunk[start..end]`.
     Within(Arc<String>, usize, usize),
@@ -343,6 +345,7 @@ impl std::ops::Deref for LineText {
     type Target = str;
     fn deref(&self) -> &str {
         match &self.0 {
+            Repr::Empty => "",
             Repr::Whole(s) => s,
             Repr::Within(c, a, b) => &c[*a..*b],
         }
@@ -385,10 +388,12 @@ impl std::fmt::Debug for LineText {
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
     pub id: String,
-    /// Byte offset of the message's line in the log.
+    /// Byte offset of the message's line in the log, and its length.
     pub offset: u64,
+    pub len: usize,
     pub parent_id: Option<String>,
-    /// Shared with the messages a view hands out, so a resume holds each line once.
+    /// Shared with the messages a view hands out, so a resume holds each line
+    /// once. Empty in an outline ([`load_outline`]).
     pub raw: LineText,
     pub has_blob: bool,
     /// What an index entry folds from the message, kept from its probe so that a
@@ -427,31 +432,28 @@ impl EntryFacts {
 }
 
 impl Entry {
-    /// The index-fold facts of this message, from its probe or, when they are
-    /// not in the line as is, from the line parsed whole (into `parsed`).
+    /// The index-fold facts of this message, whose line is `text` (its `raw`, or
+    /// read back for an outline): from its probe or, when they are not in the
+    /// line as is, from the line parsed whole (into `parsed`).
     pub(crate) fn facts<'a>(
         &'a self,
+        text: &'a str,
         parsed: &'a mut Option<Map<String, Value>>,
     ) -> crate::index::Facts<'a> {
         let f = &self.facts;
         if !f.exact {
-            *parsed = serde_json::from_str(&self.raw).ok();
+            *parsed = serde_json::from_str(text).ok();
             if let Some(facts) = parsed.as_ref().and_then(crate::index::Facts::of) {
                 return facts;
             }
         }
-        let at = |s: Option<(u32, u32)>| s.map(|(a, b)| &self.raw[a as usize..b as usize]);
+        let at = |s: Option<(u32, u32)>| s.and_then(|(a, b)| text.get(a as usize..b as usize));
         crate::index::Facts {
             id: &self.id,
             role: at(f.role),
             timestamp: at(f.timestamp),
             usage: crate::index::usage_in(at(f.meta)),
         }
-    }
-
-    /// The message parsed whole, with content moved to a blob put back.
-    pub(crate) fn parsed(&self, blobs: &crate::blobs::BlobStore) -> Option<Map<String, Value>> {
-        crate::index::parse_whole(&self.raw, self.has_blob, blobs)
     }
 }
 
@@ -506,7 +508,7 @@ pub fn load(path: &Path) -> Result<LoadedLog> {
 
 pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
     let size = file.metadata().at(path)?.len();
-    fold_log(file, path, size, None)
+    fold_log(file, path, size, None, true)
 }
 
 /// [`load`], using the structure cache at `cache` for the part of the log it
@@ -514,24 +516,39 @@ pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
 /// this read parsed at least [`log_cache::WRITE_AFTER_BYTES`] of the log. A
 /// cache that cannot be written (a read-only directory) is only not written.
 pub(crate) fn load_cached(path: &Path, cache: &Path) -> Result<LoadedLog> {
-    load_caching(path, cache, log_cache::WRITE_AFTER_BYTES)
+    load_caching(path, cache, log_cache::WRITE_AFTER_BYTES, true).map(|(log, _)| log)
 }
 
-/// [`load_cached`], writing a new cache after parsing `write_after` bytes.
-fn load_caching(path: &Path, cache: &Path, write_after: u64) -> Result<LoadedLog> {
+/// [`load_cached`] without keeping the messages' lines (each [`Entry::raw`] is
+/// empty; `offset` and `len` say where to read it back), and the open log: what a
+/// fork needs to copy a log it does not hold in memory. A log's complete lines
+/// never change (FORMAT.md §5), so reading them back from this file gives what
+/// was folded.
+pub(crate) fn load_outline(path: &Path, cache: &Path) -> Result<(LoadedLog, File)> {
+    load_caching(path, cache, log_cache::WRITE_AFTER_BYTES, false)
+}
+
+/// [`load_cached`], writing a new cache after parsing `write_after` bytes, and
+/// keeping the messages' lines or not.
+fn load_caching(
+    path: &Path,
+    cache: &Path,
+    write_after: u64,
+    keep_text: bool,
+) -> Result<(LoadedLog, File)> {
     let mut file = open_log(path)?;
     let size = file.metadata().at(path)?.len();
     let known = log_cache::read(cache, size);
     let covered = known.as_ref().map_or(0, |k| k.covered);
     let collect = size - covered >= write_after;
     let mut shapes = Shapes::new(known.as_ref(), collect);
-    let mut log = fold_log(&mut file, path, size, Some(&mut shapes))?;
+    let mut log = fold_log(&mut file, path, size, Some(&mut shapes), keep_text)?;
     let used = shapes.matched();
     if !used {
         // The cache does not describe this log (it was replaced, or the cache
         // is of another log): read it the ordinary way, and cache that.
         shapes = Shapes::new(None, true);
-        log = fold_log(&mut file, path, size, Some(&mut shapes))?;
+        log = fold_log(&mut file, path, size, Some(&mut shapes), keep_text)?;
     }
     log.cached = if used { covered } else { 0 };
     if let Some(fresh) = shapes.fresh(log.bytes) {
@@ -539,7 +556,7 @@ fn load_caching(path: &Path, cache: &Path, write_after: u64) -> Result<LoadedLog
             let _ = log_cache::write(cache, &fresh);
         }
     }
-    Ok(log)
+    Ok((log, file))
 }
 
 fn open_log(path: &Path) -> Result<File> {
@@ -621,8 +638,10 @@ fn fold_log(
     path: &Path,
     size: u64,
     mut shapes: Option<&mut Shapes<'_>>,
+    keep_text: bool,
 ) -> Result<LoadedLog> {
     let mut folder = Folder::new(path);
+    folder.keep_text = keep_text;
     let mut report = ReadReport::default();
     // A second thread pays for itself only on a large log: its first use costs
     // about a millisecond (stack, allocator arena), a whole 1 MiB resume.
@@ -633,7 +652,7 @@ fn fold_log(
         path,
         0,
         chunk,
-        true,
+        keep_text,
         &mut report,
         |lines, piece, shared, report| {
             // Lines cut from a chunk of valid UTF-8 are slices of it, kept as they are.
@@ -702,6 +721,8 @@ struct Folder<'p> {
     /// The chunk of the log the lines being folded were cut from, when it is
     /// text: messages keep their lines as slices of it.
     chunk: Option<Arc<String>>,
+    /// False for an outline: messages keep no text.
+    keep_text: bool,
 }
 
 impl<'p> Folder<'p> {
@@ -715,6 +736,7 @@ impl<'p> Folder<'p> {
             head: None,
             unsupported: None,
             chunk: None,
+            keep_text: true,
         }
     }
 
@@ -886,10 +908,15 @@ impl<'p> Folder<'p> {
         log.entries.push(Entry {
             id: id.to_owned(),
             offset: line.offset,
+            len: line.bytes.len(),
             parent_id,
             has_blob,
             facts,
-            raw: LineText::within(self.chunk.as_ref(), text),
+            raw: if self.keep_text {
+                LineText::within(self.chunk.as_ref(), text)
+            } else {
+                LineText(Repr::Empty)
+            },
         });
     }
 }
@@ -1119,7 +1146,7 @@ mod tests {
         let picks: Vec<u8> = (0..600u32).map(|i| (i * 7 % 23) as u8).collect();
         write_lines(&path, &picks, 0);
 
-        let first = load_caching(&path, &cache, 0).unwrap();
+        let first = load_caching(&path, &cache, 0, true).unwrap().0;
         assert_eq!(first.cached, 0);
         assert!(cache.exists(), "the first read writes the cache");
         let plain = reference(&path);
@@ -1132,7 +1159,7 @@ mod tests {
             .iter()
             .any(|s| s.reason.contains("UTF-8")));
 
-        let second = load_caching(&path, &cache, 0).unwrap();
+        let second = load_caching(&path, &cache, 0, true).unwrap().0;
         assert_eq!(
             second.cached, plain.bytes,
             "the second read is all from the cache"
@@ -1147,7 +1174,7 @@ mod tests {
             .unwrap()
             .write_all(br#"{"type":"message","id":"torn""#)
             .unwrap();
-        let grown = load_caching(&path, &cache, u64::MAX).unwrap();
+        let grown = load_caching(&path, &cache, u64::MAX, true).unwrap().0;
         assert_eq!(grown.cached, plain.bytes);
         let plain = reference(&path);
         assert!(plain.report.torn_tail.is_some());
@@ -1163,8 +1190,9 @@ mod tests {
         let (path, cache) = (dir.path().join("s.jsonl"), dir.path().join("s/c"));
         let picks: Vec<u8> = (0..300u32).map(|i| (i * 5 % 17) as u8).collect();
         write_lines(&path, &picks, 0);
-        let unknown = load_caching(&path, &cache, 0)
+        let unknown = load_caching(&path, &cache, 0, true)
             .unwrap()
+            .0
             .report
             .unknown_records;
         let good = std::fs::read(&path).unwrap();
@@ -1175,23 +1203,23 @@ mod tests {
         let mut changed = good.clone();
         changed[at + 14] = b'f';
         std::fs::write(&path, &changed).unwrap();
-        let got = load_caching(&path, &cache, u64::MAX).unwrap();
+        let got = load_caching(&path, &cache, u64::MAX, true).unwrap().0;
         assert_eq!(got.cached, 0);
         assert_eq!(everything(&got), everything(&reference(&path)));
         assert_eq!(got.report.unknown_records, unknown + 1);
 
         // Cut short, then another log's cache.
         std::fs::write(&path, &good[..good.len() / 2]).unwrap();
-        let got = load_caching(&path, &cache, u64::MAX).unwrap();
+        let got = load_caching(&path, &cache, u64::MAX, true).unwrap().0;
         assert_eq!(
             (got.cached, everything(&got)),
             (0, everything(&reference(&path)))
         );
         let other = dir.path().join("o.jsonl");
         write_lines(&other, &picks[..150], 1);
-        load_caching(&other, &cache, 0).unwrap();
+        load_caching(&other, &cache, 0, true).unwrap();
         std::fs::write(&path, &good).unwrap();
-        let got = load_caching(&path, &cache, u64::MAX).unwrap();
+        let got = load_caching(&path, &cache, u64::MAX, true).unwrap().0;
         assert_eq!(
             (got.cached, everything(&got)),
             (0, everything(&reference(&path)))
@@ -1206,7 +1234,7 @@ mod tests {
         let blocker = dir.path().join("file");
         std::fs::write(&blocker, b"").unwrap();
         // The cache's directory would have to be made inside a regular file.
-        let got = load_caching(&path, &blocker.join("c"), 0).unwrap();
+        let got = load_caching(&path, &blocker.join("c"), 0, true).unwrap().0;
         assert_eq!(everything(&got), everything(&reference(&path)));
     }
 
@@ -1223,7 +1251,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let (path, cache) = (dir.path().join("s.jsonl"), dir.path().join("s/c"));
             write_lines(&path, &picks, 0);
-            load_caching(&path, &cache, 0).unwrap();
+            load_caching(&path, &cache, 0, true).unwrap();
             write_lines(&path, &grow, picks.len());
             if let Some(flip) = flip {
                 let mut bytes = std::fs::read(&path).unwrap();
@@ -1231,9 +1259,9 @@ mod tests {
                 bytes[at] = if bytes[at] == b'a' { b'b' } else { b'a' };
                 std::fs::write(&path, &bytes).unwrap();
             }
-            let got = load_caching(&path, &cache, 0).unwrap();
+            let got = load_caching(&path, &cache, 0, true).unwrap().0;
             proptest::prop_assert_eq!(everything(&got), everything(&reference(&path)));
-            let again = load_caching(&path, &cache, 0).unwrap();
+            let again = load_caching(&path, &cache, 0, true).unwrap().0;
             proptest::prop_assert_eq!(again.cached, again.bytes);
             proptest::prop_assert_eq!(everything(&again), everything(&got));
         }

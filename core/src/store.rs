@@ -700,10 +700,14 @@ impl Store {
     pub(crate) fn load_session_log(&self, id: &str) -> Result<log::LoadedLog> {
         let path = self.log_path(id)?;
         let cache = self.session_dir(id).join(crate::log_cache::FILE_NAME);
-        log::load_cached(&path, &cache).map_err(|e| match e {
-            Error::NotFound(_) => Error::NotFound(format!("session {id}")),
-            e => e,
-        })
+        log::load_cached(&path, &cache).map_err(|e| not_found_as_session(e, id))
+    }
+
+    /// A session's log as an outline ([`log::load_outline`]), with the open log.
+    pub(crate) fn load_session_outline(&self, id: &str) -> Result<(log::LoadedLog, fs::File)> {
+        let path = self.log_path(id)?;
+        let cache = self.session_dir(id).join(crate::log_cache::FILE_NAME);
+        log::load_outline(&path, &cache).map_err(|e| not_found_as_session(e, id))
     }
 
     /// What goes to the model on resume. Reads the log from its end back to the
@@ -841,5 +845,12 @@ impl Store {
             .session_dir(session_id)
             .join("subagents")
             .join(format!("{agent_id}.jsonl")))
+    }
+}
+
+fn not_found_as_session(e: Error, id: &str) -> Error {
+    match e {
+        Error::NotFound(_) => Error::NotFound(format!("session {id}")),
+        e => e,
     }
 }
