@@ -528,6 +528,11 @@ pub(crate) fn load_outline(path: &Path, cache: &Path) -> Result<(LoadedLog, File
     load_caching(path, cache, log_cache::WRITE_AFTER_BYTES, false)
 }
 
+/// [`load_outline`] of the log open as `file` (a writer's).
+pub(crate) fn outline_from(file: &mut File, path: &Path, cache: &Path) -> Result<LoadedLog> {
+    fold_caching(file, path, cache, log_cache::WRITE_AFTER_BYTES, false)
+}
+
 /// [`load_cached`], writing a new cache after parsing `write_after` bytes, and
 /// keeping the messages' lines or not.
 fn load_caching(
@@ -537,18 +542,30 @@ fn load_caching(
     keep_text: bool,
 ) -> Result<(LoadedLog, File)> {
     let mut file = open_log(path)?;
+    let log = fold_caching(&mut file, path, cache, write_after, keep_text)?;
+    Ok((log, file))
+}
+
+/// [`load_caching`] of the log open as `file`.
+fn fold_caching(
+    file: &mut File,
+    path: &Path,
+    cache: &Path,
+    write_after: u64,
+    keep_text: bool,
+) -> Result<LoadedLog> {
     let size = file.metadata().at(path)?.len();
     let known = log_cache::read(cache, size);
     let covered = known.as_ref().map_or(0, |k| k.covered);
     let collect = size - covered >= write_after;
     let mut shapes = Shapes::new(known.as_ref(), collect);
-    let mut log = fold_log(&mut file, path, size, Some(&mut shapes), keep_text)?;
+    let mut log = fold_log(file, path, size, Some(&mut shapes), keep_text)?;
     let used = shapes.matched();
     if !used {
         // The cache does not describe this log (it was replaced, or the cache
         // is of another log): read it the ordinary way, and cache that.
         shapes = Shapes::new(None, true);
-        log = fold_log(&mut file, path, size, Some(&mut shapes), keep_text)?;
+        log = fold_log(file, path, size, Some(&mut shapes), keep_text)?;
     }
     log.cached = if used { covered } else { 0 };
     if let Some(fresh) = shapes.fresh(log.bytes) {
@@ -556,7 +573,7 @@ fn load_caching(
             let _ = log_cache::write(cache, &fresh);
         }
     }
-    Ok((log, file))
+    Ok(log)
 }
 
 fn open_log(path: &Path) -> Result<File> {

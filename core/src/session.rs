@@ -167,7 +167,9 @@ impl Session {
 
     pub(crate) fn open(store: &Store, id: &str) -> Result<Session> {
         let path = store.log_path(id)?;
-        let (writer, chain, report) = open_for_writing(store, &path, &format!("session {id}"))?;
+        let cache = store.session_dir(id).join(crate::log_cache::FILE_NAME);
+        let (writer, chain, report) =
+            open_for_writing(store, &path, Some(&cache), &format!("session {id}"))?;
         let cached = IndexFile::read(&store.index_path())
             .ok()
             .flatten()
@@ -515,7 +517,8 @@ impl Session {
     pub fn open_subagent(&self, agent_id: &str) -> Result<Subagent> {
         let store = &self.inner.store;
         let path = store.subagent_log_path(&self.inner.id, agent_id)?;
-        let (writer, chain, _) = open_for_writing(store, &path, &format!("subagent {agent_id}"))?;
+        let (writer, chain, _) =
+            open_for_writing(store, &path, None, &format!("subagent {agent_id}"))?;
         let meta_path = meta_path_of(&path);
         let meta: Value = std::fs::read(&meta_path)
             .ok()
@@ -565,20 +568,26 @@ fn ctx_for<'a>(store: &'a Store, session_id: &'a str, agent_id: Option<&'a str>)
 }
 
 /// Lock an existing log, terminate a torn tail, quarantine unusable lines, and
-/// load the chain the writer continues from.
+/// load the chain the writer continues from: only the log's outline, through
+/// its structure cache when it has one (`cache`).
 fn open_for_writing(
     store: &Store,
     path: &std::path::Path,
+    cache: Option<&std::path::Path>,
     what: &str,
 ) -> Result<(LogWriter, Chain, ReadReport)> {
     let writer = LogWriter::open(path, false, store.options().durability, what)?;
     let mut file = writer.file().try_clone().map_err(|e| Error::io(path, e))?;
-    let mut loaded = log::load_from(&mut file, path)?;
+    let load = |file: &mut std::fs::File| match cache {
+        Some(c) => log::outline_from(file, path, c),
+        None => log::load_from(file, path),
+    };
+    let mut loaded = load(&mut file)?;
     let report = loaded.report.clone();
     if writer.repair_tail(&report)? {
         // A tail cut just before its newline is a whole record once terminated:
         // reload so this writer knows it (its id, the head) as readers will.
-        loaded = log::load_from(&mut file, path)?;
+        loaded = load(&mut file)?;
     }
     quarantine(path, &report)?;
     let chain = Chain::new(

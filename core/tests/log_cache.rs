@@ -108,3 +108,39 @@ fn gc_removes_a_cache_whose_log_is_gone_and_keeps_the_others() {
     assert!(s.dir().join(&kept).join(CACHE).is_file());
     assert_eq!(path_json(&s, &kept).len(), 200);
 }
+
+/// A writer opening a cached log that ends in a torn line repairs it as it
+/// would without the cache: the line is terminated and quarantined, and the
+/// chain goes on from the last whole message.
+#[test]
+fn a_writer_opens_a_cached_log_with_a_torn_tail() {
+    use std::io::Write;
+    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(home.path(), project.path());
+    let id = big_session(&s, 200);
+    let path = s.read_session(&id).unwrap().active_path().unwrap();
+    assert!(s.dir().join(&id).join(CACHE).is_file());
+    let log = s.log_path(&id).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .unwrap()
+        .write_all(br#"{"type":"message","id":"torn","role":"user","content":"cut sh"#)
+        .unwrap();
+
+    let w = s.open_session(&id).unwrap();
+    assert!(w.open_report().torn_tail.is_some());
+    let next = w
+        .append(json!({"role": "user", "content": "after"}))
+        .unwrap();
+    assert_eq!(next.parent_id(), Some(path.last().unwrap().id()));
+    drop(w);
+    let view = s.read_session(&id).unwrap();
+    // The repaired line stays in the log (FORMAT.md §9.3), skipped by readers.
+    let report = view.report();
+    assert!(report.torn_tail.is_none());
+    assert_eq!(report.skipped.len(), 1, "{report:?}");
+    assert_eq!(view.active_path().unwrap().len(), 201);
+    let quarantined = std::fs::read_to_string(format!("{}.corrupt", log.display())).unwrap();
+    assert!(quarantined.contains("cut sh"));
+}
