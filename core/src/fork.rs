@@ -177,10 +177,11 @@ impl Store {
         others.sort_by_key(|(off, _, _)| *off);
 
         // Only the title is taken from the source's entry; a stale entry still has it.
-        let source_entry = crate::index::IndexFile::read(&self.index_path())
+        let source_entry = self
+            .read_index()
             .ok()
             .flatten()
-            .and_then(|i| i.get(source).cloned());
+            .and_then(|i| i.index.get(source).cloned());
         let mut header = Map::new();
         header.insert("type".into(), kind::SESSION.into());
         header.insert("version".into(), FORMAT_VERSION.into());

@@ -733,19 +733,29 @@ type WrittenEntry = (Box<IndexEntry>, Vec<u8>);
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexFile {
     pub version: u64,
+    /// The generation of the journal whose lines apply on top of this file
+    /// ([`crate::index_journal`]); `None` for an index without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<u64>,
     pub sessions: Vec<IndexEntry>,
 }
 
 impl IndexFile {
-    /// Read the index; `Ok(None)` when it does not exist, `Err(Corrupt)` when it
-    /// cannot be parsed.
+    /// Read the index file alone, without its journal (for the index as readers
+    /// see it, use [`crate::Store::read_index`]); `Ok(None)` when it does not
+    /// exist, `Err(Corrupt)` when it cannot be parsed.
     pub fn read(path: &Path) -> Result<Option<IndexFile>> {
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(path, e)),
         };
-        let idx: IndexFile = serde_json::from_slice(&bytes)
+        IndexFile::parse(&bytes, path).map(Some)
+    }
+
+    /// Parse the bytes of the index file at `path` (named in errors).
+    pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<IndexFile> {
+        let idx: IndexFile = serde_json::from_slice(bytes)
             .map_err(|e| Error::Corrupt(format!("{}: {e}", path.display())))?;
         if idx.version > INDEX_VERSION {
             return Err(Error::Unsupported(format!(
@@ -754,7 +764,7 @@ impl IndexFile {
                 idx.version
             )));
         }
-        Ok(Some(idx))
+        Ok(idx)
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -783,7 +793,11 @@ impl IndexFile {
             .map(|w| w.1.len() + 1)
             .sum::<usize>();
         let mut out = Vec::with_capacity(size + 64);
-        out.extend_from_slice(format!("{{\"version\":{},\"sessions\":[", self.version).as_bytes());
+        out.extend_from_slice(format!("{{\"version\":{},", self.version).as_bytes());
+        if let Some(g) = self.journal {
+            out.extend_from_slice(format!("\"journal\":{g},").as_bytes());
+        }
+        out.extend_from_slice(b"\"sessions\":[");
         for (i, e) in self.sessions.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
@@ -830,6 +844,74 @@ impl IndexFile {
             .collect();
         keyed.sort_by(|(ka, a), (kb, b)| kb.cmp(ka).then_with(|| b.id.cmp(&a.id)));
         self.sessions = keyed.into_iter().map(|(_, e)| e).collect();
+    }
+}
+
+/// The index during an update: every change goes through [`IndexEdit::upsert`] and
+/// [`IndexEdit::remove`], which note the sessions changed, so that the update can
+/// append just those to the journal.
+pub(crate) struct IndexEdit<'a> {
+    idx: &'a mut IndexFile,
+    changed: Vec<String>,
+}
+
+impl<'a> IndexEdit<'a> {
+    pub fn new(idx: &'a mut IndexFile) -> IndexEdit<'a> {
+        IndexEdit {
+            idx,
+            changed: Vec::new(),
+        }
+    }
+
+    pub fn sessions(&self) -> &[IndexEntry] {
+        &self.idx.sessions
+    }
+
+    pub fn get(&self, id: &str) -> Option<&IndexEntry> {
+        self.idx.get(id)
+    }
+
+    /// Set a session's entry; an entry equal to the one there changes nothing.
+    pub fn upsert(&mut self, entry: IndexEntry) {
+        if self
+            .idx
+            .get(&entry.id)
+            .is_some_and(|e| e.serialises_as(&entry))
+        {
+            return;
+        }
+        self.note(&entry.id);
+        self.idx.upsert(entry);
+    }
+
+    pub fn remove(&mut self, id: &str) -> Option<IndexEntry> {
+        let e = self.idx.remove(id)?;
+        self.note(id);
+        Some(e)
+    }
+
+    /// Sort the entries (no change to any of them).
+    pub fn sort(&mut self) {
+        self.idx.sort();
+    }
+
+    fn note(&mut self, id: &str) {
+        if !self.changed.iter().any(|c| c == id) {
+            self.changed.push(id.to_string());
+        }
+    }
+
+    /// The journal lines of the changes made: each changed session's entry, or
+    /// its removal.
+    pub fn journal_lines(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for id in &self.changed {
+            match self.idx.get(id) {
+                Some(e) => crate::index_journal::entry_line(e, &mut out),
+                None => crate::index_journal::remove_line(id, &mut out),
+            }
+        }
+        out
     }
 }
 
@@ -982,6 +1064,7 @@ mod tests {
         };
         let mut idx = IndexFile {
             version: INDEX_VERSION,
+            journal: Some(3),
             sessions: (0..5).map(entry).collect(),
         };
         let mut written = WrittenEntries::default();
@@ -1001,6 +1084,8 @@ mod tests {
         assert_eq!(idx.to_bytes_reusing(&mut written), idx.to_bytes());
         idx.sessions[0].token_usage.shift_remove("a");
         idx.sessions[0].token_usage.insert("a".into(), 1.into());
+        assert_eq!(idx.to_bytes_reusing(&mut written), idx.to_bytes());
+        idx.journal = None;
         assert_eq!(idx.to_bytes_reusing(&mut written), idx.to_bytes());
         idx.sessions.clear();
         assert_eq!(idx.to_bytes_reusing(&mut written), idx.to_bytes());

@@ -13,6 +13,7 @@ pub mod fork;
 mod fsutil;
 pub mod ids;
 pub mod index;
+pub mod index_journal;
 mod json;
 pub mod log;
 mod log_cache;
@@ -35,6 +36,7 @@ pub use file_history::{
 };
 pub use fork::ForkOptions;
 pub use index::{IndexEntry, Lineage, Status};
+pub use index_journal::{JournalReport, StoredIndex};
 pub use log::{BrokenChain, ReadReport, SkippedLine};
 pub use options::{Deterministic, Durability, StoreOptions};
 pub use session::{CreateOptions, Session, Subagent};

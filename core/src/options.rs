@@ -54,6 +54,12 @@ pub struct StoreOptions {
     /// Largest log line accepted after large values went to blobs.
     pub max_record_bytes: usize,
     pub deterministic: Option<Deterministic>,
+    /// The size past which the index journal is compacted even when the index is
+    /// smaller (default [`crate::index_journal::JOURNAL_MIN_BYTES`]). For tests
+    /// that want compactions to happen often; not part of the JSON options.
+    #[doc(hidden)]
+    #[serde(skip)]
+    pub index_journal_min_bytes: Option<u64>,
 }
 
 impl Default for StoreOptions {
@@ -65,6 +71,7 @@ impl Default for StoreOptions {
             blob_threshold: 256 * 1024,
             max_record_bytes: 4 * 1024 * 1024,
             deterministic: None,
+            index_journal_min_bytes: None,
         }
     }
 }

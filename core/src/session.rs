@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::ids::validate_path_id;
-use crate::index::{fold_log, validate_state, IndexEntry, IndexFile, LiveEntry};
+use crate::index::{fold_log, validate_state, IndexEntry, LiveEntry};
 use crate::log::{self, ReadReport};
 use crate::options::Durability;
 use crate::records::{kind, FORMAT_VERSION};
@@ -170,10 +170,11 @@ impl Session {
         let cache = store.session_dir(id).join(crate::log_cache::FILE_NAME);
         let (writer, chain, report) =
             open_for_writing(store, &path, Some(&cache), &format!("session {id}"))?;
-        let cached = IndexFile::read(&store.index_path())
+        let cached = store
+            .read_index()
             .ok()
             .flatten()
-            .and_then(|i| i.get(id).cloned());
+            .and_then(|i| i.index.get(id).cloned());
         let (entry, dirty) = match cached {
             Some(e) if e.log_bytes == writer.len() => (e, false),
             _ => {

@@ -13,7 +13,10 @@ use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil;
 use crate::ids::{validate_path_id, IdSource};
-use crate::index::{fold_log, IndexEntry, IndexFile, WrittenEntries, INDEX_FILE, INDEX_VERSION};
+use crate::index::{
+    fold_log, IndexEdit, IndexEntry, IndexFile, WrittenEntries, INDEX_FILE, INDEX_VERSION,
+};
+use crate::index_journal::{self as journal, StoredIndex};
 use crate::log::{self, LoadedLog, ReadReport};
 use crate::options::{Durability, StoreOptions};
 use crate::project::project_code;
@@ -115,15 +118,25 @@ fn blob_digests_in(bytes: &[u8]) -> Vec<String> {
     out
 }
 
-/// The last index this handle wrote, with the file it wrote it to. Holding the
-/// file open keeps its inode from being reused, so if the index path still names
-/// that inode, with the length and modification time it had, no other writer
-/// replaced it (they all replace it by rename) and parsing it again would only
-/// give back `idx`.
+/// The index as this handle last left it under the project lock, with the files
+/// it came from held open: an open file keeps its inode from being reused, so if
+/// the index path still names that inode, with the length and modification time
+/// it had, no other writer replaced it (they all replace it by rename), and if
+/// the journal path still names the journal held, only the lines appended since
+/// need reading.
 struct IndexCache {
-    file: File,
-    meta: (u64, i64, i64),
+    /// The index with its journal applied.
     idx: IndexFile,
+    /// The index file read or written, with its length and modification time;
+    /// `None` when it was missing or unparseable (so `idx` was rebuilt).
+    index: Option<(File, (u64, i64, i64))>,
+    /// The journal file, once it exists.
+    journal: Option<File>,
+    /// The journal's length as last seen.
+    journal_len: u64,
+    /// The offset after its last complete line: below `journal_len` when it ends
+    /// in a torn line (a writer killed mid-append).
+    complete: u64,
 }
 
 impl IndexCache {
@@ -132,16 +145,68 @@ impl IndexCache {
         (m.len(), m.mtime(), m.mtime_nsec())
     }
 
-    /// `idx` if the file at `path` is still the one this cache wrote.
-    fn take_if_current(self, path: &Path) -> Option<IndexFile> {
-        use std::os::unix::fs::MetadataExt;
-        let now = fs::metadata(path).ok()?;
-        let ours = self.file.metadata().ok()?;
-        let same = now.dev() == ours.dev()
-            && now.ino() == ours.ino()
-            && Self::identity(&now) == self.meta
-            && Self::identity(&ours) == self.meta;
-        same.then_some(self.idx)
+    fn from_loaded(l: crate::index_journal::Loaded) -> IndexCache {
+        let meta = l.opened.file.metadata().ok().map(|m| Self::identity(&m));
+        IndexCache {
+            index: meta.map(|m| (l.opened.file, m)),
+            idx: l.opened.idx,
+            journal: l.journal,
+            journal_len: l.journal_len,
+            complete: l.complete,
+        }
+    }
+
+    /// Whether the index file at `path` is still the one this cache holds.
+    fn index_current(&self, path: &Path) -> bool {
+        let Some((file, meta)) = &self.index else {
+            return false;
+        };
+        let (Ok(now), Ok(ours)) = (fs::metadata(path), file.metadata()) else {
+            return false;
+        };
+        journal::still_at(file, path)
+            && Self::identity(&now) == *meta
+            && Self::identity(&ours) == *meta
+    }
+
+    /// Bring the cache up to date with the index files in `dir`, under the
+    /// project lock: read the journal lines appended since. False when the index
+    /// or its journal was replaced, and the cache must be read again.
+    fn catch_up(&mut self, dir: &Path) -> Result<bool> {
+        use std::os::unix::fs::FileExt;
+        if !self.index_current(&dir.join(INDEX_FILE)) {
+            return Ok(false);
+        }
+        let Some(generation) = self.idx.journal else {
+            return Ok(true);
+        };
+        let path = journal::journal_path(dir, generation);
+        if self.journal.is_none() {
+            // Another writer made the first append since.
+            match File::options().read(true).append(true).open(&path) {
+                Ok(f) => self.journal = Some(f),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+                Err(e) => return Err(Error::io(&path, e)),
+            }
+        }
+        let Some(file) = &self.journal else {
+            return Ok(true);
+        };
+        if !journal::still_at(file, &path) {
+            return Ok(false);
+        }
+        let len = file.metadata().at(&path)?.len();
+        if len < self.journal_len {
+            return Ok(false);
+        }
+        if len > self.journal_len {
+            let mut bytes = vec![0; (len - self.complete) as usize];
+            file.read_exact_at(&mut bytes, self.complete).at(&path)?;
+            let mut report = journal::JournalReport::default();
+            self.complete = journal::apply(&mut self.idx, &bytes, self.complete, 0, &mut report);
+            self.journal_len = len;
+        }
+        Ok(true)
     }
 }
 
@@ -318,43 +383,144 @@ impl Store {
     }
 
     /// Read-modify-write the index under the project lock. A missing or unreadable
-    /// index is rebuilt from the logs first.
+    /// index is rebuilt from the logs first. The sessions `f` changes are appended
+    /// to the index journal as one write; the whole index is written instead
+    /// (naming a new journal) when the journal would outgrow it, or the index has
+    /// no journal yet (FORMAT.md §10.7). `sync` fsyncs what is written.
     pub(crate) fn update_index<T>(
         &self,
         sync: bool,
-        f: impl FnOnce(&mut IndexFile) -> Result<T>,
+        f: impl FnOnce(&mut IndexEdit) -> Result<T>,
     ) -> Result<T> {
         let _lock = self.project_lock()?;
-        let path = self.index_path();
-        let cached = self.inner.index_cache.lock().take();
-        let mut idx = match cached.and_then(|c| c.take_if_current(&path)) {
-            Some(idx) => idx,
-            None => self.read_index_or_rebuild()?,
+        let mut st = match self.inner.index_cache.lock().take() {
+            Some(mut c) => match c.catch_up(&self.inner.dir)? {
+                true => c,
+                false => self.load_index_locked()?,
+            },
+            None => self.load_index_locked()?,
         };
-        let out = f(&mut idx)?;
-        idx.sort();
-        idx.version = INDEX_VERSION;
-        // The log is the durable truth and the entry records the log length it was
-        // folded from, so a lost rename only leaves a stale entry that the next
-        // list refolds: the directory fsync is not needed for safety.
-        let bytes = idx.to_bytes_reusing(&mut self.inner.written_entries.lock());
-        fsutil::atomic_write(&path, &bytes, sync, false)?;
-        // Still under the project lock, so the file at `path` is the one written.
-        if let Ok(file) = File::open(&path) {
-            if let Ok(m) = file.metadata() {
-                let meta = IndexCache::identity(&m);
-                *self.inner.index_cache.lock() = Some(IndexCache { file, meta, idx });
+        let mut edit = IndexEdit::new(&mut st.idx);
+        let out = f(&mut edit)?;
+        let lines = edit.journal_lines();
+        let limit = st
+            .index
+            .as_ref()
+            .map_or(0, |(_, m)| m.0)
+            .max(self.journal_min_bytes());
+        if st.index.is_none() || st.idx.journal.is_none() {
+            self.write_whole_index(&mut st, sync)?;
+        } else if !lines.is_empty() {
+            if st.journal_len + lines.len() as u64 + 1 > limit {
+                self.write_whole_index(&mut st, sync)?;
+            } else {
+                self.append_index_journal(&mut st, lines, sync)?;
             }
         }
+        *self.inner.index_cache.lock() = Some(st);
         Ok(out)
     }
 
-    fn read_index_or_rebuild(&self) -> Result<IndexFile> {
-        match IndexFile::read(&self.index_path()) {
-            Ok(Some(idx)) => Ok(idx),
-            Ok(None) | Err(Error::Corrupt(_)) => Ok(self.fold_all()?.0),
+    /// The index and its journal, read under the project lock (held by the
+    /// caller); rebuilt from the logs when the index is missing or unparseable.
+    fn load_index_locked(&self) -> Result<IndexCache> {
+        match journal::load(&self.inner.dir, || Ok(()), |_| {}) {
+            Ok(Some(l)) => Ok(IndexCache::from_loaded(l)),
+            Ok(None) | Err(Error::Corrupt(_)) => Ok(IndexCache {
+                idx: self.fold_all()?.0,
+                index: None,
+                journal: None,
+                journal_len: 0,
+                complete: 0,
+            }),
             Err(e) => Err(e),
         }
+    }
+
+    /// The size past which a journal is compacted, if the index is smaller.
+    fn journal_min_bytes(&self) -> u64 {
+        self.inner
+            .options
+            .index_journal_min_bytes
+            .unwrap_or(journal::JOURNAL_MIN_BYTES)
+    }
+
+    /// Append journal lines (one write, under the project lock); a torn last line
+    /// that a killed writer left is ended first, so it cannot swallow them.
+    fn append_index_journal(&self, st: &mut IndexCache, lines: Vec<u8>, sync: bool) -> Result<()> {
+        use std::io::Write;
+        let Some(generation) = st.idx.journal else {
+            return Err(Error::Internal("journal append without a journal".into()));
+        };
+        let path = journal::journal_path(&self.inner.dir, generation);
+        if st.journal.is_none() {
+            let f = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create(true)
+                .mode(0o600)
+                .open(&path)
+                .at(&path)?;
+            st.journal = Some(f);
+        }
+        let Some(mut file) = st.journal.as_ref() else {
+            return Err(Error::Internal("journal not open".into()));
+        };
+        let bytes = if st.complete < st.journal_len {
+            [&b"\n"[..], &lines].concat()
+        } else {
+            lines
+        };
+        // A failed write leaves the cache dropped: the next update reads the file.
+        file.write_all(&bytes).at(&path)?;
+        if sync {
+            file.sync_data().at(&path)?;
+        }
+        st.journal_len += bytes.len() as u64;
+        st.complete = st.journal_len;
+        Ok(())
+    }
+
+    /// Write the whole index, naming a new journal generation, then remove the
+    /// older journals (under the project lock): a compaction. The journal itself
+    /// is created by the first append.
+    fn write_whole_index(&self, st: &mut IndexCache, sync: bool) -> Result<()> {
+        let dir = &self.inner.dir;
+        let path = self.index_path();
+        let old = journal::journal_files(dir)?;
+        let generation = old.iter().copied().chain(st.idx.journal).max().unwrap_or(0) + 1;
+        st.idx.sort();
+        st.idx.version = INDEX_VERSION;
+        st.idx.journal = Some(generation);
+        // The log is the durable truth and the entry records the log length it was
+        // folded from, so a lost rename only leaves a stale entry that the next
+        // list refolds: the directory fsync is not needed for safety.
+        let bytes = st
+            .idx
+            .to_bytes_reusing(&mut self.inner.written_entries.lock());
+        fsutil::atomic_write(&path, &bytes, sync, false)?;
+        // The index names the new generation now: no reader starts on the old
+        // journals, and one that has the old index open starts again.
+        for g in old {
+            let _ = fsutil::remove_file_if_exists(&journal::journal_path(dir, g));
+        }
+        // Still under the project lock, so the file at `path` is the one written.
+        st.index = File::open(&path)
+            .ok()
+            .and_then(|f| Some((IndexCache::identity(&f.metadata().ok()?), f)))
+            .map(|(m, f)| (f, m));
+        st.journal = None;
+        st.journal_len = 0;
+        st.complete = 0;
+        Ok(())
+    }
+
+    /// The index as stored: the index file with its journal applied (and what
+    /// reading the journal found), the entries as written, not checked against
+    /// their logs (see [`Store::list_sessions`]); `Ok(None)` when there is no
+    /// index. Takes no lock, unless it keeps losing the race with compactions.
+    pub fn read_index(&self) -> Result<Option<StoredIndex>> {
+        journal::read_stored(&self.inner.dir, || self.project_lock(), |_| {})
     }
 
     /// Ids of every session log in the project directory.
@@ -377,7 +543,7 @@ impl Store {
     fn fold_all(&self) -> Result<(IndexFile, Vec<(String, ReadReport)>)> {
         let mut idx = IndexFile {
             version: INDEX_VERSION,
-            sessions: Vec::new(),
+            ..IndexFile::default()
         };
         let mut problems = Vec::new();
         for id in self.log_ids()? {
@@ -483,7 +649,8 @@ impl Store {
 
     /// Delete the `.tmp-*` files that a crash left behind between writing and
     /// renaming them (FORMAT.md §1.2): in the project directory, the blob store
-    /// and the sessions' `subagents/` directories. An atomic replace in flight
+    /// and the sessions' `subagents/` directories; and index journals that the
+    /// index does not name (§10.7). An atomic replace in flight
     /// holds its temp file for milliseconds, so one older than [`BLOB_GC_GRACE`]
     /// is garbage; younger ones are kept. Also deletes a structure cache whose
     /// session log is gone (FORMAT.md §5.1). Takes no lock; never follows a link.
@@ -506,6 +673,12 @@ impl Store {
             dirs.push(d);
         }
         dirs.extend(child_dirs(self.inner.blobs.dir()));
+        // Nobody appends to a journal the index does not name; the grace period
+        // covers a journal created just after an index read here was replaced.
+        let named_journal = IndexFile::read(&self.index_path())
+            .ok()
+            .flatten()
+            .and_then(|i| i.journal);
         let mut report = TempGcReport::default();
         for d in dirs {
             let rd = match fs::read_dir(&d) {
@@ -515,10 +688,15 @@ impl Store {
             };
             for f in rd {
                 let f = f.at(&d)?;
-                let is_temp = f
-                    .file_name()
-                    .to_str()
-                    .is_some_and(|n| n.starts_with(".tmp-"));
+                let name = f.file_name();
+                let name = name.to_str();
+                // An index journal the index no longer names: a compaction was cut
+                // short before removing it, or an older writer rewrote the index.
+                let stale_journal = d == self.inner.dir
+                    && name
+                        .and_then(journal::generation_of)
+                        .is_some_and(|g| Some(g) != named_journal);
+                let is_temp = stale_journal || name.is_some_and(|n| n.starts_with(".tmp-"));
                 // `file_type` does not follow links: a link named .tmp- stays.
                 if !is_temp || !f.file_type().at(&f.path())?.is_file() {
                     continue;
@@ -583,12 +761,19 @@ impl Store {
     /// Rebuild the index from the session logs, replacing whatever was there.
     pub fn rebuild_index(&self) -> Result<RebuildReport> {
         let _lock = self.project_lock()?;
+        self.inner.index_cache.lock().take();
         let (idx, problems) = self.fold_all()?;
-        fsutil::atomic_write(&self.index_path(), &idx.to_bytes(), self.durable(), false)?;
-        Ok(RebuildReport {
-            sessions: idx.sessions.len(),
-            problems,
-        })
+        let mut st = IndexCache {
+            idx,
+            index: None,
+            journal: None,
+            journal_len: 0,
+            complete: 0,
+        };
+        self.write_whole_index(&mut st, self.durable())?;
+        let sessions = st.idx.sessions.len();
+        *self.inner.index_cache.lock() = Some(st);
+        Ok(RebuildReport { sessions, problems })
     }
 
     pub(crate) fn durable(&self) -> bool {
@@ -599,14 +784,14 @@ impl Store {
     /// were written (a writer that has not flushed, a crash) are refolded from the
     /// log, and the refreshed entries written back.
     pub fn list_sessions(&self) -> Result<Vec<IndexEntry>> {
-        let idx = match IndexFile::read(&self.index_path()) {
-            Ok(Some(idx)) => idx,
+        let idx = match self.read_index() {
+            Ok(Some(stored)) => stored.index,
             Ok(None) | Err(Error::Corrupt(_)) => return self.refresh_index(),
             Err(e) => return Err(e),
         };
         let mut out = IndexFile {
             version: INDEX_VERSION,
-            sessions: Vec::new(),
+            ..IndexFile::default()
         };
         let mut stale = false;
         for id in self.log_ids()? {
@@ -631,10 +816,18 @@ impl Store {
         if stale || out.sessions.len() != idx.sessions.len() {
             let fresh = out.sessions.clone();
             self.update_index(self.durable(), |cur| {
-                cur.sessions.retain(|e| {
-                    fresh.iter().any(|f| f.id == e.id)
-                        || self.log_path(&e.id).is_ok_and(|p| p.exists())
-                });
+                let gone: Vec<String> = cur
+                    .sessions()
+                    .iter()
+                    .filter(|e| {
+                        !fresh.iter().any(|f| f.id == e.id)
+                            && !self.log_path(&e.id).is_ok_and(|p| p.exists())
+                    })
+                    .map(|e| e.id.clone())
+                    .collect();
+                for id in gone {
+                    cur.remove(&id);
+                }
                 for f in fresh {
                     match cur.get(&f.id) {
                         Some(c) if c.log_bytes >= f.log_bytes => {}
@@ -650,9 +843,7 @@ impl Store {
 
     fn refresh_index(&self) -> Result<Vec<IndexEntry>> {
         self.rebuild_index()?;
-        Ok(IndexFile::read(&self.index_path())?
-            .unwrap_or_default()
-            .sessions)
+        Ok(self.read_index()?.unwrap_or_default().index.sessions)
     }
 
     /// One session's index entry (refreshed from its log if stale).
@@ -768,15 +959,15 @@ impl Store {
 
     /// Prune the oldest sessions beyond the limit, skipping any held by a writer
     /// and `keep`. Runs inside an index update.
-    pub(crate) fn prune(&self, idx: &mut IndexFile, keep: &str) -> Result<Vec<String>> {
+    pub(crate) fn prune(&self, idx: &mut IndexEdit, keep: &str) -> Result<Vec<String>> {
         let max = self.inner.options.max_sessions;
         let mut pruned = Vec::new();
-        if max == 0 || idx.sessions.len() <= max {
+        if max == 0 || idx.sessions().len() <= max {
             return Ok(pruned);
         }
         idx.sort();
-        let mut excess = idx.sessions.len() - max;
-        let candidates: Vec<String> = idx.sessions.iter().rev().map(|e| e.id.clone()).collect();
+        let mut excess = idx.sessions().len() - max;
+        let candidates: Vec<String> = idx.sessions().iter().rev().map(|e| e.id.clone()).collect();
         for id in candidates {
             if excess == 0 {
                 break;

@@ -28,6 +28,9 @@ fn options(home: &Path) -> StoreOptions {
     StoreOptions {
         home: Some(home.to_path_buf()),
         max_sessions: 0,
+        // Compact the index journal as soon as it outgrows the index (every few
+        // updates here), so that the writers race compactions as well as appends.
+        index_journal_min_bytes: Some(0),
         ..StoreOptions::default()
     }
 }
@@ -75,9 +78,23 @@ fn parse_lines(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn raw_index(store: &Store) -> Value {
+/// The index as stored (the file, with its journal applied), not refolded from
+/// the logs; the index file itself must parse too. Also returns the journal
+/// generation the index names.
+fn raw_index(store: &Store) -> (Value, Option<u64>) {
     let bytes = fs::read(store.index_path()).unwrap();
-    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("index does not parse: {e}"))
+    let file: Value =
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("index does not parse: {e}"));
+    let stored = store.read_index().unwrap().expect("an index");
+    assert!(
+        stored.journal.skipped.is_empty(),
+        "unreadable journal lines: {:?}",
+        stored.journal
+    );
+    (
+        serde_json::to_value(&stored.index).unwrap(),
+        file["journal"].as_u64(),
+    )
 }
 
 fn raw_entry(index: &Value, id: &str) -> Option<Value> {
@@ -155,10 +172,13 @@ fn two_processes_write_two_sessions_and_the_index() {
                 .unwrap()
         })
         .collect();
-    // While they run, the index always parses and never loses either session.
+    // While they run, the index always parses and never loses either session,
+    // whether a reader finds it between journal appends or compactions.
     let mut polls = 0;
+    let mut generations = HashSet::new();
     while children.iter_mut().any(|c| c.try_wait().unwrap().is_none()) {
-        let index = raw_index(&store);
+        let (index, generation) = raw_index(&store);
+        generations.insert(generation);
         for id in &ids {
             assert!(
                 raw_entry(&index, id).is_some(),
@@ -174,13 +194,31 @@ fn two_processes_write_two_sessions_and_the_index() {
         let status = c.wait().unwrap();
         assert!(status.success(), "writer failed ({status}): {err}");
     }
+    let (index, last_generation) = raw_index(&store);
     eprintln!(
-        "two writers: {} appends each in {:.1}s, index polled {polls} times",
+        "two writers: {} appends each in {:.1}s, index polled {polls} times, {} journal \
+         generations seen, the last {last_generation:?}",
         PER_PROCESS,
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        generations.len()
+    );
+    // Each writer made about a hundred index updates: compactions happened
+    // all along, not once.
+    assert!(
+        last_generation.is_some_and(|g| g >= 20),
+        "too few compactions: generation {last_generation:?}"
+    );
+    // Compaction removed every older journal.
+    let journals: Vec<String> = fs::read_dir(store.dir())
+        .unwrap()
+        .map(|d| d.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".sessions-index."))
+        .collect();
+    assert!(
+        journals.len() <= 1,
+        "journals of older generations left: {journals:?}"
     );
 
-    let index = raw_index(&store);
     for (n, id) in ids.iter().enumerate() {
         let log = store.log_path(id).unwrap();
         let lines = parse_lines(&log);
@@ -201,7 +239,7 @@ fn two_processes_write_two_sessions_and_the_index() {
         assert!(view.report().is_clean(), "{:?}", view.report());
         assert_eq!(view.active_path().unwrap().len(), PER_PROCESS);
 
-        // The index file itself (not a refold) has the entry with the right counts.
+        // The index as stored (not a refold) has the entry with the right counts.
         let entry = raw_entry(&index, id).unwrap_or_else(|| panic!("{id} lost from the index"));
         assert_eq!(entry["messageCount"], json!(PER_PROCESS), "{entry}");
         assert_eq!(entry["activeTokens"], json!(PER_PROCESS), "{entry}");

@@ -210,20 +210,27 @@ fn read_acks(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The index file must always parse, whatever moment the kill hit.
+/// The index file must always parse, whatever moment the kill hit; the session's
+/// entry is taken from the index as stored (the file with its journal applied,
+/// not refolded). A kill mid-append may leave a torn journal line: it is
+/// reported, and the next append ends it (a skipped line), never corrupts the
+/// lines after it.
 fn index_entry(store: &Store, sid: &str, what: &str) -> Value {
     let bytes = fs::read(store.index_path()).unwrap();
-    let index: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+    let _: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
         panic!(
             "{what}: index does not parse ({e}): {:?}",
             String::from_utf8_lossy(&bytes)
         )
     });
-    index["sessions"]
-        .as_array()
-        .and_then(|a| a.iter().find(|e| e["id"] == sid))
-        .cloned()
-        .unwrap_or_else(|| panic!("{what}: session missing from the index"))
+    let stored = store.read_index().unwrap().expect("an index");
+    let entry = stored
+        .index
+        .sessions
+        .iter()
+        .find(|e| e.id == sid)
+        .unwrap_or_else(|| panic!("{what}: session missing from the index"));
+    serde_json::to_value(entry).unwrap()
 }
 
 /// Kill once a write is visibly under way: the file ends in a partial line.

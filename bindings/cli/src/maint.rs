@@ -9,9 +9,9 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
-use sessionkit::index::IndexFile;
 use sessionkit::{
-    CheckpointProblem, DanglingCheckpoint, ErrorKind, FileHistoryCheck, GcPhase, SkippedLine,
+    CheckpointProblem, DanglingCheckpoint, ErrorKind, FileHistoryCheck, GcPhase, JournalReport,
+    SkippedLine,
 };
 
 use crate::ctx::{paint, Ctx, Output, Result, BAD, BOLD, DIM, EXIT_PROBLEMS, GOOD, WARN};
@@ -29,14 +29,24 @@ struct IndexCheck {
     orphan_entries: Vec<String>,
     /// Entries folded from a log of another length.
     stale_entries: Vec<String>,
+    /// What reading the index journal found (unreadable lines, a torn tail).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    journal: Option<JournalReport>,
 }
 
 impl IndexCheck {
+    fn journal_damaged(&self) -> bool {
+        self.journal
+            .as_ref()
+            .is_some_and(|j| !j.skipped.is_empty() || j.torn_tail.is_some())
+    }
+
     fn needs_rebuild(&self) -> bool {
         matches!(self.state.as_str(), "missing" | "corrupt")
             || !self.missing_entries.is_empty()
             || !self.orphan_entries.is_empty()
             || !self.stale_entries.is_empty()
+            || self.journal_damaged()
     }
 }
 
@@ -155,8 +165,11 @@ fn quarantine_offsets(log: &Path) -> HashSet<u64> {
 
 fn check_index(ctx: &Ctx, ids: &[String]) -> IndexCheck {
     let mut c = IndexCheck::default();
-    let idx = match IndexFile::read(&ctx.store.index_path()) {
-        Ok(Some(idx)) => idx,
+    let idx = match ctx.store.read_index() {
+        Ok(Some(stored)) => {
+            c.journal = Some(stored.journal);
+            stored.index
+        }
         Ok(None) => {
             c.state = "missing".into();
             return c;
@@ -427,6 +440,24 @@ fn doctor_text(r: &DoctorReport) -> String {
     let i = &r.index;
     let idx = match i.state.as_str() {
         "ok" if !i.needs_rebuild() => paint(GOOD, "ok"),
+        "ok" if i.journal_damaged()
+            && i.missing_entries.is_empty()
+            && i.orphan_entries.is_empty()
+            && i.stale_entries.is_empty() =>
+        {
+            let j = i
+                .journal
+                .as_ref()
+                .map_or((0, false), |j| (j.skipped.len(), j.torn_tail.is_some()));
+            paint(
+                WARN,
+                format!(
+                    "journal damaged: {} unreadable line(s){} (a cache: --repair rebuilds it)",
+                    j.0,
+                    if j.1 { ", a torn last line" } else { "" }
+                ),
+            )
+        }
         "ok" => paint(
             WARN,
             format!(
