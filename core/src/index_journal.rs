@@ -334,6 +334,87 @@ mod tests {
         e
     }
 
+    /// Three sessions, one renamed and one deleted since the last compaction (so
+    /// only the journal has those), and the store's handle; another handle
+    /// compacts.
+    fn store_with_a_journal() -> (tempfile::TempDir, tempfile::TempDir, crate::Store) {
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let o = crate::StoreOptions {
+            home: Some(home.path().to_path_buf()),
+            max_sessions: 0,
+            ..crate::StoreOptions::default()
+        };
+        let store = crate::Store::open(project.path(), o).unwrap();
+        let mut ids = Vec::new();
+        for i in 0..3 {
+            let s = store
+                .create_session(crate::CreateOptions::default())
+                .unwrap();
+            s.append(serde_json::json!({"role": "user", "content": format!("m{i}")}))
+                .unwrap();
+            ids.push(s.id().to_string());
+            s.close().unwrap();
+        }
+        store.compact_index().unwrap();
+        store.rename_session(&ids[0], "Renamed").unwrap();
+        store.delete_session(&ids[1]).unwrap();
+        (home, project, store)
+    }
+
+    #[test]
+    fn a_reader_that_loses_the_race_with_a_compaction_gets_every_entry() {
+        let (_home, project, store) = store_with_a_journal();
+        let dir = store.dir().to_path_buf();
+        let other = crate::Store::open(project.path(), store.options().clone()).unwrap();
+        let read = |between: &mut dyn FnMut(u32)| {
+            read_stored(&dir, || other.project_lock(), between)
+                .unwrap()
+                .unwrap()
+        };
+        let want = read(&mut |_| {});
+        // The journal holds what the index file alone does not.
+        let alone = IndexFile::read(&dir.join(INDEX_FILE)).unwrap().unwrap();
+        assert_eq!(alone.sessions.len(), 3);
+        assert_eq!(want.index.sessions.len(), 2);
+        assert!(want.index.sessions.iter().any(|e| e.title == "Renamed"));
+        assert!(!alone.sessions.iter().any(|e| e.title == "Renamed"));
+        let generation = want.journal.generation.unwrap();
+
+        // A compaction between reading the index and opening its journal: the
+        // journal is gone, the index replaced, and the reader starts again.
+        let mut attempts = Vec::new();
+        let got = read(&mut |a| {
+            attempts.push(a);
+            if a == 0 {
+                other.compact_index().unwrap();
+            }
+        });
+        assert_eq!(attempts, [0, 1]);
+        assert_eq!(got.index.sessions, want.index.sessions);
+        assert_eq!(got.journal.generation, Some(generation + 1));
+
+        // Losing every time: the last read is under the project lock.
+        let mut attempts = Vec::new();
+        let got = read(&mut |a| {
+            attempts.push(a);
+            if a < 3 {
+                other.compact_index().unwrap();
+            }
+        });
+        assert_eq!(attempts, [0, 1, 2, 3]);
+        assert_eq!(got.index.sessions, want.index.sessions);
+        assert_eq!(got.journal.generation, Some(generation + 4));
+
+        // A journal not created yet (no update since the compaction): the index
+        // alone, at once.
+        assert!(!journal_path(&dir, generation + 4).exists());
+        let mut attempts = Vec::new();
+        let got = read(&mut |a| attempts.push(a));
+        assert_eq!(attempts, [0]);
+        assert_eq!(got.index.sessions, want.index.sessions);
+    }
+
     #[test]
     fn names_round_trip_and_are_never_session_logs() {
         assert_eq!(journal_name(7), ".sessions-index.7.journal");

@@ -132,8 +132,9 @@ struct IndexCache {
     index: Option<(File, (u64, i64, i64))>,
     /// The journal file, once it exists.
     journal: Option<File>,
-    /// The journal's length as last seen.
+    /// The journal's length as last seen, and its modification time.
     journal_len: u64,
+    journal_mtime: (i64, i64),
     /// The offset after its last complete line: below `journal_len` when it ends
     /// in a torn line (a writer killed mid-append).
     complete: u64,
@@ -150,10 +151,16 @@ impl IndexCache {
         IndexCache {
             index: meta.map(|m| (l.opened.file, m)),
             idx: l.opened.idx,
+            journal_mtime: l.journal.as_ref().map_or((0, 0), Self::mtime),
             journal: l.journal,
             journal_len: l.journal_len,
             complete: l.complete,
         }
+    }
+
+    fn mtime(f: &File) -> (i64, i64) {
+        use std::os::unix::fs::MetadataExt;
+        f.metadata().map_or((0, 0), |m| (m.mtime(), m.mtime_nsec()))
     }
 
     /// Whether the index file at `path` is still the one this cache holds.
@@ -195,8 +202,15 @@ impl IndexCache {
         if !journal::still_at(file, &path) {
             return Ok(false);
         }
-        let len = file.metadata().at(&path)?.len();
-        if len < self.journal_len {
+        let m = file.metadata().at(&path)?;
+        let len = m.len();
+        let changed = {
+            use std::os::unix::fs::MetadataExt;
+            (m.mtime(), m.mtime_nsec()) != self.journal_mtime
+        };
+        // Writers only append: the same length with another time, or a shorter
+        // file, was not written by the rules.
+        if len < self.journal_len || (len == self.journal_len && changed) {
             return Ok(false);
         }
         if len > self.journal_len {
@@ -205,6 +219,7 @@ impl IndexCache {
             let mut report = journal::JournalReport::default();
             self.complete = journal::apply(&mut self.idx, &bytes, self.complete, 0, &mut report);
             self.journal_len = len;
+            self.journal_mtime = Self::mtime(file);
         }
         Ok(true)
     }
@@ -431,6 +446,7 @@ impl Store {
                 index: None,
                 journal: None,
                 journal_len: 0,
+                journal_mtime: (0, 0),
                 complete: 0,
             }),
             Err(e) => Err(e),
@@ -478,6 +494,7 @@ impl Store {
         }
         st.journal_len += bytes.len() as u64;
         st.complete = st.journal_len;
+        st.journal_mtime = IndexCache::mtime(file);
         Ok(())
     }
 
@@ -511,7 +528,20 @@ impl Store {
             .map(|(m, f)| (f, m));
         st.journal = None;
         st.journal_len = 0;
+        st.journal_mtime = (0, 0);
         st.complete = 0;
+        Ok(())
+    }
+
+    /// Write the whole index now, as a compaction does (for tests of readers
+    /// racing one).
+    #[cfg(test)]
+    pub(crate) fn compact_index(&self) -> Result<()> {
+        let _lock = self.project_lock()?;
+        self.inner.index_cache.lock().take();
+        let mut st = self.load_index_locked()?;
+        self.write_whole_index(&mut st, false)?;
+        *self.inner.index_cache.lock() = Some(st);
         Ok(())
     }
 
@@ -768,6 +798,7 @@ impl Store {
             index: None,
             journal: None,
             journal_len: 0,
+            journal_mtime: (0, 0),
             complete: 0,
         };
         self.write_whole_index(&mut st, self.durable())?;
