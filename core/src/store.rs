@@ -426,7 +426,7 @@ impl Store {
         if st.index.is_none() || st.idx.journal.is_none() {
             self.write_whole_index(&mut st, sync)?;
         } else if !lines.is_empty() {
-            if st.journal_len + lines.len() as u64 + 1 > limit {
+            if st.journal_len + lines.len() as u64 > limit {
                 self.write_whole_index(&mut st, sync)?;
             } else {
                 self.append_index_journal(&mut st, lines, sync)?;

@@ -337,3 +337,42 @@ fn gc_removes_blobs_of_deleted_sessions_once_they_are_old() {
     assert_eq!(view[0].value()["content"], format!("kept {huge}"));
     doctor(&env, &[], 0);
 }
+
+#[test]
+fn doctor_reports_a_damaged_index_journal_and_repair_rebuilds_it() {
+    let env = Env::new();
+    build(&env);
+    let store = env.store();
+    let v = doctor(&env, &[], 0);
+    let generation = v["index"]["journal"]["generation"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no journal in the report: {v:#}"));
+    // A line that is not one, and a torn last line: what a crash can leave.
+    let journal = store
+        .dir()
+        .join(format!(".sessions-index.{generation}.journal"));
+    let mut bytes = std::fs::read(&journal).unwrap_or_default();
+    bytes.extend_from_slice(b"\0\0\0\n{\"entry\":{\"id\":");
+    std::fs::write(&journal, bytes).unwrap();
+
+    let v = doctor(&env, &[], 1);
+    let j = &v["index"]["journal"];
+    assert_eq!(j["skipped"].as_array().unwrap().len(), 1, "{j:#}");
+    assert!(j["tornTail"].is_object(), "{j:#}");
+    let out = env.cmd().arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("journal damaged: 1 unreadable line(s), a torn last line"),
+        "{text}"
+    );
+
+    let v = doctor(&env, &["--repair"], 0);
+    assert!(
+        v["repaired"].to_string().contains("rebuilt the index"),
+        "{v:#}"
+    );
+    let j = &v["index"]["journal"];
+    assert_eq!(j["skipped"], json!([]), "{j:#}");
+    assert!(j["generation"].as_u64().unwrap() > generation, "{j:#}");
+    assert!(!journal.exists(), "the damaged journal was left");
+}
