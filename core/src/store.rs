@@ -431,6 +431,16 @@ impl Store {
             } else {
                 self.append_index_journal(&mut st, lines, sync)?;
             }
+        } else if sync {
+            // Nothing changed, but what an earlier update wrote unsynced (this
+            // session's entry, say) must be durable now, as `sync()` promises.
+            match (&st.journal, &st.index, st.idx.journal) {
+                (Some(j), _, Some(g)) => j
+                    .sync_data()
+                    .at(&journal::journal_path(&self.inner.dir, g))?,
+                (None, Some((f, _)), _) => f.sync_all().at(&self.index_path())?,
+                _ => {}
+            }
         }
         *self.inner.index_cache.lock() = Some(st);
         Ok(out)
