@@ -134,6 +134,12 @@ fn char_boundary(s: &str, n: usize) -> usize {
     at + b[at..].iter().position(is_start).unwrap_or(b.len() - at)
 }
 
+/// Set `dst` to `s`, in the buffer it has (head and time change on every append).
+fn replace_str(dst: &mut String, s: &str) {
+    dst.clear();
+    dst.push_str(s);
+}
+
 fn opt_string(v: &Value) -> Option<String> {
     v.as_str().map(|s| clip(s, SUMMARY_CHARS))
 }
@@ -345,7 +351,7 @@ impl IndexEntry {
     fn note_time(&mut self, ts: &str) {
         // The latest time seen: a fork's copied records are older than it.
         if later(ts, &self.updated_at) {
-            self.updated_at = ts.to_string();
+            replace_str(&mut self.updated_at, ts);
         }
         if self.created_at.is_empty() {
             self.created_at = ts.to_string();
@@ -368,7 +374,10 @@ impl IndexEntry {
     fn note_message(&mut self, id: Option<&str>, usage: Option<&Value>) {
         self.message_count += 1;
         if let Some(id) = id {
-            self.head_id = Some(id.to_string());
+            match &mut self.head_id {
+                Some(h) => replace_str(h, id),
+                None => self.head_id = Some(id.to_string()),
+            }
         }
         if let Some(u) = usage {
             add_usage(&mut self.token_usage, u);
@@ -606,26 +615,40 @@ impl LiveEntry {
             rec.get("type").and_then(Value::as_str),
             None | Some(kind::MESSAGE)
         );
-        let keep = match Facts::of(&rec) {
-            Some(facts) if is_message => self.fold.note(facts, || Some(Cow::Borrowed(&rec))),
-            _ if is_message => {
-                // No string id (never from our writer): fold it in its turn.
-                self.get().apply(&rec);
-                false
-            }
-            _ => {
-                self.fold.record(&rec);
-                false
-            }
+        if !is_message {
+            self.fold.record(&rec);
+            return;
+        }
+        let Some(facts) = Facts::of(&rec) else {
+            // No string id (never from our writer): fold it in its turn.
+            self.get().apply(&rec);
+            return;
         };
-        if keep {
-            self.fold.assistants.push((self.fold.folded, rec));
-            self.waiting_bytes += bytes;
-            if self.fold.assistants.len() >= LIVE_WAITING
-                || self.waiting_bytes >= LIVE_WAITING_BYTES
-            {
-                self.get();
-            }
+        if self.fold.note(facts, || Some(Cow::Borrowed(&rec))) {
+            self.wait(rec, bytes);
+        }
+    }
+
+    /// Fold a message this writer wrote, with id `id`.
+    pub fn message(&mut self, id: &str, w: Written) {
+        let facts = Facts {
+            id,
+            role: Some(w.role),
+            timestamp: Some(&w.timestamp),
+            usage: w.usage,
+        };
+        if self.fold.note(facts, || Some(Cow::Borrowed(&w.texts))) {
+            self.wait(w.texts, w.bytes);
+        }
+    }
+
+    /// Keep an assistant message until the entry is read, or settle now when
+    /// too many wait.
+    fn wait(&mut self, texts: Map<String, Value>, bytes: usize) {
+        self.fold.assistants.push((self.fold.folded, texts));
+        self.waiting_bytes += bytes;
+        if self.fold.assistants.len() >= LIVE_WAITING || self.waiting_bytes >= LIVE_WAITING_BYTES {
+            self.get();
         }
     }
 
@@ -634,6 +657,50 @@ impl LiveEntry {
         self.fold.settle(|m| Some(Cow::Borrowed(m)));
         self.waiting_bytes = 0;
         &mut self.fold.entry
+    }
+}
+
+/// What a writer's entry folds from a message it wrote ([`LiveEntry::message`]),
+/// taken from the host's fields without building the whole record again.
+pub(crate) struct Written {
+    role: &'static str,
+    timestamp: String,
+    usage: Option<Value>,
+    /// The fields a title, reply or tool call come from, of user and assistant
+    /// messages only.
+    texts: Map<String, Value>,
+    /// The length of its line.
+    bytes: usize,
+}
+
+/// The fields of a message [`IndexEntry::take_title`], [`IndexEntry::take_reply`]
+/// and [`IndexEntry::take_tool_call`] read.
+const TEXT_FIELDS: [&str; 3] = ["content", "contentParams", "messageParams"];
+
+impl Written {
+    /// `fields`: the message's fields other than those the store sets.
+    pub fn new(
+        role: &'static str,
+        timestamp: String,
+        fields: Vec<(String, Value)>,
+        bytes: usize,
+    ) -> Written {
+        let keep_texts = matches!(role, "user" | "assistant");
+        let mut w = Written {
+            role,
+            timestamp,
+            usage: None,
+            texts: Map::new(),
+            bytes,
+        };
+        for (k, v) in fields {
+            if k == "meta" {
+                w.usage = v.get("usage").cloned();
+            } else if keep_texts && TEXT_FIELDS.contains(&k.as_str()) {
+                w.texts.insert(k, v);
+            }
+        }
+        w
     }
 }
 
@@ -985,6 +1052,26 @@ mod tests {
         out
     }
 
+    /// Fold `rec` into `live` as the writer does ([`LiveEntry::message`]) when
+    /// the writer could have written it (a message with an id, a known role and a
+    /// time), else as any record.
+    fn live_fold(live: &mut LiveEntry, rec: Map<String, Value>, bytes: usize) {
+        let text = |k: &str| rec.get(k).and_then(Value::as_str).map(str::to_owned);
+        let role = text("role").and_then(|r| crate::records::ROLES.into_iter().find(|x| *x == r));
+        let is_message = matches!(text("type").as_deref(), None | Some(kind::MESSAGE));
+        match (is_message, text("id"), role, text("timestamp")) {
+            (true, Some(id), Some(role), Some(ts)) => {
+                let store_set = ["type", "id", "parentId", "sessionId", "role", "timestamp"];
+                let fields = rec
+                    .into_iter()
+                    .filter(|(k, _)| !store_set.contains(&k.as_str()))
+                    .collect();
+                live.message(&id, Written::new(role, ts, fields, bytes));
+            }
+            _ => live.apply(rec, bytes),
+        }
+    }
+
     /// One log line from a generated (kind, n, flag).
     fn line(k: u8, n: u8, flag: bool, seq: usize, blob: &str) -> String {
         use serde_json::json;
@@ -1115,7 +1202,7 @@ mod tests {
             // A writer's entry, read every `peek` records along the way.
             let mut live = LiveEntry::new(IndexEntry::new("s"));
             for (i, rec) in accepted_records(&path, &blobs).into_iter().enumerate() {
-                live.apply(rec, if i % 3 == 0 { 600_000 } else { 10 });
+                live_fold(&mut live, rec, if i % 3 == 0 { 600_000 } else { 10 });
                 if peek > 0 && i % peek == 0 {
                     live.get();
                 }

@@ -3,7 +3,14 @@
 //! tool output that fill agent messages is most of what an append costs, and
 //! serde_json escapes a byte at a time.
 
+use std::io::Write;
+
 use serde_json::{Map, Value};
+
+/// Append the JSON string for `s` (quoted and escaped) to `out`.
+pub(crate) fn write_str(s: &str, out: &mut Vec<u8>) {
+    json_escape_simd::escape_into(s, out)
+}
 
 /// Append `v` to `out`, compact, exactly as `serde_json::to_vec(v)` writes it.
 pub(crate) fn write_value(v: &Value, out: &mut Vec<u8>) {
@@ -12,9 +19,11 @@ pub(crate) fn write_value(v: &Value, out: &mut Vec<u8>) {
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
         // `Number`'s Display is what serde_json writes (itoa, or ryu for the
-        // finite floats a `Value` can hold).
-        Value::Number(n) => out.extend_from_slice(n.to_string().as_bytes()),
-        Value::String(s) => json_escape_simd::escape_into(s, out),
+        // finite floats a `Value` can hold); a `Vec` never fails a write.
+        Value::Number(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::String(s) => write_str(s, out),
         Value::Array(a) => {
             out.push(b'[');
             for (i, x) in a.iter().enumerate() {
@@ -36,7 +45,7 @@ pub(crate) fn write_map(m: &Map<String, Value>, out: &mut Vec<u8>) {
         if i > 0 {
             out.push(b',');
         }
-        json_escape_simd::escape_into(k, out);
+        write_str(k, out);
         out.push(b':');
         write_value(x, out);
     }

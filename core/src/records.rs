@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::ids::validate_message_id;
+use crate::json;
 
 /// The format version this library writes.
 pub const FORMAT_VERSION: u64 = 1;
@@ -154,12 +155,78 @@ fn expect(field: &str, v: &Value, ok: bool, want: &str) -> Result<()> {
     }
 }
 
-/// A message checked and put in canonical field order, ready to be written.
+/// A message checked, ready to be written: the fields the store sets, and the
+/// host's own in the host's order. Kept apart rather than in one `Map` (whose
+/// every insert hashes its key) because the line is written straight from them.
 #[derive(Debug)]
 pub(crate) struct PreparedMessage {
     pub id: String,
     pub parent_id: Option<String>,
-    pub fields: Map<String, Value>,
+    /// One of [`ROLES`].
+    pub role: &'static str,
+    pub timestamp: String,
+    /// The host's other fields, in its order (`type` and the store's fields
+    /// taken out).
+    pub rest: Vec<(String, Value)>,
+}
+
+impl PreparedMessage {
+    /// Set `agentId` (a sidechain's messages): in place if the host gave one,
+    /// else after the host's fields.
+    pub fn set_agent_id(&mut self, agent_id: &str) {
+        match self.rest.iter_mut().find(|(k, _)| k == "agentId") {
+            Some((_, v)) => *v = Value::String(agent_id.into()),
+            None => self
+                .rest
+                .push(("agentId".into(), Value::String(agent_id.into()))),
+        }
+    }
+
+    /// Append the record as one JSON object (no newline), in canonical field
+    /// order ([§6.2](docs/FORMAT.md)): the same bytes as [`PreparedMessage::to_map`]
+    /// serialised.
+    pub fn write_json(&self, session_id: &str, out: &mut Vec<u8>) {
+        out.extend_from_slice(br#"{"type":"message","id":"#);
+        json::write_str(&self.id, out);
+        out.extend_from_slice(br#","parentId":"#);
+        match &self.parent_id {
+            Some(p) => json::write_str(p, out),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(br#","sessionId":"#);
+        json::write_str(session_id, out);
+        // Roles are plain ASCII words: nothing to escape.
+        out.extend_from_slice(br#","role":""#);
+        out.extend_from_slice(self.role.as_bytes());
+        out.extend_from_slice(br#"","timestamp":"#);
+        json::write_str(&self.timestamp, out);
+        for (k, v) in &self.rest {
+            out.push(b',');
+            json::write_str(k, out);
+            out.push(b':');
+            json::write_value(v, out);
+        }
+        out.push(b'}');
+    }
+
+    /// The record as a map, in canonical field order.
+    pub fn to_map(&self, session_id: &str) -> Map<String, Value> {
+        let mut fields = Map::with_capacity(self.rest.len() + 6);
+        fields.insert("type".into(), Value::String(kind::MESSAGE.into()));
+        fields.insert("id".into(), Value::String(self.id.clone()));
+        fields.insert(
+            "parentId".into(),
+            self.parent_id
+                .clone()
+                .map(Value::String)
+                .unwrap_or(Value::Null),
+        );
+        fields.insert("sessionId".into(), Value::String(session_id.into()));
+        fields.insert("role".into(), Value::String(self.role.into()));
+        fields.insert("timestamp".into(), Value::String(self.timestamp.clone()));
+        fields.extend(self.rest.iter().map(|(k, v)| (k.clone(), v.clone())));
+        fields
+    }
 }
 
 /// What a message's parent should be when the input names none.
@@ -208,14 +275,16 @@ pub(crate) fn prepare_message(
             )));
         }
     }
-    let role = match role_in {
-        Some(Value::String(r)) if ROLES.contains(&r.as_str()) => r,
-        Some(v) => {
-            return Err(Error::invalid(format!(
-                "message field \"role\" must be one of system, user, assistant, tool; got {v}"
-            )))
-        }
+    let role = match &role_in {
         None => return Err(Error::invalid("message has no \"role\"")),
+        Some(v) => match ROLES.into_iter().find(|r| v.as_str() == Some(*r)) {
+            Some(r) => r,
+            None => {
+                return Err(Error::invalid(format!(
+                    "message field \"role\" must be one of system, user, assistant, tool; got {v}"
+                )))
+            }
+        },
     };
     let id = match id_in {
         Some(Value::String(s)) => {
@@ -299,21 +368,12 @@ pub(crate) fn prepare_message(
             _ => {}
         }
     }
-    let mut fields = Map::with_capacity(rest.len() + 6);
-    fields.insert("type".into(), Value::String(kind::MESSAGE.into()));
-    fields.insert("id".into(), Value::String(id.clone()));
-    fields.insert(
-        "parentId".into(),
-        parent_id.clone().map(Value::String).unwrap_or(Value::Null),
-    );
-    fields.insert("sessionId".into(), Value::String(session_id.into()));
-    fields.insert("role".into(), Value::String(role));
-    fields.insert("timestamp".into(), Value::String(ts));
-    fields.extend(rest);
     Ok(PreparedMessage {
         id,
         parent_id,
-        fields,
+        role,
+        timestamp: ts,
+        rest,
     })
 }
 
@@ -387,11 +447,53 @@ mod tests {
     #[test]
     fn canonical_order_and_defaults() {
         let p = prep(json!({"role": "user", "content": "hi", "x-extra": 1})).unwrap();
-        let line = serde_json::to_string(&p.fields).unwrap();
+        let line = serde_json::to_string(&p.to_map("s1")).unwrap();
         assert_eq!(
             line,
             r#"{"type":"message","id":"new","parentId":"h","sessionId":"s1","role":"user","timestamp":"2026-01-01T00:00:00.000Z","content":"hi","x-extra":1}"#
         );
+    }
+
+    #[test]
+    fn written_line_is_the_record_serialised() {
+        let host = json!({"role": "assistant", "meta": {"usage": {"in": 3, "x": -1.5e-7}},
+            "content": "quote \" backslash \\ tab \t nl \n nul \u{0} é 🚧",
+            "agentId": "host's", "x\"key\u{1}": [null, true, 1e300], "parentId": null});
+        for agent in [None, Some("ag\"1")] {
+            // Given by the host (kept in its place) and not (added at the end).
+            let without = {
+                let mut h = host.clone();
+                h.as_object_mut().unwrap().shift_remove("agentId");
+                h
+            };
+            for (input, given) in [(host.clone(), true), (without, false)] {
+                let mut p = prep(input).unwrap();
+                if let Some(a) = agent {
+                    p.set_agent_id(a);
+                }
+                let mut line = Vec::new();
+                p.write_json("s\u{7f}1", &mut line);
+                let map = p.to_map("s\u{7f}1");
+                assert_eq!(line, serde_json::to_vec(&map).unwrap());
+                let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+                assert_eq!(
+                    keys[..6],
+                    ["type", "id", "parentId", "sessionId", "role", "timestamp"]
+                );
+                assert_eq!(map["parentId"], Value::Null);
+                let host_keys = match (given, agent) {
+                    (true, _) => vec!["meta", "content", "agentId", "x\"key\u{1}"],
+                    (false, None) => vec!["meta", "content", "x\"key\u{1}"],
+                    (false, Some(_)) => vec!["meta", "content", "x\"key\u{1}", "agentId"],
+                };
+                assert_eq!(keys[6..], host_keys);
+                match agent {
+                    Some(a) => assert_eq!(map["agentId"], a),
+                    None if given => assert_eq!(map["agentId"], "host's"),
+                    None => {}
+                }
+            }
+        }
     }
 
     #[test]

@@ -298,10 +298,11 @@ impl Session {
             st.chain.commit(&mut batch);
             // Folded only once the write succeeded: a failed append leaves the
             // entry as it was.
-            let sizes = batch.messages.iter().map(|m| m.json().len());
-            let records = std::mem::take(&mut batch.records).into_iter().zip(sizes);
-            for (rec, bytes) in records.chain(extra_records.into_iter().map(|r| (r, 0))) {
-                st.entry.apply(rec, bytes);
+            for (m, w) in batch.messages.iter().zip(batch.written.drain(..)) {
+                st.entry.message(m.id(), w);
+            }
+            for rec in extra_records {
+                st.entry.apply(rec, 0);
             }
             st.dirty = true;
             out = batch.messages;

@@ -17,6 +17,7 @@ use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil;
 use crate::ids::IdSource;
+use crate::index::Written;
 use crate::json;
 use crate::log::{ReadReport, SkippedLine};
 use crate::options::Durability;
@@ -270,13 +271,12 @@ pub(crate) struct AppendCtx<'a> {
 }
 
 /// A batch ready to be written: the bytes, the messages as the host will see them,
-/// the records in full (before large values moved to blobs, for the index entry)
-/// and the chain after it.
+/// what the index entry folds from each (before large values moved to blobs) and
+/// the ids it adds, the last of them the new head.
 pub(crate) struct Batch {
     pub bytes: Vec<u8>,
     pub messages: Vec<Message>,
-    pub records: Vec<Map<String, Value>>,
-    pub head: Option<String>,
+    pub written: Vec<Written>,
     pub new_ids: Vec<String>,
 }
 
@@ -299,35 +299,34 @@ impl Chain {
         let mut batch = Batch {
             bytes: std::mem::take(&mut self.scratch),
             messages: Vec::with_capacity(inputs.len()),
-            records: Vec::with_capacity(inputs.len()),
-            head: self.head.clone(),
+            written: Vec::with_capacity(inputs.len()),
             new_ids: Vec::with_capacity(inputs.len()),
         };
         for (i, input) in inputs.into_iter().enumerate() {
             let at = |e: Error| if many { prefix_err(e, i) } else { e };
             let known = |id: &str| self.ids.contains(id) || batch.new_ids.iter().any(|n| n == id);
+            let head = batch.new_ids.last().or(self.head.as_ref());
             let mut p = prepare_message(
                 input,
                 ctx.session_id,
-                batch.head.as_deref(),
+                head.map(String::as_str),
                 || ctx.ids.new_id(),
                 || ctx.ids.timestamp(),
                 known,
             )
             .map_err(at)?;
             if let Some(a) = ctx.agent_id {
-                p.fields.insert("agentId".into(), Value::String(a.into()));
+                p.set_agent_id(a);
             }
             // Serialised straight into the batch; the host's copy shares one
             // allocation with every later reader of this message.
             let start = batch.bytes.len();
-            json::write_map(&p.fields, &mut batch.bytes);
+            p.write_json(ctx.session_id, &mut batch.bytes);
             let full: Arc<str> = simdutf8::basic::from_utf8(&batch.bytes[start..])
                 .map_err(|_| Error::Internal("a serialised message is not UTF-8".into()))?
                 .into();
-            let record = p.fields;
             if full.len() > ctx.blob_threshold {
-                let mut stored = record.clone();
+                let mut stored = p.to_map(ctx.session_id);
                 ctx.blobs
                     .extract(&mut stored, ctx.blob_threshold, ctx.sync_blobs)
                     .map_err(at)?;
@@ -342,19 +341,23 @@ impl Chain {
                 ))));
             }
             batch.bytes.push(b'\n');
-            batch.head = Some(p.id.clone());
             batch.new_ids.push(p.id.clone());
+            let bytes = full.len();
             batch
                 .messages
                 .push(Message::from_shared(p.id, p.parent_id, full));
-            batch.records.push(record);
+            batch
+                .written
+                .push(Written::new(p.role, p.timestamp, p.rest, bytes));
         }
         Ok(batch)
     }
 
     /// Take in a batch that was written.
     pub fn commit(&mut self, batch: &mut Batch) {
-        self.head = batch.head.clone();
+        if let Some(last) = batch.new_ids.last() {
+            self.head = Some(last.clone());
+        }
         self.ids.extend(batch.new_ids.drain(..));
         if batch.bytes.capacity() <= SCRATCH_BYTES {
             self.scratch = std::mem::take(&mut batch.bytes);
