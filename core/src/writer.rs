@@ -249,12 +249,16 @@ pub(crate) fn quarantine(log: &Path, report: &ReadReport) -> Result<usize> {
 #[derive(Debug, Default)]
 pub(crate) struct Chain {
     pub head: Option<String>,
-    pub ids: HashSet<String>,
+    pub ids: MessageIds,
     /// The last batch's buffer, for the next: the escaper reserves six bytes per
     /// byte of a string before it writes, and growing a new buffer to that for
     /// every append cost more than a tenth of it.
     scratch: Vec<u8>,
 }
+
+/// The message ids of a log. Hashed with foldhash, as the reader's are: every
+/// append adds one, and SipHash made that a noticeable part of an append.
+pub(crate) type MessageIds = HashSet<String, foldhash::fast::RandomState>;
 
 /// The largest batch buffer kept for the next append.
 const SCRATCH_BYTES: usize = 1 << 20;
@@ -271,17 +275,16 @@ pub(crate) struct AppendCtx<'a> {
 }
 
 /// A batch ready to be written: the bytes, the messages as the host will see them,
-/// what the index entry folds from each (before large values moved to blobs) and
-/// the ids it adds, the last of them the new head.
+/// and what the index entry folds from each (before large values moved to
+/// blobs). The last message is the new head.
 pub(crate) struct Batch {
     pub bytes: Vec<u8>,
     pub messages: Vec<Message>,
     pub written: Vec<Written>,
-    pub new_ids: Vec<String>,
 }
 
 impl Chain {
-    pub fn new(head: Option<String>, ids: HashSet<String>) -> Chain {
+    pub fn new(head: Option<String>, ids: MessageIds) -> Chain {
         Chain {
             head,
             ids,
@@ -300,16 +303,19 @@ impl Chain {
             bytes: std::mem::take(&mut self.scratch),
             messages: Vec::with_capacity(inputs.len()),
             written: Vec::with_capacity(inputs.len()),
-            new_ids: Vec::with_capacity(inputs.len()),
         };
         for (i, input) in inputs.into_iter().enumerate() {
             let at = |e: Error| if many { prefix_err(e, i) } else { e };
-            let known = |id: &str| self.ids.contains(id) || batch.new_ids.iter().any(|n| n == id);
-            let head = batch.new_ids.last().or(self.head.as_ref());
+            let known =
+                |id: &str| self.ids.contains(id) || batch.messages.iter().any(|m| m.id() == id);
+            let head = match batch.messages.last() {
+                Some(m) => Some(m.id()),
+                None => self.head.as_deref(),
+            };
             let mut p = prepare_message(
                 input,
                 ctx.session_id,
-                head.map(String::as_str),
+                head,
                 || ctx.ids.new_id(),
                 || ctx.ids.timestamp(),
                 known,
@@ -321,10 +327,7 @@ impl Chain {
             // Serialised straight into the batch; the host's copy shares one
             // allocation with every later reader of this message.
             let start = batch.bytes.len();
-            p.write_json(ctx.session_id, &mut batch.bytes);
-            let full: Arc<str> = simdutf8::basic::from_utf8(&batch.bytes[start..])
-                .map_err(|_| Error::Internal("a serialised message is not UTF-8".into()))?
-                .into();
+            let full: Arc<str> = p.write_json(ctx.session_id, &mut batch.bytes).into();
             if full.len() > ctx.blob_threshold {
                 let mut stored = p.to_map(ctx.session_id);
                 ctx.blobs
@@ -341,7 +344,6 @@ impl Chain {
                 ))));
             }
             batch.bytes.push(b'\n');
-            batch.new_ids.push(p.id.clone());
             let bytes = full.len();
             batch
                 .messages
@@ -355,10 +357,11 @@ impl Chain {
 
     /// Take in a batch that was written.
     pub fn commit(&mut self, batch: &mut Batch) {
-        if let Some(last) = batch.new_ids.last() {
-            self.head = Some(last.clone());
+        if let Some(last) = batch.messages.last() {
+            self.head = Some(last.id().to_owned());
         }
-        self.ids.extend(batch.new_ids.drain(..));
+        self.ids
+            .extend(batch.messages.iter().map(|m| m.id().to_owned()));
         if batch.bytes.capacity() <= SCRATCH_BYTES {
             self.scratch = std::mem::take(&mut batch.bytes);
             self.scratch.clear();
