@@ -592,7 +592,8 @@ impl<T> Fold<T> {
 /// append cost, so assistant messages wait (a few, of a bounded size) until the
 /// entry is read, and only the latest that count are copied.
 pub(crate) struct LiveEntry {
-    fold: Fold<Map<String, Value>>,
+    /// Each waiting message's fields that [`TEXT_FIELDS`] names.
+    fold: Fold<Vec<(String, Value)>>,
     /// The size of the waiting messages' lines.
     waiting_bytes: usize,
 }
@@ -625,7 +626,8 @@ impl LiveEntry {
             return;
         };
         if self.fold.note(facts, || Some(Cow::Borrowed(&rec))) {
-            self.wait(rec, bytes);
+            let texts = rec.into_iter().filter(|(k, _)| is_text_field(k));
+            self.wait(texts.collect(), bytes);
         }
     }
 
@@ -637,14 +639,17 @@ impl LiveEntry {
             timestamp: Some(&w.timestamp),
             usage: w.usage,
         };
-        if self.fold.note(facts, || Some(Cow::Borrowed(&w.texts))) {
+        if self
+            .fold
+            .note(facts, || Some(Cow::Owned(texts_map(&w.texts))))
+        {
             self.wait(w.texts, w.bytes);
         }
     }
 
     /// Keep an assistant message until the entry is read, or settle now when
     /// too many wait.
-    fn wait(&mut self, texts: Map<String, Value>, bytes: usize) {
+    fn wait(&mut self, texts: Vec<(String, Value)>, bytes: usize) {
         self.fold.assistants.push((self.fold.folded, texts));
         self.waiting_bytes += bytes;
         if self.fold.assistants.len() >= LIVE_WAITING || self.waiting_bytes >= LIVE_WAITING_BYTES {
@@ -654,7 +659,7 @@ impl LiveEntry {
 
     /// The entry, with every record folded so far.
     pub fn get(&mut self) -> &mut IndexEntry {
-        self.fold.settle(|m| Some(Cow::Borrowed(m)));
+        self.fold.settle(|t| Some(Cow::Owned(texts_map(t))));
         self.waiting_bytes = 0;
         &mut self.fold.entry
     }
@@ -666,9 +671,10 @@ pub(crate) struct Written {
     role: &'static str,
     timestamp: String,
     usage: Option<Value>,
-    /// The fields a title, reply or tool call come from, of user and assistant
-    /// messages only.
-    texts: Map<String, Value>,
+    /// The fields a title, reply or tool call come from ([`TEXT_FIELDS`]), of
+    /// user and assistant messages only. A list, not a `Map`: most are never
+    /// looked at, and building a map hashed every key.
+    texts: Vec<(String, Value)>,
     /// The length of its line.
     bytes: usize,
 }
@@ -682,26 +688,33 @@ impl Written {
     pub fn new(
         role: &'static str,
         timestamp: String,
-        fields: Vec<(String, Value)>,
+        mut fields: Vec<(String, Value)>,
         bytes: usize,
     ) -> Written {
+        let usage = fields
+            .iter()
+            .find(|(k, _)| k == "meta")
+            .and_then(|(_, m)| m.get("usage").cloned());
         let keep_texts = matches!(role, "user" | "assistant");
-        let mut w = Written {
+        fields.retain(|(k, _)| keep_texts && is_text_field(k));
+        Written {
             role,
             timestamp,
-            usage: None,
-            texts: Map::new(),
+            usage,
+            texts: fields,
             bytes,
-        };
-        for (k, v) in fields {
-            if k == "meta" {
-                w.usage = v.get("usage").cloned();
-            } else if keep_texts && TEXT_FIELDS.contains(&k.as_str()) {
-                w.texts.insert(k, v);
-            }
         }
-        w
     }
+}
+
+fn is_text_field(k: &str) -> bool {
+    TEXT_FIELDS.contains(&k)
+}
+
+/// The text fields of a message as a map, for [`IndexEntry::take_title`] and the
+/// like: made for the few messages whose texts are read.
+fn texts_map(texts: &[(String, Value)]) -> Map<String, Value> {
+    texts.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
 /// A message's line parsed whole, with content moved to a blob put back.
