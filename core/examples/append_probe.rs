@@ -5,8 +5,10 @@
 //! ```text
 //! cargo build --release -p sessionkit --example append_probe
 //! valgrind --tool=callgrind --dump-instr=no --toggle-collect='append_probe::append_all' \
-//!     target/release/examples/append_probe 2000
+//!     target/release/examples/append_probe 2000 [mixed]
 //! ```
+//!
+//! `mixed` appends the bench's mixed transcript instead of the ≈4 KB messages.
 //!
 //! Only `append_all` (the appends themselves) is counted: divide the total by
 //! the number of appends. Without valgrind it prints the appends per second and
@@ -46,7 +48,10 @@ fn main() {
         .nth(1)
         .map(|a| a.parse().expect("number of appends"))
         .unwrap_or(10_000);
-    let msgs = common::fixed_size_messages(n, 4096, 7);
+    let msgs: Vec<Value> = match std::env::args().nth(2).as_deref() {
+        Some("mixed") => common::Transcript::new(3).take(n).collect(),
+        _ => common::fixed_size_messages(n, 4096, 7),
+    };
     let b = common::BenchStore::new(Durability::Never);
     let s = b
         .store

@@ -8,7 +8,19 @@ use std::io::Write;
 use serde_json::{Map, Value};
 
 /// Append the JSON string for `s` (quoted and escaped) to `out`.
+#[inline(always)]
 pub(crate) fn write_str(s: &str, out: &mut Vec<u8>) {
+    // The escaper first reserves room for every byte escaped as `\u00XX` (this
+    // many bytes). A `reserve` that grows the buffer reallocates, and realloc
+    // copies all of the old capacity, however little of it is used: for a
+    // tool result of 100 KB, a megabyte. Move to a new buffer instead,
+    // copying only what was written.
+    let need = s.len() * 6 + 35;
+    if out.capacity() - out.len() < need {
+        let mut grown = Vec::with_capacity((out.len() + need).max(out.capacity() * 2));
+        grown.extend_from_slice(out);
+        *out = grown;
+    }
     json_escape_simd::escape_into(s, out)
 }
 
