@@ -87,19 +87,24 @@ impl IdSource {
     /// A fresh UUIDv7 (time-ordered) as a lowercase hyphenated string.
     pub fn new_id(&self) -> String {
         match self {
-            IdSource::System => uuid::Uuid::now_v7().to_string(),
+            IdSource::System => hyphenated(uuid::Uuid::now_v7()),
             IdSource::Deterministic { seed, counter, .. } => {
                 let n = counter.fetch_add(1, Ordering::Relaxed);
                 let ms = self.now_ms();
                 let mut bytes = [0u8; 10];
                 bytes[..8].copy_from_slice(&splitmix(seed ^ n).to_le_bytes());
                 bytes[8..].copy_from_slice(&(n as u16).to_le_bytes());
-                uuid::Builder::from_unix_timestamp_millis(ms, &bytes)
-                    .into_uuid()
-                    .to_string()
+                hyphenated(uuid::Builder::from_unix_timestamp_millis(ms, &bytes).into_uuid())
             }
         }
     }
+}
+
+/// The lowercase hyphenated form of `u` (its `Display`, without the formatter).
+fn hyphenated(u: uuid::Uuid) -> String {
+    u.hyphenated()
+        .encode_lower(&mut uuid::Uuid::encode_buffer())
+        .to_owned()
 }
 
 fn splitmix(mut x: u64) -> u64 {
@@ -111,8 +116,12 @@ fn splitmix(mut x: u64) -> u64 {
 
 /// Format milliseconds since the epoch as RFC 3339 UTC with milliseconds.
 pub fn format_ms(ms: u64) -> String {
+    use std::fmt::Write;
     let t = UNIX_EPOCH + Duration::from_millis(ms);
-    humantime::format_rfc3339_millis(t).to_string()
+    // Sized at once: `to_string` grows its string as the formatter writes.
+    let mut s = String::with_capacity("2026-11-29T22:13:26.123Z".len());
+    let _ = write!(s, "{}", humantime::format_rfc3339_millis(t));
+    s
 }
 
 /// Parse an RFC 3339 timestamp back to milliseconds since the epoch.
@@ -155,6 +164,15 @@ mod tests {
         assert_eq!(a.timestamp(), b.timestamp());
         let id = a.new_id();
         assert_eq!(uuid::Uuid::parse_str(&id).unwrap().get_version_num(), 7);
+    }
+
+    #[test]
+    fn ids_are_uuid_display_form() {
+        let ids = IdSource::deterministic(1_764_454_406_123, 7, 9);
+        for id in [ids.new_id(), ids.new_id(), IdSource::System.new_id()] {
+            let u = uuid::Uuid::parse_str(&id).unwrap();
+            assert_eq!(id, u.to_string());
+        }
     }
 
     #[test]

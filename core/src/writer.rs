@@ -358,7 +358,14 @@ impl Chain {
     /// Take in a batch that was written.
     pub fn commit(&mut self, batch: &mut Batch) {
         if let Some(last) = batch.messages.last() {
-            self.head = Some(last.id().to_owned());
+            // In the buffer the old head had: the head moves on every append.
+            match &mut self.head {
+                Some(h) => {
+                    h.clear();
+                    h.push_str(last.id());
+                }
+                None => self.head = Some(last.id().to_owned()),
+            }
         }
         self.ids
             .extend(batch.messages.iter().map(|m| m.id().to_owned()));
