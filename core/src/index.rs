@@ -99,10 +99,15 @@ pub struct IndexEntry {
 
 /// Whether timestamp `a` is after `b` (an empty or unreadable `b` is before all).
 fn later(a: &str, b: &str) -> bool {
-    match (crate::ids::parse_ms(a), crate::ids::parse_ms(b)) {
+    later_parsed(crate::ids::parse_ms(a), crate::ids::parse_ms(b), b)
+}
+
+/// [`later`] with both times parsed (`b_text` is `b` unparsed).
+fn later_parsed(a: Option<u64>, b: Option<u64>, b_text: &str) -> bool {
+    match (a, b) {
         (Some(x), Some(y)) => x > y,
         (Some(_), None) => true,
-        (None, _) => b.is_empty(),
+        (None, _) => b_text.is_empty(),
     }
 }
 
@@ -349,13 +354,22 @@ impl IndexEntry {
     }
 
     fn note_time(&mut self, ts: &str) {
+        let updated = crate::ids::parse_ms(&self.updated_at);
+        self.note_time_parsed(ts, crate::ids::parse_ms(ts), updated);
+    }
+
+    /// [`IndexEntry::note_time`] with `ts` and `updated_at` parsed (`t` and
+    /// `updated`); true when `ts` became `updated_at`.
+    fn note_time_parsed(&mut self, ts: &str, t: Option<u64>, updated: Option<u64>) -> bool {
         // The latest time seen: a fork's copied records are older than it.
-        if later(ts, &self.updated_at) {
+        let later = later_parsed(t, updated, &self.updated_at);
+        if later {
             replace_str(&mut self.updated_at, ts);
         }
         if self.created_at.is_empty() {
             self.created_at = ts.to_string();
         }
+        later
     }
 
     fn apply_message(&mut self, m: &Map<String, Value>) {
@@ -491,6 +505,10 @@ pub(crate) struct Fold<T> {
     folded: usize,
     /// `folded` when a state record last set `lastToolCall`.
     call_set_at: Option<usize>,
+    /// The entry's `updatedAt` as last compared, and parsed: each message's
+    /// time is compared with it, and parsing it again for every message was
+    /// a tenth of what a writer's entry cost an append.
+    updated: (String, Option<u64>),
 }
 
 impl<T> Fold<T> {
@@ -500,6 +518,21 @@ impl<T> Fold<T> {
             assistants: Vec::new(),
             folded: 0,
             call_set_at: None,
+            updated: (String::new(), None),
+        }
+    }
+
+    /// [`IndexEntry::note_time`], with the entry's time parsed only when it
+    /// changed other than here.
+    fn note_time(&mut self, ts: &str) {
+        if self.updated.0 != self.entry.updated_at {
+            let parsed = crate::ids::parse_ms(&self.entry.updated_at);
+            self.updated = (self.entry.updated_at.clone(), parsed);
+        }
+        let t = crate::ids::parse_ms(ts);
+        if self.entry.note_time_parsed(ts, t, self.updated.1) {
+            replace_str(&mut self.updated.0, ts);
+            self.updated.1 = t;
         }
     }
 
@@ -524,7 +557,7 @@ impl<T> Fold<T> {
     ) -> bool {
         self.folded += 1;
         if let Some(ts) = facts.timestamp {
-            self.entry.note_time(ts);
+            self.note_time(ts);
         }
         self.entry
             .note_message(Some(facts.id), facts.usage.as_ref());
