@@ -8,7 +8,9 @@
 //!     target/release/examples/append_probe 2000 [mixed]
 //! ```
 //!
-//! `mixed` appends the bench's mixed transcript instead of the ≈4 KB messages.
+//! `mixed` appends the bench's mixed transcript instead of the ≈4 KB messages;
+//! `system` as a third argument takes ids and times from the system clock and
+//! random source, as hosts do, instead of the bench's reproducible ones.
 //!
 //! Only `append_all` (the appends themselves) is counted: divide the total by
 //! the number of appends. Without valgrind it prints the appends per second and
@@ -22,7 +24,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use serde_json::Value;
-use sessionkit::{CreateOptions, Durability, Session};
+use sessionkit::{CreateOptions, Durability, Session, Store};
 
 #[inline(never)]
 fn append_all(s: &Session, msgs: Vec<Value>) {
@@ -53,8 +55,15 @@ fn main() {
         _ => common::fixed_size_messages(n, 4096, 7),
     };
     let b = common::BenchStore::new(Durability::Never);
-    let s = b
-        .store
+    let store = match std::env::args().nth(3).as_deref() {
+        Some("system") => {
+            let mut o = common::options(&b.dir.path().join("home"), Durability::Never, 0);
+            o.deterministic = None;
+            Store::open(b.dir.path().join("project"), o).expect("open store")
+        }
+        _ => b.store.clone(),
+    };
+    let s = store
         .create_session(CreateOptions::default())
         .expect("create");
     let (u0, s0) = cpu_us();
