@@ -2,7 +2,9 @@
 //! - the model view of a 200 MiB session whose first 95% is compacted, against the
 //!   model view of a 10 MiB session with no compaction (target ≤ 1.5×);
 //! - fork of a 50 MiB session at its last message, against copying its bytes
-//!   with `std::fs::copy` (target ≤ 1.5×).
+//!   with `std::fs::copy` (target ≤ 1.5×). Also timed: the floor of a fork that
+//!   checks what it copies, the passes alone (read 1 MiB at a time, check UTF-8,
+//!   XXH3-128, find the session ids, write to a new file), nothing folded.
 //!
 //! `cargo bench -p sessionkit --bench compacted_resume`;
 //! `SESSIONKIT_BENCH_SCALE=0.1` shrinks every size (for a quick look).
@@ -103,6 +105,18 @@ fn fork(c: &mut Criterion) {
             total
         })
     });
+    g.bench_function("checked_copy_floor", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let t = std::time::Instant::now();
+                black_box(checked_copy(&src.path, &copy_to, &src.id));
+                total += t.elapsed();
+                std::fs::remove_file(&copy_to).expect("remove copy");
+            }
+            total
+        })
+    });
     g.bench_function("fork_session", |b| {
         // Only the fork is timed; deleting it again is not.
         b.iter_custom(|iters| {
@@ -121,6 +135,31 @@ fn fork(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// Copy `from` to a new file `to` making the passes a fork that checks its
+/// source cannot avoid; returns how many session ids it found, and the hash.
+fn checked_copy(from: &std::path::Path, to: &std::path::Path, id: &str) -> (usize, u128) {
+    use std::io::{Read, Write};
+    let needle = format!("\"sessionId\":\"{id}\"");
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let mut src = std::fs::File::open(from).expect("open");
+    let mut out = std::fs::File::create(to).expect("create");
+    let mut buf = vec![0u8; 1 << 20];
+    let mut hash = twox_hash::XxHash3_128::new();
+    let mut ids = 0;
+    loop {
+        let n = src.read(&mut buf).expect("read");
+        if n == 0 {
+            break;
+        }
+        let b = &buf[..n];
+        black_box(simdutf8::basic::from_utf8(b).is_ok());
+        hash.write(b);
+        ids += finder.find_iter(b).count();
+        out.write_all(b).expect("write");
+    }
+    (ids, hash.finish_128())
 }
 
 criterion_group!(benches, resume_compacted, fork);
