@@ -140,26 +140,16 @@ fn fork(c: &mut Criterion) {
 /// Copy `from` to a new file `to` making the passes a fork that checks its
 /// source cannot avoid; returns how many session ids it found, and the hash.
 fn checked_copy(from: &std::path::Path, to: &std::path::Path, id: &str) -> (usize, u128) {
-    use std::io::{Read, Write};
+    use std::io::Write;
     let needle = format!("\"sessionId\":\"{id}\"");
     let finder = memchr::memmem::Finder::new(needle.as_bytes());
-    let mut src = std::fs::File::open(from).expect("open");
     let mut out = std::fs::File::create(to).expect("create");
-    let mut buf = vec![0u8; 1 << 20];
-    let mut hash = twox_hash::XxHash3_128::new();
     let mut ids = 0;
-    loop {
-        let n = src.read(&mut buf).expect("read");
-        if n == 0 {
-            break;
-        }
-        let b = &buf[..n];
-        black_box(simdutf8::basic::from_utf8(b).is_ok());
-        hash.write(b);
+    let hash = common::checked_pass(from, 1 << 20, |b| {
         ids += finder.find_iter(b).count();
         out.write_all(b).expect("write");
-    }
-    (ids, hash.finish_128())
+    });
+    (ids, hash)
 }
 
 criterion_group!(benches, resume_compacted, fork);

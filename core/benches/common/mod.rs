@@ -493,3 +493,25 @@ pub fn fill(session: &Session, target_bytes: u64, seed: u64) -> u64 {
 }
 
 pub const MIB: u64 = 1 << 20;
+
+/// Read `path` `piece` bytes at a time into one buffer, making the passes any
+/// reader that checks what it reads makes over each piece (UTF-8, XXH3-128),
+/// and hand each piece to `each`: the floor the resume and fork benches compare
+/// with. Returns the hash.
+pub fn checked_pass(path: &Path, piece: usize, mut each: impl FnMut(&[u8])) -> u128 {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).expect("open");
+    let mut buf = vec![0u8; piece];
+    let mut hash = twox_hash::XxHash3_128::new();
+    loop {
+        let n = f.read(&mut buf).expect("read");
+        if n == 0 {
+            break;
+        }
+        let b = &buf[..n];
+        std::hint::black_box(simdutf8::basic::from_utf8(b).is_ok());
+        hash.write(b);
+        each(b);
+    }
+    hash.finish_128()
+}
