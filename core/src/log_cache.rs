@@ -146,6 +146,15 @@ pub(crate) fn write(path: &Path, s: &Structure) -> crate::Result<()> {
 mod tests {
     use super::*;
 
+    /// `sample()` encoded: `covered` 120; the hash as a 17-byte varint; 2 lines;
+    /// offset 0, length 40, no message; offset 41, length 78, a message (1): id
+    /// 7..13, parent variant 2 (`At`) 27..33, no blob (0), role present (1) 43..47,
+    /// no timestamp (0), meta present (1) 60..70, exact (1).
+    const PINNED: &[u8] = &[
+        120, 247, 204, 213, 162, 180, 198, 200, 136, 128, 222, 183, 222, 154, 241, 217, 162, 163,
+        2, 2, 0, 40, 0, 41, 78, 1, 7, 13, 2, 27, 33, 0, 1, 43, 47, 0, 1, 60, 70, 1,
+    ];
+
     fn sample() -> Structure {
         Structure {
             covered: 120,
@@ -171,6 +180,12 @@ mod tests {
                 },
             ],
         }
+    }
+
+    /// The body's bytes as FORMAT.md §5.1 lays them out, pinned.
+    #[test]
+    fn the_body_is_encoded_as_the_format_says() {
+        assert_eq!(postcard::to_stdvec(&sample()).unwrap(), PINNED);
     }
 
     #[test]
