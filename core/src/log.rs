@@ -402,7 +402,7 @@ pub(crate) struct Entry {
 }
 
 /// Where a message's `role`, `timestamp` and `meta` sit in its line.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub(crate) struct EntryFacts {
     pub role: Option<(u32, u32)>,
     pub timestamp: Option<(u32, u32)>,
@@ -885,16 +885,11 @@ impl<'p> Folder<'p> {
                 None => return false,
             },
         };
-        if !(fits(shape.role) && fits(shape.timestamp) && fits(shape.meta)) {
+        let f = &shape.facts;
+        if !(fits(f.role) && fits(f.timestamp) && fits(f.meta)) {
             return false;
         }
-        let facts = EntryFacts {
-            role: shape.role,
-            timestamp: shape.timestamp,
-            meta: shape.meta,
-            exact: shape.exact,
-        };
-        self.message(line, text, id, parent, shape.has_blob, facts, report);
+        self.message(line, text, id, parent, shape.has_blob, *f, report);
         true
     }
 
@@ -962,10 +957,7 @@ impl MessageShape {
                 Some(Some(p)) => ParentShape::At(borrowed(p)?),
             },
             has_blob,
-            role: facts.role,
-            timestamp: facts.timestamp,
-            meta: facts.meta,
-            exact: facts.exact,
+            facts: *facts,
         })
     }
 }

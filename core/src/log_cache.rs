@@ -12,6 +12,8 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+
+use crate::log::EntryFacts;
 use twox_hash::{XxHash3_128, XxHash3_64};
 
 /// The cache's file name in a session's sidecar directory `<id>/`.
@@ -54,11 +56,9 @@ pub(crate) struct MessageShape {
     pub id: Span,
     pub parent: ParentShape,
     pub has_blob: bool,
-    pub role: Option<Span>,
-    pub timestamp: Option<Span>,
-    pub meta: Option<Span>,
-    /// The `EntryFacts::exact` of the line.
-    pub exact: bool,
+    /// Where its `role`, `timestamp` and `meta` sit (encoded as those four
+    /// fields in order, FORMAT.md §5.1).
+    pub facts: EntryFacts,
 }
 
 /// A message's `parentId`.
@@ -172,10 +172,12 @@ mod tests {
                         id: (7, 13),
                         parent: ParentShape::At((27, 33)),
                         has_blob: false,
-                        role: Some((43, 47)),
-                        timestamp: None,
-                        meta: Some((60, 70)),
-                        exact: true,
+                        facts: EntryFacts {
+                            role: Some((43, 47)),
+                            timestamp: None,
+                            meta: Some((60, 70)),
+                            exact: true,
+                        },
                     }),
                 },
             ],
