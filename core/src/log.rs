@@ -205,20 +205,17 @@ pub(crate) fn scan_chunks(
 
 /// The text of `line`: a slice of `chunk`, the text it was cut from, if any;
 /// else its bytes checked.
-fn line_text<'a>(
-    chunk: Option<&'a Arc<String>>,
-    line: &Line<'a>,
-) -> std::result::Result<&'a str, String> {
-    match chunk {
-        Some(c) => text_in(c, line).ok_or_else(|| "not in its chunk".to_string()),
-        None => utf8(line.bytes),
-    }
+fn line_text<'a>(chunk: Option<&'a str>, line: &Line<'a>) -> std::result::Result<&'a str, String> {
+    let in_chunk = chunk.and_then(|c| range_in(c.as_bytes(), line.bytes).and_then(|r| c.get(r)));
+    in_chunk.map_or_else(|| utf8(line.bytes), Ok)
 }
 
-/// The text of `line`, a slice of the valid UTF-8 `chunk` it was cut from.
-fn text_in<'a>(chunk: &'a str, line: &Line<'_>) -> Option<&'a str> {
-    let start = (line.bytes.as_ptr() as usize).checked_sub(chunk.as_ptr() as usize)?;
-    chunk.get(start..start + line.bytes.len())
+/// Where `inner`, a slice of `outer`, starts and ends in it; `None` when it is
+/// not one.
+fn range_in(outer: &[u8], inner: &[u8]) -> Option<std::ops::Range<usize>> {
+    let start = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
+    let end = start + inner.len();
+    (end <= outer.len()).then_some(start..end)
 }
 
 /// The usable part of a line: NUL runs at its start are reported and cut off, a
@@ -253,10 +250,7 @@ fn probe_all<'a>(
 ) -> Vec<std::result::Result<(&'a str, Probe<'a>), String>> {
     const PARALLEL_BYTES: usize = 256 << 10;
     let total: usize = lines.iter().map(|l| l.bytes.len()).sum();
-    let probe_one = |l: &Line<'a>| match chunk.and_then(|c| text_in(c, l)) {
-        Some(text) => probe_text(text),
-        None => probe(l.bytes),
-    };
+    let probe_one = |l: &Line<'a>| line_text(chunk, l).and_then(probe_text);
     let probe_each = |ls: &[Line<'a>]| ls.iter().map(probe_one).collect::<Vec<_>>();
     if !parallel || total < PARALLEL_BYTES || lines.len() < 2 {
         return probe_each(lines);
@@ -331,13 +325,10 @@ enum Repr {
 impl LineText {
     /// `text` as a slice of `chunk` when it lies in it, else a copy.
     fn within(chunk: Option<&Arc<String>>, text: &str) -> LineText {
-        if let Some(c) = chunk {
-            let start = (text.as_ptr() as usize).wrapping_sub(c.as_ptr() as usize);
-            if start <= c.len() && c.len() - start >= text.len() {
-                return LineText(Repr::Within(c.clone(), start, start + text.len()));
-            }
+        match chunk.and_then(|c| Some((c, range_in(c.as_bytes(), text.as_bytes())?))) {
+            Some((c, r)) => LineText(Repr::Within(c.clone(), r.start, r.end)),
+            None => LineText::from(text),
         }
-        LineText::from(text)
     }
 }
 
@@ -674,7 +665,8 @@ fn fold_log(
         |lines, piece, shared, report| {
             // Lines cut from a chunk of valid UTF-8 are slices of it, kept as they are.
             folder.chunk = shared.cloned();
-            let text = |line| line_text(shared, line);
+            let chunk = shared.map(|c| c.as_str());
+            let text = |line| line_text(chunk, line);
             let mut known = 0;
             if let Some(sh) = shapes.as_deref_mut() {
                 if sh.mismatch {
@@ -710,7 +702,7 @@ fn fold_log(
                 }
             }
             let rest = &lines[known..];
-            let probes = probe_all(rest, shared.map(|c| c.as_str()), parallel);
+            let probes = probe_all(rest, chunk, parallel);
             for (line, probed) in rest.iter().zip(probes) {
                 let message = folder.line(line, probed, report);
                 if let Some(sh) = shapes.as_deref_mut().filter(|s| s.collect) {
@@ -964,9 +956,8 @@ impl MessageShape {
 
 /// Where `inner`, a slice of `line`, starts and ends in it.
 fn span_in(line: &str, inner: &str) -> Option<Span> {
-    let start = (inner.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
-    let end = start + inner.len();
-    (end <= line.len()).then_some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
+    let r = range_in(line.as_bytes(), inner.as_bytes())?;
+    Some((u32::try_from(r.start).ok()?, u32::try_from(r.end).ok()?))
 }
 
 #[cfg(test)]
