@@ -113,7 +113,7 @@ impl Store {
         // The source as an outline: its structure, not its 50 MiB of text, which
         // is read back a window at a time as it is copied.
         let (loaded, src_file) = self.load_session_outline(source)?;
-        let mut src = SourceLines::new(src_file, self.log_path(source)?);
+        let mut src = SourceLines::new(src_file, loaded.path.clone());
         let at = options.at.or_else(|| loaded.head.clone());
         let path: Vec<usize> = match &at {
             Some(at) => {
@@ -405,13 +405,14 @@ fn fork_snapshot(
         return Ok(None);
     };
     for e in loaded.entries.iter().skip(at_index + 1) {
-        if !src.line(e)?.contains("\"checkpointHash\":\"") {
+        let text = src.line(e)?;
+        if !text.contains("\"checkpointHash\":\"") {
             continue;
         }
         if !loaded.path_indices(&e.id)?.contains(&at_index) {
             continue;
         }
-        let v: Value = serde_json::from_str(src.line(e)?).unwrap_or(Value::Null);
+        let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
         if let Some(h) = v["checkpointHash"].as_str() {
             return Ok(Some(h.to_string()));
         }

@@ -167,7 +167,7 @@ impl Session {
 
     pub(crate) fn open(store: &Store, id: &str) -> Result<Session> {
         let path = store.log_path(id)?;
-        let cache = store.session_dir(id).join(crate::log_cache::FILE_NAME);
+        let cache = store.structure_cache_path(id);
         let (writer, chain, report) =
             open_for_writing(store, &path, Some(&cache), &format!("session {id}"))?;
         let cached = store

@@ -931,15 +931,20 @@ impl Store {
     /// A session's log loaded for views, through its structure cache.
     pub(crate) fn load_session_log(&self, id: &str) -> Result<log::LoadedLog> {
         let path = self.log_path(id)?;
-        let cache = self.session_dir(id).join(crate::log_cache::FILE_NAME);
-        log::load_cached(&path, &cache).map_err(|e| not_found_as_session(e, id))
+        log::load_cached(&path, &self.structure_cache_path(id))
+            .map_err(|e| not_found_as_session(e, id))
     }
 
     /// A session's log as an outline ([`log::load_outline`]), with the open log.
     pub(crate) fn load_session_outline(&self, id: &str) -> Result<(log::LoadedLog, fs::File)> {
         let path = self.log_path(id)?;
-        let cache = self.session_dir(id).join(crate::log_cache::FILE_NAME);
-        log::load_outline(&path, &cache).map_err(|e| not_found_as_session(e, id))
+        log::load_outline(&path, &self.structure_cache_path(id))
+            .map_err(|e| not_found_as_session(e, id))
+    }
+
+    /// Where a session's structure cache lives (FORMAT.md §5.1).
+    pub(crate) fn structure_cache_path(&self, id: &str) -> PathBuf {
+        self.session_dir(id).join(crate::log_cache::FILE_NAME)
     }
 
     /// What goes to the model on resume. Reads the log from its end back to the
