@@ -92,49 +92,58 @@ fn fork(c: &mut Criterion) {
     let copy_to = bench.dir.path().join("copy.jsonl");
     let mut g = c.benchmark_group("fork_50MiB");
     flat(&mut g);
+    // Each copy and fork makes a new file, as a fork does; removing it again
+    // is not timed.
+    let remove_copy = || std::fs::remove_file(&copy_to).expect("remove copy");
     g.bench_function("fs_copy", |b| {
-        // Like the fork, each copy is a new file, and removing it is not timed.
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let t = std::time::Instant::now();
-                std::fs::copy(&src.path, &copy_to).expect("copy");
-                total += t.elapsed();
-                std::fs::remove_file(&copy_to).expect("remove copy");
-            }
-            total
+            timed_undone(
+                iters,
+                || std::fs::copy(&src.path, &copy_to).expect("copy"),
+                |_| remove_copy(),
+            )
         })
     });
     g.bench_function("checked_copy_floor", |b| {
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let t = std::time::Instant::now();
-                black_box(checked_copy(&src.path, &copy_to, &src.id));
-                total += t.elapsed();
-                std::fs::remove_file(&copy_to).expect("remove copy");
-            }
-            total
+            timed_undone(
+                iters,
+                || checked_copy(&src.path, &copy_to, &src.id),
+                |_| remove_copy(),
+            )
         })
     });
     g.bench_function("fork_session", |b| {
-        // Only the fork is timed; deleting it again is not.
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let t = std::time::Instant::now();
-                let f = store
-                    .fork_session(&src.id, ForkOptions::default())
-                    .expect("fork");
-                total += t.elapsed();
-                let id = f.id().to_string();
-                drop(f);
-                store.delete_session(&id).expect("delete fork");
-            }
-            total
+            timed_undone(
+                iters,
+                || {
+                    store
+                        .fork_session(&src.id, ForkOptions::default())
+                        .expect("fork")
+                },
+                |f| {
+                    let id = f.id().to_string();
+                    drop(f);
+                    store.delete_session(&id).expect("delete fork");
+                },
+            )
         })
     });
     g.finish();
+}
+
+/// The time of `iters` runs of `run`, each followed, untimed, by `undo` of what
+/// it made.
+fn timed_undone<T>(iters: u64, mut run: impl FnMut() -> T, mut undo: impl FnMut(T)) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let t = std::time::Instant::now();
+        let made = black_box(run());
+        total += t.elapsed();
+        undo(made);
+    }
+    total
 }
 
 /// Copy `from` to a new file `to` making the passes a fork that checks its
