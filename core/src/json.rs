@@ -57,11 +57,17 @@ pub(crate) fn write_map(m: &Map<String, Value>, out: &mut Vec<u8>) {
         if i > 0 {
             out.push(b',');
         }
-        write_str(k, out);
-        out.push(b':');
-        write_value(x, out);
+        write_member(k, x, out);
     }
     out.push(b'}');
+}
+
+/// Append one member of an object, `"k":v`, as [`write_map`] writes it.
+#[inline(always)]
+pub(crate) fn write_member(k: &str, v: &Value, out: &mut Vec<u8>) {
+    write_str(k, out);
+    out.push(b':');
+    write_value(v, out);
 }
 
 #[cfg(test)]

@@ -203,9 +203,7 @@ impl PreparedMessage {
         json::write_str(&self.timestamp, out);
         for (k, v) in &self.rest {
             out.push(b',');
-            json::write_str(k, out);
-            out.push(b':');
-            json::write_value(v, out);
+            json::write_member(k, v, out);
         }
         out.push(b'}');
         let written = &out[start..];
