@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, IoContext, Result};
+use crate::format::records::BlobRef;
 use crate::fsutil;
-use crate::records::BlobRef;
 
 /// The message fields that may be moved to a blob, with the field that refers to it.
 pub const BLOB_FIELDS: [(&str, &str); 2] = [

@@ -5,49 +5,49 @@
 //! messages. Views such as the active path are folds of those records. The byte
 //! format is specified in `docs/FORMAT.md`.
 
-pub mod blobs;
-pub mod compaction;
-pub mod error;
-pub mod file_history;
-pub mod fork;
+mod blobs;
+mod error;
+mod format;
 mod fsutil;
-pub mod ids;
-pub mod index;
-pub mod index_journal;
-mod json;
-pub mod log;
-mod log_cache;
-pub mod options;
-pub mod project;
-mod project_fs;
-pub mod records;
-mod resume;
-pub mod session;
-pub mod store;
-mod undo;
-pub mod views;
-mod writer;
+mod history;
+mod index;
+mod log;
+mod ops;
+mod options;
+mod store;
+mod view;
 
-pub use compaction::{CompactionPlan, CompactionPolicy};
 pub use error::{Error, ErrorKind, Result};
-pub use file_history::{
+pub use history::{
     ChangeStatus, ConflictKind, DiffStats, ExternalChange, FileAction, FilePlan, GcReport,
     HistorySize, HistorySizeReport, RewindMode, RewindPlan, RewindResult, UndoCandidate,
 };
-pub use fork::ForkOptions;
+pub use index::journal::{JournalReport, StoredIndex};
 pub use index::{IndexEntry, Lineage, Status};
-pub use index_journal::{JournalReport, StoredIndex};
 pub use log::{BrokenChain, ReadReport, SkippedLine};
-pub use options::{Deterministic, Durability, StoreOptions};
-pub use session::{CreateOptions, Session, Subagent};
-pub use store::{
-    BlobGcReport, RebuildReport, SessionView, Store, StoreGcReport, TempGcReport, BLOB_GC_GRACE,
-};
-pub use undo::{
+pub use ops::compaction::{CompactionPlan, CompactionPolicy};
+pub use ops::fork::ForkOptions;
+pub use ops::undo::{
     BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
     HistoryRef,
 };
-pub use views::{to_json_array, Branch, Message, ModelViewOptions, TreeNode};
+pub use options::{Deterministic, Durability, StoreOptions};
+pub use store::session::{CreateOptions, Session, Subagent};
+pub use store::{
+    BlobGcReport, RebuildReport, SessionView, Store, StoreGcReport, TempGcReport, BLOB_GC_GRACE,
+};
+pub use view::{to_json_array, Branch, Message, ModelViewOptions, TreeNode};
+
+pub use format::project::project_code;
+pub use format::records::{content_text, type_name};
+
+/// Checks and helpers the test suites and fixtures generators use; not part of
+/// the stable API.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::format::ids::{format_ms, validate_message_id, validate_path_id};
+    pub use crate::index::IndexFile;
+}
 
 /// The crate version, from Cargo.toml.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -55,7 +55,7 @@ pub struct StoreOptions {
     pub max_record_bytes: usize,
     pub deterministic: Option<Deterministic>,
     /// The size past which the index journal is compacted even when the index is
-    /// smaller (default [`crate::index_journal::JOURNAL_MIN_BYTES`]). For tests
+    /// smaller (default [`crate::index::journal::JOURNAL_MIN_BYTES`]). For tests
     /// that want compactions to happen often; not part of the JSON options.
     #[doc(hidden)]
     #[serde(skip)]

@@ -444,7 +444,7 @@ fn replay_log(entry: &Value, all: &mut Vec<String>) {
                 .duration_since(std::time::UNIX_EPOCH)
                 .unwrap()
                 .as_millis() as u64;
-            let t = json!(sessionkit::ids::format_ms(mtime));
+            let t = json!(sessionkit::testing::format_ms(mtime));
             c.eq("index.createdAt", &json!(e.created_at), &t);
             c.eq("index.updatedAt", &json!(e.updated_at), &t);
         }
@@ -602,7 +602,7 @@ fn project_codes_and_ids_follow_the_manifest() {
     for p in m["projectCodes"].as_array().unwrap() {
         let path = p["path"].as_str().unwrap();
         assert_eq!(
-            sessionkit::project::project_code(Path::new(path)),
+            sessionkit::project_code(Path::new(path)),
             p["code"].as_str().unwrap(),
             "project code of {path:?}"
         );
@@ -618,20 +618,26 @@ fn project_codes_and_ids_follow_the_manifest() {
     };
     for id in list("validPathIds") {
         assert!(
-            sessionkit::ids::validate_path_id("id", &id).is_ok(),
+            sessionkit::testing::validate_path_id("id", &id).is_ok(),
             "{id:?}"
         );
     }
     for id in list("invalidPathIds") {
         assert!(
-            sessionkit::ids::validate_path_id("id", &id).is_err(),
+            sessionkit::testing::validate_path_id("id", &id).is_err(),
             "{id:?}"
         );
     }
     for id in list("validMessageIds") {
-        assert!(sessionkit::ids::validate_message_id(&id).is_ok(), "{id:?}");
+        assert!(
+            sessionkit::testing::validate_message_id(&id).is_ok(),
+            "{id:?}"
+        );
     }
     for id in list("invalidMessageIds") {
-        assert!(sessionkit::ids::validate_message_id(&id).is_err(), "{id:?}");
+        assert!(
+            sessionkit::testing::validate_message_id(&id).is_err(),
+            "{id:?}"
+        );
     }
 }

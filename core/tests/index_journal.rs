@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use sessionkit::index::IndexFile;
+use sessionkit::testing::IndexFile;
 use sessionkit::{CreateOptions, ForkOptions, IndexEntry, Status, Store, StoreOptions};
 
 fn options(home: &Path, journal_min: Option<u64>) -> StoreOptions {

@@ -259,7 +259,7 @@ pub(crate) unsafe fn arg_object(p: *const c_char, name: &str) -> FfiResult<Value
     Ok(v)
 }
 
-pub(crate) use sessionkit::records::type_name as json_kind;
+pub(crate) use sessionkit::type_name as json_kind;
 
 /// A handle argument.
 pub(crate) unsafe fn arg_handle<'a, T>(p: *const T, name: &str) -> FfiResult<&'a T> {

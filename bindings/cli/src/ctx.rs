@@ -325,6 +325,6 @@ pub fn resolve_message(view: &SessionView, session: &str, prefix: &str) -> Resul
 /// The plain text of a message's content (strings, and `text` blocks).
 pub fn content_text(m: &Value) -> String {
     m.get("content")
-        .and_then(sessionkit::records::content_text)
+        .and_then(sessionkit::content_text)
         .unwrap_or_default()
 }

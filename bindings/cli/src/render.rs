@@ -34,7 +34,7 @@ fn text_of(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
-        v => sessionkit::records::content_text(v).unwrap_or_else(|| v.to_string()),
+        v => sessionkit::content_text(v).unwrap_or_else(|| v.to_string()),
     }
 }
 

@@ -1,11 +1,13 @@
 //! Views are folds of the log: the active path (root to head) and the UI view.
 
+pub(crate) mod resume;
+
 use serde_json::{Map, Value};
 
 use crate::blobs::BlobStore;
 use crate::error::{Error, Result};
+use crate::format::records::merge_patch;
 use crate::log::{Entry, LineText, LoadedLog};
-use crate::records::merge_patch;
 
 /// One message of a view, as a JSON object in text form. Messages that no later
 /// record changed are handed out exactly as stored, without re-serialising.
@@ -574,7 +576,7 @@ impl LoadedLog {
                 let v: Value = serde_json::from_str(&e.raw).unwrap_or(Value::Null);
                 let text = v
                     .get("content")
-                    .and_then(crate::records::content_text)
+                    .and_then(crate::format::records::content_text)
                     .unwrap_or_default();
                 Ok(TreeNode {
                     id: e.id.clone(),

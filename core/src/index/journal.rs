@@ -431,7 +431,7 @@ mod tests {
         // Not a log (nor a transcript to a tool that lists `*.jsonl`), and no
         // session id can name it or its sidecar directory: ids never start with `.`.
         assert!(!journal_name(7).ends_with(".jsonl"));
-        assert!(crate::ids::validate_path_id("session id", &journal_name(7)).is_err());
+        assert!(crate::format::ids::validate_path_id("session id", &journal_name(7)).is_err());
     }
 
     #[test]

@@ -8,15 +8,15 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
+use crate::format::ids::validate_path_id;
+use crate::format::records::{kind, FORMAT_VERSION};
 use crate::fsutil;
-use crate::ids::validate_path_id;
 use crate::index::{fold_log, validate_state, IndexEntry, LiveEntry};
+use crate::log::writer::{quarantine, record_line, AppendCtx, Chain, LogWriter};
 use crate::log::{self, ReadReport};
 use crate::options::Durability;
-use crate::records::{kind, FORMAT_VERSION};
 use crate::store::{SessionView, Store};
-use crate::views::Message;
-use crate::writer::{quarantine, record_line, AppendCtx, Chain, LogWriter};
+use crate::view::Message;
 
 /// Options for a new session.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -56,7 +56,7 @@ pub(crate) struct SessionInner {
     open_report: ReadReport,
     pruned: Vec<String>,
     /// File history state (tracked files, read marks, last snapshot), loaded on first use.
-    history: crate::file_history::SessionHistory,
+    history: crate::history::SessionHistory,
 }
 
 /// A session open for writing. Holds the session's exclusive lock until it is
@@ -161,7 +161,7 @@ impl Session {
 
     /// What goes to the model on resume, read from the end of the log back to the
     /// latest compaction on the active path.
-    pub fn model_view(&self, opts: &crate::views::ModelViewOptions) -> Result<Vec<Message>> {
+    pub fn model_view(&self, opts: &crate::view::ModelViewOptions) -> Result<Vec<Message>> {
         self.inner.store.model_view(&self.inner.id, opts)
     }
 
@@ -233,7 +233,7 @@ impl Session {
         self.inner.writer.fsync_count()
     }
 
-    pub(crate) fn file_history(&self) -> &crate::file_history::SessionHistory {
+    pub(crate) fn file_history(&self) -> &crate::history::SessionHistory {
         &self.inner.history
     }
 

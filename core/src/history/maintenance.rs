@@ -15,14 +15,14 @@ use super::{
     HistorySizeReport, PENDING_PREFIX,
 };
 use crate::error::{Error, IoContext, Result};
+use crate::format::records::merge_patch;
 use crate::fsutil;
 use crate::log::LoadedLog;
-use crate::records::merge_patch;
-use crate::store::Store;
-use crate::undo::{
+use crate::ops::undo::{
     BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
     HistoryRef,
 };
+use crate::store::Store;
 
 // ---------------------------------------------------------------------------
 // Store-wide operations.

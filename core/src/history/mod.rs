@@ -16,6 +16,7 @@
 
 mod maintenance;
 mod objects;
+pub(crate) mod project_fs;
 mod repo;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -28,7 +29,7 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::project_fs::{Block, Lookup, Node, ProjectPath, Root, StatKey, WriteKind};
+use crate::history::project_fs::{Block, Lookup, Node, ProjectPath, Root, StatKey, WriteKind};
 use crate::store::Store;
 
 use objects::{build_trees, commit_object, empty_tree_oid, root_tree, NewObjects};

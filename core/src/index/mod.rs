@@ -1,6 +1,8 @@
 //! The sessions index: one entry per session, a cache that is folded from the
 //! session logs and can always be rebuilt from them.
 
+pub(crate) mod journal;
+
 use std::borrow::Cow;
 use std::fs::File;
 use std::path::Path;
@@ -10,8 +12,8 @@ use serde_json::{Map, Value};
 
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
+use crate::format::records::{content_text_ref, kind};
 use crate::log::{self, ReadReport};
-use crate::records::{content_text_ref, kind};
 
 pub const INDEX_FILE: &str = "sessions-index.json";
 pub const INDEX_VERSION: u64 = 1;
@@ -99,7 +101,11 @@ pub struct IndexEntry {
 
 /// Whether timestamp `a` is after `b` (an empty or unreadable `b` is before all).
 fn later(a: &str, b: &str) -> bool {
-    later_parsed(crate::ids::parse_ms(a), crate::ids::parse_ms(b), b)
+    later_parsed(
+        crate::format::ids::parse_ms(a),
+        crate::format::ids::parse_ms(b),
+        b,
+    )
 }
 
 /// [`later`] with both times parsed (`b_text` is `b` unparsed).
@@ -354,8 +360,8 @@ impl IndexEntry {
     }
 
     fn note_time(&mut self, ts: &str) {
-        let updated = crate::ids::parse_ms(&self.updated_at);
-        self.note_time_parsed(ts, crate::ids::parse_ms(ts), updated);
+        let updated = crate::format::ids::parse_ms(&self.updated_at);
+        self.note_time_parsed(ts, crate::format::ids::parse_ms(ts), updated);
     }
 
     /// [`IndexEntry::note_time`] with `ts` and `updated_at` parsed (`t` and
@@ -526,10 +532,10 @@ impl<T> Fold<T> {
     /// changed other than here.
     fn note_time(&mut self, ts: &str) {
         if self.updated.0 != self.entry.updated_at {
-            let parsed = crate::ids::parse_ms(&self.entry.updated_at);
+            let parsed = crate::format::ids::parse_ms(&self.entry.updated_at);
             self.updated = (self.entry.updated_at.clone(), parsed);
         }
-        let t = crate::ids::parse_ms(ts);
+        let t = crate::format::ids::parse_ms(ts);
         if self.entry.note_time_parsed(ts, t, self.updated.1) {
             replace_str(&mut self.updated.0, ts);
             self.updated.1 = t;
@@ -826,7 +832,7 @@ pub fn fold_log(id: &str, path: &Path, blobs: &BlobStore) -> Result<(IndexEntry,
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map(|d| crate::ids::format_ms(d.as_millis() as u64))
+            .map(|d| crate::format::ids::format_ms(d.as_millis() as u64))
             .unwrap_or_default();
         entry.created_at = mtime.clone();
         entry.updated_at = mtime;
@@ -847,7 +853,7 @@ type WrittenEntry = (Box<IndexEntry>, Vec<u8>);
 pub struct IndexFile {
     pub version: u64,
     /// The generation of the journal whose lines apply on top of this file
-    /// ([`crate::index_journal`]); `None` for an index without one.
+    /// ([`crate::index::journal`]); `None` for an index without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<u64>,
     pub sessions: Vec<IndexEntry>,
@@ -953,7 +959,7 @@ impl IndexFile {
         // Each time parsed once, not at every comparison.
         let mut keyed: Vec<(u64, IndexEntry)> = std::mem::take(&mut self.sessions)
             .into_iter()
-            .map(|e| (crate::ids::parse_ms(&e.updated_at).unwrap_or(0), e))
+            .map(|e| (crate::format::ids::parse_ms(&e.updated_at).unwrap_or(0), e))
             .collect();
         keyed.sort_by(|(ka, a), (kb, b)| kb.cmp(ka).then_with(|| b.id.cmp(&a.id)));
         self.sessions = keyed.into_iter().map(|(_, e)| e).collect();
@@ -1020,8 +1026,8 @@ impl<'a> IndexEdit<'a> {
         let mut out = Vec::new();
         for id in &self.changed {
             match self.idx.get(id) {
-                Some(e) => crate::index_journal::entry_line(e, &mut out),
-                None => crate::index_journal::remove_line(id, &mut out),
+                Some(e) => crate::index::journal::entry_line(e, &mut out),
+                None => crate::index::journal::remove_line(id, &mut out),
             }
         }
         out
@@ -1103,7 +1109,8 @@ mod tests {
     /// time), else as any record.
     fn live_fold(live: &mut LiveEntry, rec: Map<String, Value>, bytes: usize) {
         let text = |k: &str| rec.get(k).and_then(Value::as_str).map(str::to_owned);
-        let role = text("role").and_then(|r| crate::records::ROLES.into_iter().find(|x| *x == r));
+        let role =
+            text("role").and_then(|r| crate::format::records::ROLES.into_iter().find(|x| *x == r));
         let is_message = matches!(text("type").as_deref(), None | Some(kind::MESSAGE));
         match (is_message, text("id"), role, text("timestamp")) {
             (true, Some(id), Some(role), Some(ts)) => {

@@ -7,7 +7,7 @@ use git2::{ObjectType, Oid};
 
 use super::{Loaded, Manifest, Rec, FILES, MANIFEST};
 use crate::error::{Error, Result};
-use crate::project_fs::ProjectPath;
+use crate::history::project_fs::ProjectPath;
 
 // ---------------------------------------------------------------------------
 // Objects built in memory.

@@ -10,9 +10,9 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, IoContext, Result};
+use crate::format::records::{kind, merge_patch, FORMAT_VERSION};
 use crate::log::probe;
-use crate::records::{kind, merge_patch, FORMAT_VERSION};
-use crate::views::prefix_with_patches;
+use crate::view::prefix_with_patches;
 
 const CHUNK: u64 = 1 << 20;
 
@@ -78,7 +78,7 @@ impl Tail {
             }
             Some(kind::COMPACTION) => {
                 if let Ok(v) = serde_json::from_str::<Value>(text) {
-                    if crate::compaction::is_valid_record(&v) {
+                    if crate::ops::compaction::is_valid_record(&v) {
                         let sid = v["summaryId"].as_str().unwrap_or_default().to_string();
                         self.compactions.insert(sid, (offset, v));
                     }

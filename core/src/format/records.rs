@@ -5,8 +5,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::ids::validate_message_id;
-use crate::json;
+use crate::format::ids::validate_message_id;
+use crate::format::json;
 
 /// The format version this library writes.
 pub const FORMAT_VERSION: u64 = 1;
@@ -344,7 +344,7 @@ pub(crate) fn prepare_message(
     }
     let ts = match ts_in {
         Some(Value::String(s)) => {
-            if crate::ids::parse_ms(&s).is_none() {
+            if crate::format::ids::parse_ms(&s).is_none() {
                 return Err(Error::invalid(format!(
                     "message field \"timestamp\" {s:?} is not an RFC 3339 time"
                 )));

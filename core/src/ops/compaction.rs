@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
-use crate::records::kind;
-use crate::session::Session;
-use crate::views::{token_count, tools, Message};
+use crate::format::records::kind;
+use crate::store::session::Session;
+use crate::view::{token_count, tools, Message};
 
 pub(crate) const RECORD_SHAPE: &str =
     "compaction record needs a string \"summaryId\", an array \"replaces\" and an array \"prefix\"";

@@ -2,6 +2,9 @@
 //! records needed for the views. Lines that cannot be parsed are skipped and
 //! reported, never silently dropped.
 
+pub(crate) mod cache;
+pub(crate) mod writer;
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
@@ -13,8 +16,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, IoContext, Result};
-use crate::log_cache::{self, LineShape, MessageShape, ParentShape, PrefixHash, Span, Structure};
-use crate::records::{kind, Probe, FORMAT_VERSION};
+use crate::format::records::{kind, Probe, FORMAT_VERSION};
+use cache::{LineShape, MessageShape, ParentShape, PrefixHash, Span, Structure};
 
 /// How much `scan` reads at a time: small enough to stay in cache while its lines
 /// are parsed and copied, and not to add much to the footprint of resuming a
@@ -406,7 +409,7 @@ impl EntryFacts {
     fn of(line: &str, p: &Probe<'_>) -> EntryFacts {
         let span = |inner: &str| span_in(line, inner);
         // `Some(None)` for an absent field, `None` for one not in the line as is.
-        let string = |f: &crate::records::Loose<'_>| match &f.0 {
+        let string = |f: &crate::format::records::Loose<'_>| match &f.0 {
             Some(Cow::Borrowed(t)) => span(t).map(Some),
             Some(Cow::Owned(_)) => None,
             None => Some(None),
@@ -446,12 +449,6 @@ impl Entry {
             usage: crate::index::usage_in(at(f.meta)),
         }
     }
-}
-
-/// A subagent spawn or result recorded in the main log.
-#[derive(Debug, Clone, Serialize)]
-pub struct SubagentEvent {
-    pub record: Value,
 }
 
 /// Everything a view of a session needs, loaded from its log.
@@ -504,10 +501,10 @@ pub(crate) fn load_from(file: &mut File, path: &Path) -> Result<LoadedLog> {
 
 /// [`load`], using the structure cache at `cache` for the part of the log it
 /// covers (if it is whole and its hash matches), and writing a new one when
-/// this read parsed at least [`log_cache::WRITE_AFTER_BYTES`] of the log. A
+/// this read parsed at least [`cache::WRITE_AFTER_BYTES`] of the log. A
 /// cache that cannot be written (a read-only directory) is only not written.
 pub(crate) fn load_cached(path: &Path, cache: &Path) -> Result<LoadedLog> {
-    load_caching(path, cache, log_cache::WRITE_AFTER_BYTES, true).map(|(log, _)| log)
+    load_caching(path, cache, cache::WRITE_AFTER_BYTES, true).map(|(log, _)| log)
 }
 
 /// [`load_cached`] without keeping the messages' lines (each [`Entry::raw`] is
@@ -516,12 +513,12 @@ pub(crate) fn load_cached(path: &Path, cache: &Path) -> Result<LoadedLog> {
 /// never change (FORMAT.md §5), so reading them back from this file gives what
 /// was folded.
 pub(crate) fn load_outline(path: &Path, cache: &Path) -> Result<(LoadedLog, File)> {
-    load_caching(path, cache, log_cache::WRITE_AFTER_BYTES, false)
+    load_caching(path, cache, cache::WRITE_AFTER_BYTES, false)
 }
 
 /// [`load_outline`] of the log open as `file` (a writer's).
 pub(crate) fn outline_from(file: &mut File, path: &Path, cache: &Path) -> Result<LoadedLog> {
-    fold_caching(file, path, cache, log_cache::WRITE_AFTER_BYTES, false)
+    fold_caching(file, path, cache, cache::WRITE_AFTER_BYTES, false)
 }
 
 /// [`load_cached`], writing a new cache after parsing `write_after` bytes, and
@@ -546,7 +543,7 @@ fn fold_caching(
     keep_text: bool,
 ) -> Result<LoadedLog> {
     let size = file.metadata().at(path)?.len();
-    let known = log_cache::read(cache, size);
+    let known = cache::read(cache, size);
     let covered = known.as_ref().map_or(0, |k| k.covered);
     let collect = size - covered >= write_after;
     let mut shapes = Shapes::new(known.as_ref(), collect);
@@ -561,7 +558,7 @@ fn fold_caching(
     log.cached = if used { covered } else { 0 };
     if let Some(fresh) = shapes.fresh(log.bytes) {
         if fresh.covered - log.cached >= write_after {
-            let _ = log_cache::write(cache, &fresh);
+            let _ = cache::write(cache, &fresh);
         }
     }
     Ok(log)
@@ -841,11 +838,11 @@ impl<'p> Folder<'p> {
                 }
             }
             Some(kind::COMPACTION) => match serde_json::from_str::<Value>(text) {
-                Ok(v) if crate::compaction::is_valid_record(&v) => {
+                Ok(v) if crate::ops::compaction::is_valid_record(&v) => {
                     let sid = v["summaryId"].as_str().unwrap_or_default().to_string();
                     log.compactions.entry(sid).or_insert((line.offset, v));
                 }
-                _ => skip(report, line, crate::compaction::RECORD_SHAPE.into()),
+                _ => skip(report, line, crate::ops::compaction::RECORD_SHAPE.into()),
             },
             Some(kind::STATE) | Some(kind::SUBAGENT) => {
                 log.record_offsets.push(line.offset);

@@ -1,6 +1,8 @@
 //! The store of one project: paths, the project lock, the index and the session
 //! operations that do not need an open writer.
 
+pub(crate) mod session;
+
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -11,18 +13,18 @@ use serde_json::Value;
 
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
+use crate::format::ids::{validate_path_id, IdSource};
+use crate::format::project::project_code;
 use crate::fsutil;
-use crate::ids::{validate_path_id, IdSource};
+use crate::index::journal::{self as journal, StoredIndex};
 use crate::index::{
     fold_log, IndexEdit, IndexEntry, IndexFile, WrittenEntries, INDEX_FILE, INDEX_VERSION,
 };
-use crate::index_journal::{self as journal, StoredIndex};
 use crate::log::{self, LoadedLog, ReadReport};
+use crate::ops::undo::{GcPhase, GcProgress};
 use crate::options::{Durability, StoreOptions};
-use crate::project::project_code;
-use crate::session::{CreateOptions, Session};
-use crate::undo::{GcPhase, GcProgress};
-use crate::views::{finish_model_view, Branch, Message, ModelViewOptions, TreeNode};
+use crate::store::session::{CreateOptions, Session};
+use crate::view::{finish_model_view, Branch, Message, ModelViewOptions, TreeNode};
 
 /// Entries of a project directory that no session id may take.
 pub const RESERVED_NAMES: [&str; 2] = ["blobs", "file-history"];
@@ -146,7 +148,7 @@ impl IndexCache {
         (m.len(), m.mtime(), m.mtime_nsec())
     }
 
-    fn from_loaded(l: crate::index_journal::Loaded) -> IndexCache {
+    fn from_loaded(l: crate::index::journal::Loaded) -> IndexCache {
         let meta = l.opened.file.metadata().ok().map(|m| Self::identity(&m));
         IndexCache {
             index: meta.map(|m| (l.opened.file, m)),
@@ -759,7 +761,7 @@ impl Store {
         // the session was being deleted: it and its directory, if that is all
         // there is, go too.
         for d in child_dirs(&self.inner.dir) {
-            let cache = d.join(crate::log_cache::FILE_NAME);
+            let cache = d.join(crate::log::cache::FILE_NAME);
             let mut log = d.clone().into_os_string();
             log.push(".jsonl");
             let Ok(m) = cache.symlink_metadata() else {
@@ -944,7 +946,7 @@ impl Store {
 
     /// Where a session's structure cache lives (FORMAT.md §5.1).
     pub(crate) fn structure_cache_path(&self, id: &str) -> PathBuf {
-        self.session_dir(id).join(crate::log_cache::FILE_NAME)
+        self.session_dir(id).join(crate::log::cache::FILE_NAME)
     }
 
     /// What goes to the model on resume. Reads the log from its end back to the
@@ -952,7 +954,7 @@ impl Store {
     /// not the history.
     pub fn model_view(&self, id: &str, opts: &ModelViewOptions) -> Result<Vec<Message>> {
         let path = self.log_path(id)?;
-        match crate::resume::model_items(&path).map_err(|e| match e {
+        match crate::view::resume::model_items(&path).map_err(|e| match e {
             Error::NotFound(_) => Error::NotFound(format!("session {id}")),
             e => e,
         })? {
@@ -975,7 +977,7 @@ impl Store {
     pub fn delete_session(&self, id: &str) -> Result<()> {
         let path = self.log_path(id)?;
         // Hold the writer lock while deleting, so no writer is mid-append.
-        let w = crate::writer::LogWriter::open(
+        let w = crate::log::writer::LogWriter::open(
             &path,
             false,
             Durability::Never,
@@ -999,7 +1001,7 @@ impl Store {
             Err(e) => return Err(Error::io(&dir, e)),
         }
         fsutil::remove_file_if_exists(&path)?;
-        crate::file_history::delete_branch(self, id)?;
+        crate::history::delete_branch(self, id)?;
         Ok(())
     }
 
@@ -1022,13 +1024,17 @@ impl Store {
                 continue;
             }
             let path = self.log_path(&id)?;
-            let held =
-                match crate::writer::LogWriter::open(&path, false, Durability::Never, "session") {
-                    Ok(w) => Some(w),
-                    Err(Error::NotFound(_)) => None,
-                    Err(Error::Busy(_)) => continue,
-                    Err(e) => return Err(e),
-                };
+            let held = match crate::log::writer::LogWriter::open(
+                &path,
+                false,
+                Durability::Never,
+                "session",
+            ) {
+                Ok(w) => Some(w),
+                Err(Error::NotFound(_)) => None,
+                Err(Error::Busy(_)) => continue,
+                Err(e) => return Err(e),
+            };
             self.remove_session_files(&id)?;
             drop(held);
             idx.remove(&id);

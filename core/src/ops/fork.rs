@@ -8,14 +8,14 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, IoContext, Result};
+use crate::format::records::{kind, FORMAT_VERSION};
 use crate::fsutil;
 use crate::index::{Fold, IndexEntry, Lineage};
 use crate::log;
+use crate::log::writer::{Chain, LogWriter};
 use crate::options::Durability;
-use crate::records::{kind, FORMAT_VERSION};
-use crate::session::Session;
+use crate::store::session::Session;
 use crate::store::Store;
-use crate::writer::{Chain, LogWriter};
 
 /// Options for a fork.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -228,7 +228,7 @@ impl Store {
             }
         };
         if let Some(snapshot) = fork_snapshot(self, &loaded, &mut src, at.as_deref(), source)? {
-            crate::file_history::create_branch(self, &id, &snapshot)?;
+            crate::history::create_branch(self, &id, &snapshot)?;
         }
         entry.log_bytes = writer.len();
         let chain = Chain::new(at, on_path.iter().map(|s| s.to_string()).collect());
@@ -417,14 +417,14 @@ fn fork_snapshot(
             return Ok(Some(h.to_string()));
         }
     }
-    let git_dir = crate::file_history::git_dir_of(store);
+    let git_dir = crate::history::git_dir_of(store);
     if !git_dir.exists() {
         return Ok(None);
     }
     let repo = git2::Repository::open_bare(&git_dir)
         .map_err(|e| Error::Corrupt(format!("file history {}: {e}", git_dir.display())))?;
     Ok(repo
-        .refname_to_id(&crate::file_history::branch_ref(source))
+        .refname_to_id(&crate::history::branch_ref(source))
         .ok()
         .map(|oid| oid.to_string()))
 }

@@ -15,14 +15,14 @@ use serde_json::{Map, Value};
 
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
+use crate::format::ids::IdSource;
+use crate::format::json;
+use crate::format::records::prepare_message;
 use crate::fsutil;
-use crate::ids::IdSource;
 use crate::index::Written;
-use crate::json;
 use crate::log::{ReadReport, SkippedLine};
 use crate::options::Durability;
-use crate::records::prepare_message;
-use crate::views::Message;
+use crate::view::Message;
 
 /// An open, locked log file.
 #[derive(Debug)]

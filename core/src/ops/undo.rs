@@ -10,14 +10,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::file_history::{
-    self, snapshot_id, ExternalChange, GcReport, HistorySizeReport, Loaded, RewindMode, RewindPlan,
+use crate::history::project_fs::ProjectPath;
+use crate::history::{
+    snapshot_id, ExternalChange, GcReport, HistorySizeReport, Loaded, RewindMode, RewindPlan,
     RewindResult, UndoCandidate,
 };
-use crate::project_fs::ProjectPath;
-use crate::session::Session;
+use crate::store::session::Session;
 use crate::store::Store;
-use crate::views::Message;
+use crate::view::Message;
 
 const PREVIEW_CHARS: usize = 100;
 
@@ -135,7 +135,7 @@ impl Session {
     /// Fail with `Conflict`, naming the files, if any of `paths` changed on disk
     /// since the agent read it. Files never read pass.
     pub fn ensure_unchanged_since_read(&self, paths: &[impl AsRef<Path>]) -> Result<()> {
-        use crate::file_history::ChangeStatus as S;
+        use crate::history::ChangeStatus as S;
         let changed: Vec<String> = self
             .external_changes(paths)?
             .into_iter()
@@ -372,26 +372,26 @@ impl Store {
     /// [`Store::gc`], telling `progress` how far each phase got (for a progress
     /// bar). Called on this thread.
     pub fn gc_with_progress(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<GcReport> {
-        file_history::gc(self, progress)
+        crate::history::gc(self, progress)
     }
 
     /// The size of each session's file history.
     pub fn file_history_sizes(&self) -> Result<HistorySizeReport> {
-        file_history::sizes(self)
+        crate::history::sizes(self)
     }
 
     /// Start the file-history branch of `session_id` at `snapshot` (for a fork:
     /// the snapshot of the message forked at). Fails with `Conflict` if the
     /// session already has a branch.
     pub fn branch_file_history(&self, session_id: &str, snapshot: &str) -> Result<()> {
-        crate::ids::validate_path_id("session id", session_id)?;
-        file_history::create_branch(self, session_id, snapshot)
+        crate::format::ids::validate_path_id("session id", session_id)?;
+        crate::history::create_branch(self, session_id, snapshot)
     }
 }
 
 // ---------------------------------------------------------------------------
 // Store-wide file-history reports (the operations are in
-// `file_history::maintenance`).
+// `crate::history::maintenance`).
 
 /// A phase of [`Store::gc_with_progress`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
