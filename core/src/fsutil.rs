@@ -41,7 +41,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8], sync_file: bool, sync_dir: bool) 
         tmp.as_file().sync_all().at(tmp.path())?;
     }
     tmp.persist(path)
-        .map_err(|e| crate::Error::io(path, e.error))?;
+        .map_err(|e| crate::error::Error::io(path, e.error))?;
     if sync_dir {
         sync_dir_of(path)?;
     }
@@ -59,6 +59,6 @@ pub fn remove_file_if_exists(path: &Path) -> Result<bool> {
     match fs::remove_file(path) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(crate::Error::io(path, e)),
+        Err(e) => Err(crate::error::Error::io(path, e)),
     }
 }

@@ -19,6 +19,10 @@ mod view;
 
 pub use error::{Error, ErrorKind, Result};
 pub use history::{
+    BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
+    HistoryRef,
+};
+pub use history::{
     ChangeStatus, ConflictKind, DiffStats, ExternalChange, FileAction, FilePlan, GcReport,
     HistorySize, HistorySizeReport, RewindMode, RewindPlan, RewindResult, UndoCandidate,
 };
@@ -27,10 +31,6 @@ pub use index::{IndexEntry, Lineage, Status};
 pub use log::{BrokenChain, ReadReport, SkippedLine};
 pub use ops::compaction::{CompactionPlan, CompactionPolicy};
 pub use ops::fork::ForkOptions;
-pub use ops::undo::{
-    BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
-    HistoryRef,
-};
 pub use options::{Deterministic, Durability, StoreOptions};
 pub use store::session::{CreateOptions, Session, Subagent};
 pub use store::{

@@ -3,7 +3,9 @@
 //! written as JSON. Everything above reads and writes through these definitions;
 //! nothing here imports a module above it. The contract is docs/FORMAT.md.
 
+pub(crate) mod facts;
 pub(crate) mod ids;
 pub(crate) mod json;
+pub(crate) mod layout;
 pub(crate) mod project;
 pub(crate) mod records;

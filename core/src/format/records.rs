@@ -132,6 +132,17 @@ impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
     }
 }
 
+/// What a `compaction` record must hold to be folded (FORMAT.md §7).
+pub(crate) const COMPACTION_SHAPE: &str =
+    "compaction record needs a string \"summaryId\", an array \"replaces\" and an array \"prefix\"";
+
+/// Whether a `compaction` record has the shape [`COMPACTION_SHAPE`] describes.
+pub(crate) fn is_valid_compaction(v: &Value) -> bool {
+    v.get("summaryId").is_some_and(Value::is_string)
+        && v.get("replaces").is_some_and(Value::is_array)
+        && v.get("prefix").is_some_and(Value::is_array)
+}
+
 /// How a JSON value's type reads in an error message ("an array", "null").
 pub fn type_name(v: &Value) -> &'static str {
     match v {

@@ -12,25 +12,24 @@ use serde_json::Value;
 use super::repo::{open_repo, remove_pack, touch_gc_mark, HistoryRepo, LOCK_FILE};
 use super::{
     branch_ref, gerr, parse_oid, pending_ref, session_of_branch, GcReport, HistorySize,
-    HistorySizeReport, PENDING_PREFIX,
+    HistorySizeReport, Scope, PENDING_PREFIX,
 };
 use crate::error::{Error, IoContext, Result};
 use crate::format::records::merge_patch;
 use crate::fsutil;
-use crate::log::LoadedLog;
-use crate::ops::undo::{
+use crate::history::{
     BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
     HistoryRef,
 };
-use crate::store::Store;
+use crate::log::LoadedLog;
 
 // ---------------------------------------------------------------------------
 // Store-wide operations.
 
 /// Delete a session's branch (and a pending restore of it). Called with the
 /// session's writer lock held, when the session is deleted or pruned.
-pub(crate) fn delete_branch(store: &Store, session_id: &str) -> Result<()> {
-    let Some(mut hr) = HistoryRepo::open(store, false)? else {
+pub(crate) fn delete_branch(scope: &Scope, session_id: &str) -> Result<()> {
+    let Some(mut hr) = HistoryRepo::open(scope, false)? else {
         return Ok(());
     };
     let _g = hr.shared()?;
@@ -43,9 +42,9 @@ pub(crate) fn delete_branch(store: &Store, session_id: &str) -> Result<()> {
 
 /// Start the branch of `session_id` at `snapshot` (a fork continues the file
 /// history of the session it was forked from).
-pub(crate) fn create_branch(store: &Store, session_id: &str, snapshot: &str) -> Result<()> {
+pub(crate) fn create_branch(scope: &Scope, session_id: &str, snapshot: &str) -> Result<()> {
     let oid = parse_oid("snapshot", snapshot)?;
-    let Some(mut hr) = HistoryRepo::open(store, true)? else {
+    let Some(mut hr) = HistoryRepo::open(scope, true)? else {
         return Err(Error::Internal("file history was not created".into()));
     };
     let _g = hr.shared()?;
@@ -178,8 +177,8 @@ impl<'p> Steps<'p> {
 /// new pack is complete nothing is deleted, and after that every deletion only
 /// removes copies or garbage. `progress` hears each phase that has work to do,
 /// from `done` 0 up to `total`.
-pub(crate) fn gc(store: &Store, progress: &mut dyn FnMut(GcProgress)) -> Result<GcReport> {
-    let Some(hr) = HistoryRepo::open(store, false)? else {
+pub(crate) fn gc(scope: &Scope, progress: &mut dyn FnMut(GcProgress)) -> Result<GcReport> {
+    let Some(hr) = HistoryRepo::open(scope, false)? else {
         return Ok(GcReport::default());
     };
     let _x = hr.exclusive()?;
@@ -328,8 +327,8 @@ pub(crate) fn gc(store: &Store, progress: &mut dyn FnMut(GcProgress)) -> Result<
 }
 
 /// Per-session sizes of the file history.
-pub(crate) fn sizes(store: &Store) -> Result<HistorySizeReport> {
-    let Some(mut hr) = HistoryRepo::open(store, false)? else {
+pub(crate) fn sizes(scope: &Scope) -> Result<HistorySizeReport> {
+    let Some(mut hr) = HistoryRepo::open(scope, false)? else {
         return Ok(HistorySizeReport::default());
     };
     let _g = hr.shared()?;
@@ -395,87 +394,24 @@ pub(crate) fn sizes(store: &Store) -> Result<HistorySizeReport> {
 // ---------------------------------------------------------------------------
 // The check of the links between the logs and the repository.
 
-impl Store {
-    /// Check the links between the session logs and the file history, reading
-    /// only: refs of sessions whose log is gone, refs whose chain of snapshots
-    /// reaches a missing commit, and `checkpointHash`es that name no snapshot of
-    /// their session. Takes no writer lock, so a busy session is checked too; it
-    /// waits only for a running `gc`.
-    pub fn check_file_history(&self) -> Result<FileHistoryCheck> {
-        // The logs first: a checkpointHash is appended after its snapshot's commit
-        // and ref are written, so every hash read now is in the repository read
-        // after, unless it is lost.
-        let mut hashes = Vec::new();
-        for id in self.log_ids()? {
-            // An unreadable log is reported by the log checks; it names no hash.
-            if let Ok(view) = self.read_session(&id) {
-                hashes.push((id, checkpoint_hashes(view.log())));
-            }
-        }
-        let git_dir = super::git_dir_of(self);
-        let mut out = FileHistoryCheck::default();
-        if !git_dir.join("HEAD").exists() {
-            for (session, found) in hashes {
-                for (message, hash) in found {
-                    let reason = match parse_oid("checkpointHash", &hash) {
-                        Ok(_) => CheckpointProblem::NoFileHistory,
-                        Err(_) => CheckpointProblem::NotASnapshotId,
-                    };
-                    out.dangling_checkpoints.push(DanglingCheckpoint {
-                        session_id: session.clone(),
-                        message_id: message,
-                        checkpoint_hash: hash,
-                        reason,
-                    });
-                }
-            }
-            return Ok(out);
-        }
-        out.exists = true;
-        let _g = read_lock(&git_dir)?;
-        let repo = open_repo(&git_dir, false)?;
-        let mut chains: HashMap<String, HashSet<Oid>> = HashMap::new();
-        for (name, target) in refs(&repo, &git_dir)? {
-            let Some((session, is_branch)) = session_of_ref(&name) else {
-                continue;
-            };
-            if is_branch {
-                out.branches += 1;
-            }
-            // Checked after the refs were listed: a session's log is created
-            // before its ref, so a ref seen without a log is not a new session.
-            if !session_exists(self, &session) {
-                out.orphan_refs.push(HistoryRef {
-                    session_id: session,
-                    ref_name: name,
-                    target: target.to_string(),
-                });
-                continue;
-            }
-            let (chain, missing) = first_parent_chain(&repo, target);
-            if let Some(m) = missing {
-                out.broken_refs.push(BrokenRef {
-                    session_id: session.clone(),
-                    ref_name: name,
-                    target: target.to_string(),
-                    missing_commit: m.to_string(),
-                });
-            }
-            if is_branch {
-                chains.insert(session, chain);
-            }
-        }
-        let empty = HashSet::new();
-        // A session deleted since its log was read took its branch along.
-        hashes.retain(|(session, _)| session_exists(self, session));
+/// Check the links between the session logs and the file history, reading
+/// only: refs of sessions whose log is gone, refs whose chain of snapshots
+/// reaches a missing commit, and `checkpointHash`es (`hashes`: for each
+/// session, its messages' `(id, checkpointHash)`, read from the logs before this
+/// call) that name no snapshot of their session. Takes no writer lock, so a busy
+/// session is checked too; it waits only for a running `gc`.
+pub(crate) fn check_links(
+    scope: &Scope,
+    mut hashes: Vec<(String, Vec<(String, String)>)>,
+) -> Result<FileHistoryCheck> {
+    let git_dir = super::git_dir_of(scope);
+    let mut out = FileHistoryCheck::default();
+    if !git_dir.join("HEAD").exists() {
         for (session, found) in hashes {
-            let chain = chains.get(&session).unwrap_or(&empty);
             for (message, hash) in found {
                 let reason = match parse_oid("checkpointHash", &hash) {
+                    Ok(_) => CheckpointProblem::NoFileHistory,
                     Err(_) => CheckpointProblem::NotASnapshotId,
-                    Ok(oid) if chain.contains(&oid) => continue,
-                    Ok(oid) if repo.find_commit(oid).is_err() => CheckpointProblem::Missing,
-                    Ok(_) => CheckpointProblem::NotOnBranch,
                 };
                 out.dangling_checkpoints.push(DanglingCheckpoint {
                     session_id: session.clone(),
@@ -485,48 +421,103 @@ impl Store {
                 });
             }
         }
-        out.orphan_refs.sort_by(|a, b| a.ref_name.cmp(&b.ref_name));
-        out.broken_refs.sort_by(|a, b| a.ref_name.cmp(&b.ref_name));
-        Ok(out)
+        return Ok(out);
     }
-
-    /// Delete the file-history refs (branches and pending restores) of sessions
-    /// whose log no longer exists: a deleted session's history is garbage by
-    /// design, and its objects go with the next `gc`. Returns the refs deleted.
-    /// A ref that moved meanwhile, or is being updated, is left alone.
-    pub fn prune_orphan_file_history(&self) -> Result<Vec<HistoryRef>> {
-        let Some(mut hr) = HistoryRepo::open(self, false)? else {
-            return Ok(Vec::new());
+    out.exists = true;
+    let _g = read_lock(&git_dir)?;
+    let repo = open_repo(&git_dir, false)?;
+    let mut chains: HashMap<String, HashSet<Oid>> = HashMap::new();
+    for (name, target) in refs(&repo, &git_dir)? {
+        let Some((session, is_branch)) = session_of_ref(&name) else {
+            continue;
         };
-        let _g = hr.shared()?;
-        let mut out = Vec::new();
-        for (name, target) in refs(&hr.repo, &hr.git_dir)? {
-            let Some((session, _)) = session_of_ref(&name) else {
-                continue;
-            };
-            if session_exists(self, &session) {
-                continue;
-            }
-            let mut r = match hr.repo.find_reference(&name) {
-                Ok(r) if r.target() == Some(target) => r,
-                Ok(_) => continue,
-                Err(e) if e.code() == ErrorCode::NotFound => continue,
-                Err(e) => return Err(gerr(&hr.git_dir, &name, e)),
-            };
-            // libgit2 deletes only if the ref still has the target it was read with.
-            match r.delete() {
-                Ok(()) => {}
-                Err(e) if matches!(e.code(), ErrorCode::Locked | ErrorCode::Modified) => continue,
-                Err(e) => return Err(gerr(&hr.git_dir, &name, e)),
-            }
-            out.push(HistoryRef {
+        if is_branch {
+            out.branches += 1;
+        }
+        // Checked after the refs were listed: a session's log is created
+        // before its ref, so a ref seen without a log is not a new session.
+        if !session_exists(scope, &session) {
+            out.orphan_refs.push(HistoryRef {
                 session_id: session,
                 ref_name: name,
                 target: target.to_string(),
             });
+            continue;
         }
-        Ok(out)
+        let (chain, missing) = first_parent_chain(&repo, target);
+        if let Some(m) = missing {
+            out.broken_refs.push(BrokenRef {
+                session_id: session.clone(),
+                ref_name: name,
+                target: target.to_string(),
+                missing_commit: m.to_string(),
+            });
+        }
+        if is_branch {
+            chains.insert(session, chain);
+        }
     }
+    let empty = HashSet::new();
+    // A session deleted since its log was read took its branch along.
+    hashes.retain(|(session, _)| session_exists(scope, session));
+    for (session, found) in hashes {
+        let chain = chains.get(&session).unwrap_or(&empty);
+        for (message, hash) in found {
+            let reason = match parse_oid("checkpointHash", &hash) {
+                Err(_) => CheckpointProblem::NotASnapshotId,
+                Ok(oid) if chain.contains(&oid) => continue,
+                Ok(oid) if repo.find_commit(oid).is_err() => CheckpointProblem::Missing,
+                Ok(_) => CheckpointProblem::NotOnBranch,
+            };
+            out.dangling_checkpoints.push(DanglingCheckpoint {
+                session_id: session.clone(),
+                message_id: message,
+                checkpoint_hash: hash,
+                reason,
+            });
+        }
+    }
+    out.orphan_refs.sort_by(|a, b| a.ref_name.cmp(&b.ref_name));
+    out.broken_refs.sort_by(|a, b| a.ref_name.cmp(&b.ref_name));
+    Ok(out)
+}
+
+/// Delete the file-history refs (branches and pending restores) of sessions
+/// whose log no longer exists: a deleted session's history is garbage by
+/// design, and its objects go with the next `gc`. Returns the refs deleted.
+/// A ref that moved meanwhile, or is being updated, is left alone.
+pub(crate) fn prune_orphans(scope: &Scope) -> Result<Vec<HistoryRef>> {
+    let Some(mut hr) = HistoryRepo::open(scope, false)? else {
+        return Ok(Vec::new());
+    };
+    let _g = hr.shared()?;
+    let mut out = Vec::new();
+    for (name, target) in refs(&hr.repo, &hr.git_dir)? {
+        let Some((session, _)) = session_of_ref(&name) else {
+            continue;
+        };
+        if session_exists(scope, &session) {
+            continue;
+        }
+        let mut r = match hr.repo.find_reference(&name) {
+            Ok(r) if r.target() == Some(target) => r,
+            Ok(_) => continue,
+            Err(e) if e.code() == ErrorCode::NotFound => continue,
+            Err(e) => return Err(gerr(&hr.git_dir, &name, e)),
+        };
+        // libgit2 deletes only if the ref still has the target it was read with.
+        match r.delete() {
+            Ok(()) => {}
+            Err(e) if matches!(e.code(), ErrorCode::Locked | ErrorCode::Modified) => continue,
+            Err(e) => return Err(gerr(&hr.git_dir, &name, e)),
+        }
+        out.push(HistoryRef {
+            session_id: session,
+            ref_name: name,
+            target: target.to_string(),
+        });
+    }
+    Ok(out)
 }
 
 /// The session of a branch (`true`) or of a pending restore (`false`).
@@ -539,8 +530,8 @@ fn session_of_ref(name: &str) -> Option<(String, bool)> {
     }
 }
 
-fn session_exists(store: &Store, session_id: &str) -> bool {
-    store.log_path(session_id).is_ok_and(|p| p.exists())
+fn session_exists(scope: &Scope, session_id: &str) -> bool {
+    scope.layout.log_path(session_id).is_ok_and(|p| p.exists())
 }
 
 /// A shared `flock` on the repository's lock file, opened for reading only (and
@@ -578,7 +569,7 @@ fn first_parent_chain(repo: &Repository, tip: Oid) -> (HashSet<Oid>, Option<Oid>
 
 /// The `checkpointHash` strings of a log's messages (patches applied), by
 /// message id, in log order.
-fn checkpoint_hashes(log: &LoadedLog) -> Vec<(String, String)> {
+pub(crate) fn checkpoint_hashes(log: &LoadedLog) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for e in &log.entries {
         let patches = log.patches.get(&e.id);

@@ -18,6 +18,7 @@ mod maintenance;
 mod objects;
 pub(crate) mod project_fs;
 mod repo;
+mod reports;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
@@ -29,14 +30,31 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::format::layout::Layout;
 use crate::history::project_fs::{Block, Lookup, Node, ProjectPath, Root, StatKey, WriteKind};
-use crate::store::Store;
 
 use objects::{build_trees, commit_object, empty_tree_oid, root_tree, NewObjects};
 use repo::HistoryRepo;
 
-pub(crate) use maintenance::{create_branch, delete_branch, gc, sizes};
+pub(crate) use maintenance::{
+    check_links, checkpoint_hashes, create_branch, delete_branch, gc, prune_orphans, sizes,
+};
 pub(crate) use repo::git_dir_of;
+pub use reports::{
+    BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
+    HistoryRef,
+};
+
+/// What file history needs of a store: its layout, the project root whose
+/// files it snapshots, and whether its writes must be durable.
+#[derive(Debug, Clone)]
+pub(crate) struct Scope {
+    pub layout: Layout,
+    pub project_root: std::path::PathBuf,
+    pub durable: bool,
+    /// The store's clock, for commit times.
+    pub ids: std::sync::Arc<crate::format::ids::IdSource>,
+}
 
 /// The directory under the store directory that holds the repository.
 pub const DIR: &str = "file-history";
@@ -529,14 +547,14 @@ impl SessionHistory {
     /// is false.
     pub(crate) fn with<T>(
         &self,
-        store: &Store,
+        scope: &Scope,
         session_id: &str,
         create: bool,
         f: impl FnOnce(&mut Loaded) -> Result<T>,
     ) -> Result<Option<T>> {
         let mut g = self.0.lock();
         if g.is_none() {
-            match Loaded::load(store, session_id, create)? {
+            match Loaded::load(scope, session_id, create)? {
                 Some(l) => *g = Some(l),
                 None => return Ok(None),
             }
@@ -633,7 +651,7 @@ pub(crate) struct Applied {
 
 pub(crate) struct Loaded {
     hr: HistoryRepo,
-    store: Store,
+    scope: Scope,
     session_id: String,
     branch: String,
     pending: String,
@@ -675,8 +693,8 @@ fn now_ns() -> i128 {
 }
 
 impl Loaded {
-    fn load(store: &Store, session_id: &str, create: bool) -> Result<Option<Loaded>> {
-        let Some(mut hr) = HistoryRepo::open(store, create)? else {
+    fn load(scope: &Scope, session_id: &str, create: bool) -> Result<Option<Loaded>> {
+        let Some(mut hr) = HistoryRepo::open(scope, create)? else {
             return Ok(None);
         };
         let _g = hr.shared()?;
@@ -725,7 +743,7 @@ impl Loaded {
         }
         let loaded = Loaded {
             hr,
-            store: store.clone(),
+            scope: scope.clone(),
             session_id: session_id.to_string(),
             branch,
             pending,
@@ -774,7 +792,7 @@ impl Loaded {
     }
 
     fn root(&self) -> Result<Root> {
-        Root::open(self.store.project_root())
+        Root::open(&self.scope.project_root)
     }
 
     /// What is at `p`, as recorded, with what was read. With `reuse`, a file or
@@ -1462,8 +1480,10 @@ mod tests {
                 durability: d,
                 ..Default::default()
             };
-            let store = Store::open(&root, o).unwrap();
-            let hr = HistoryRepo::open(&store, true).unwrap().unwrap();
+            let store = crate::Store::open(&root, o).unwrap();
+            let hr = HistoryRepo::open(&store.history_scope(), true)
+                .unwrap()
+                .unwrap();
             let cfg = hr.repo.config().unwrap();
             let on = cfg.get_bool("core.fsyncObjectFiles").unwrap_or(false);
             assert_eq!(on, want, "{d:?}");

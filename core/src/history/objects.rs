@@ -125,7 +125,7 @@ pub(super) fn commit_object(
     reason: &str,
     l: &Loaded,
 ) -> Result<Oid> {
-    let secs = l.store.ids().now_ms() / 1000;
+    let secs = l.scope.ids.now_ms() / 1000;
     let mut text = format!("tree {tree}\n");
     if let Some(p) = parent {
         text.push_str(&format!("parent {p}\n"));

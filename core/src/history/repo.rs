@@ -18,7 +18,6 @@ use super::objects::NewObjects;
 use super::{gerr, DIR, PENDING_PREFIX};
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil;
-use crate::store::Store;
 
 pub(super) const GIT_DIR: &str = ".git";
 /// A config file added (at the highest level) to every handle of a store whose
@@ -55,8 +54,8 @@ pub(super) const MERGE_CHECK_EVERY: usize = 4;
 // ---------------------------------------------------------------------------
 // The repository.
 
-pub(crate) fn git_dir_of(store: &Store) -> PathBuf {
-    store.dir().join(DIR).join(GIT_DIR)
+pub(crate) fn git_dir_of(scope: &super::Scope) -> PathBuf {
+    scope.layout.dir.join(DIR).join(GIT_DIR)
 }
 
 /// An open handle on the internal repository, with its gc lock.
@@ -160,11 +159,11 @@ pub(super) fn open_repo(git_dir: &Path, durable: bool) -> Result<Repository> {
 }
 
 impl HistoryRepo {
-    /// Open the repository of `store`, creating it when `create` (else `None` if
+    /// Open the repository of a store, creating it when `create` (else `None` if
     /// there is none yet).
-    pub(crate) fn open(store: &Store, create: bool) -> Result<Option<HistoryRepo>> {
-        let git_dir = git_dir_of(store);
-        let durable = store.options().durability != crate::Durability::Never;
+    pub(crate) fn open(scope: &super::Scope, create: bool) -> Result<Option<HistoryRepo>> {
+        let git_dir = git_dir_of(scope);
+        let durable = scope.durable;
         if !git_dir.join("HEAD").exists() {
             if !create {
                 return Ok(None);

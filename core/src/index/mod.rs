@@ -12,10 +12,11 @@ use serde_json::{Map, Value};
 
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
+use crate::format::facts::{is_text_field, usage_in, usage_of, Facts, Written};
 use crate::format::records::{content_text_ref, kind};
 use crate::log::{self, ReadReport};
 
-pub const INDEX_FILE: &str = "sessions-index.json";
+pub(crate) use crate::format::layout::INDEX_FILE;
 pub const INDEX_VERSION: u64 = 1;
 pub const TITLE_CHARS: usize = 100;
 /// Longest text kept in an index entry's reply and reason fields.
@@ -465,39 +466,6 @@ impl IndexEntry {
     }
 }
 
-fn usage_of(m: &Map<String, Value>) -> Option<&Value> {
-    m.get("meta").and_then(|x| x.get("usage"))
-}
-
-/// The `usage` of a message's unparsed `meta`.
-pub(crate) fn usage_in(meta: Option<&str>) -> Option<Value> {
-    let meta = meta.filter(|m| m.contains("usage"))?;
-    match serde_json::from_str::<Value>(meta) {
-        Ok(Value::Object(mut m)) => m.remove("usage"),
-        _ => None,
-    }
-}
-
-/// What [`Fold`] takes from a message without parsing it whole.
-pub(crate) struct Facts<'a> {
-    pub id: &'a str,
-    pub role: Option<&'a str>,
-    pub timestamp: Option<&'a str>,
-    pub usage: Option<Value>,
-}
-
-impl<'a> Facts<'a> {
-    /// The facts of a message parsed whole; `None` without a string `id`.
-    pub fn of(m: &'a Map<String, Value>) -> Option<Facts<'a>> {
-        Some(Facts {
-            id: m.get("id")?.as_str()?,
-            role: m.get("role").and_then(Value::as_str),
-            timestamp: m.get("timestamp").and_then(Value::as_str),
-            usage: usage_of(m).cloned(),
-        })
-    }
-}
-
 /// Folds records into an index entry exactly as [`IndexEntry::apply`] does one
 /// by one, without parsing every message whole. A message's count, head, time and
 /// usage come from its [`Facts`]; the title from the first user message, parsed
@@ -702,52 +670,6 @@ impl LiveEntry {
         self.waiting_bytes = 0;
         &mut self.fold.entry
     }
-}
-
-/// What a writer's entry folds from a message it wrote ([`LiveEntry::message`]),
-/// taken from the host's fields without building the whole record again.
-pub(crate) struct Written {
-    role: &'static str,
-    timestamp: String,
-    usage: Option<Value>,
-    /// The fields a title, reply or tool call come from ([`TEXT_FIELDS`]), of
-    /// user and assistant messages only. A list, not a `Map`: most are never
-    /// looked at, and building a map hashed every key.
-    texts: Vec<(String, Value)>,
-    /// The length of its line.
-    bytes: usize,
-}
-
-/// The fields of a message [`IndexEntry::take_title`], [`IndexEntry::take_reply`]
-/// and [`IndexEntry::take_tool_call`] read.
-const TEXT_FIELDS: [&str; 3] = ["content", "contentParams", "messageParams"];
-
-impl Written {
-    /// `fields`: the message's fields other than those the store sets.
-    pub fn new(
-        role: &'static str,
-        timestamp: String,
-        mut fields: Vec<(String, Value)>,
-        bytes: usize,
-    ) -> Written {
-        let usage = fields
-            .iter()
-            .find(|(k, _)| k == "meta")
-            .and_then(|(_, m)| m.get("usage").cloned());
-        let keep_texts = matches!(role, "user" | "assistant");
-        fields.retain(|(k, _)| keep_texts && is_text_field(k));
-        Written {
-            role,
-            timestamp,
-            usage,
-            texts: fields,
-            bytes,
-        }
-    }
-}
-
-fn is_text_field(k: &str) -> bool {
-    TEXT_FIELDS.contains(&k)
 }
 
 /// The text fields of a message as a map, for [`IndexEntry::take_title`] and the

@@ -16,9 +16,6 @@ use serde::{Deserialize, Serialize};
 use crate::log::EntryFacts;
 use twox_hash::{XxHash3_128, XxHash3_64};
 
-/// The cache's file name in a session's sidecar directory `<id>/`.
-pub(crate) const FILE_NAME: &str = "log.structure";
-
 /// Its first bytes; the last digit is the layout's version.
 const MAGIC: &[u8; 8] = b"SKLOGST1";
 
@@ -130,10 +127,10 @@ pub(crate) fn read(path: &Path, log_len: u64) -> Option<Structure> {
 
 /// Replace the cache at `path` (creating the sidecar directory), without fsync:
 /// a cache lost or torn by a crash is detected and ignored.
-pub(crate) fn write(path: &Path, s: &Structure) -> crate::Result<()> {
+pub(crate) fn write(path: &Path, s: &Structure) -> crate::error::Result<()> {
     let mut bytes = MAGIC.to_vec();
     bytes = postcard::to_extend(s, bytes)
-        .map_err(|e| crate::Error::invalid(format!("structure cache: {e}")))?;
+        .map_err(|e| crate::error::Error::invalid(format!("structure cache: {e}")))?;
     let sum = XxHash3_64::oneshot(&bytes);
     bytes.extend_from_slice(&sum.to_le_bytes());
     if let Some(dir) = path.parent() {
@@ -193,7 +190,10 @@ mod tests {
     #[test]
     fn a_written_cache_reads_back_and_a_damaged_one_does_not() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s").join(FILE_NAME);
+        let path = dir
+            .path()
+            .join("s")
+            .join(crate::format::layout::STRUCTURE_CACHE_FILE);
         write(&path, &sample()).unwrap();
         assert_eq!(read(&path, 120), Some(sample()));
         // It claims more bytes than the log has: the log was cut or replaced.

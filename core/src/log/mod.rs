@@ -3,6 +3,7 @@
 //! reported, never silently dropped.
 
 pub(crate) mod cache;
+pub(crate) mod message;
 pub(crate) mod writer;
 
 use std::borrow::Cow;
@@ -433,20 +434,20 @@ impl Entry {
         &'a self,
         text: &'a str,
         parsed: &'a mut Option<Map<String, Value>>,
-    ) -> crate::index::Facts<'a> {
+    ) -> crate::format::facts::Facts<'a> {
         let f = &self.facts;
         if !f.exact {
             *parsed = serde_json::from_str(text).ok();
-            if let Some(facts) = parsed.as_ref().and_then(crate::index::Facts::of) {
+            if let Some(facts) = parsed.as_ref().and_then(crate::format::facts::Facts::of) {
                 return facts;
             }
         }
         let at = |s: Option<(u32, u32)>| s.and_then(|(a, b)| text.get(a as usize..b as usize));
-        crate::index::Facts {
+        crate::format::facts::Facts {
             id: &self.id,
             role: at(f.role),
             timestamp: at(f.timestamp),
-            usage: crate::index::usage_in(at(f.meta)),
+            usage: crate::format::facts::usage_in(at(f.meta)),
         }
     }
 }
@@ -838,11 +839,15 @@ impl<'p> Folder<'p> {
                 }
             }
             Some(kind::COMPACTION) => match serde_json::from_str::<Value>(text) {
-                Ok(v) if crate::ops::compaction::is_valid_record(&v) => {
+                Ok(v) if crate::format::records::is_valid_compaction(&v) => {
                     let sid = v["summaryId"].as_str().unwrap_or_default().to_string();
                     log.compactions.entry(sid).or_insert((line.offset, v));
                 }
-                _ => skip(report, line, crate::ops::compaction::RECORD_SHAPE.into()),
+                _ => skip(
+                    report,
+                    line,
+                    crate::format::records::COMPACTION_SHAPE.into(),
+                ),
             },
             Some(kind::STATE) | Some(kind::SUBAGENT) => {
                 log.record_offsets.push(line.offset);

@@ -15,14 +15,14 @@ use serde_json::{Map, Value};
 
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
+use crate::format::facts::Written;
 use crate::format::ids::IdSource;
 use crate::format::json;
 use crate::format::records::prepare_message;
 use crate::fsutil;
-use crate::index::Written;
+use crate::log::message::Message;
 use crate::log::{ReadReport, SkippedLine};
 use crate::options::Durability;
-use crate::view::Message;
 
 /// An open, locked log file.
 #[derive(Debug)]

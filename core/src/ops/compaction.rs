@@ -11,15 +11,6 @@ use crate::format::records::kind;
 use crate::store::session::Session;
 use crate::view::{token_count, tools, Message};
 
-pub(crate) const RECORD_SHAPE: &str =
-    "compaction record needs a string \"summaryId\", an array \"replaces\" and an array \"prefix\"";
-
-pub(crate) fn is_valid_record(v: &Value) -> bool {
-    v.get("summaryId").is_some_and(Value::is_string)
-        && v.get("replaces").is_some_and(Value::is_array)
-        && v.get("prefix").is_some_and(Value::is_array)
-}
-
 /// How to pick what to compact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

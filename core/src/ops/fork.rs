@@ -228,7 +228,7 @@ impl Store {
             }
         };
         if let Some(snapshot) = fork_snapshot(self, &loaded, &mut src, at.as_deref(), source)? {
-            crate::history::create_branch(self, &id, &snapshot)?;
+            crate::history::create_branch(self.history_scope(), &id, &snapshot)?;
         }
         entry.log_bytes = writer.len();
         let chain = Chain::new(at, on_path.iter().map(|s| s.to_string()).collect());
@@ -417,7 +417,7 @@ fn fork_snapshot(
             return Ok(Some(h.to_string()));
         }
     }
-    let git_dir = crate::history::git_dir_of(store);
+    let git_dir = crate::history::git_dir_of(store.history_scope());
     if !git_dir.exists() {
         return Ok(None);
     }

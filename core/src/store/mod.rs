@@ -14,27 +14,29 @@ use serde_json::Value;
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::format::ids::{validate_path_id, IdSource};
+use crate::format::layout::{subagents_dir_in, Layout, STRUCTURE_CACHE_FILE};
 use crate::format::project::project_code;
 use crate::fsutil;
+use crate::history::{GcPhase, GcProgress};
 use crate::index::journal::{self as journal, StoredIndex};
 use crate::index::{
     fold_log, IndexEdit, IndexEntry, IndexFile, WrittenEntries, INDEX_FILE, INDEX_VERSION,
 };
 use crate::log::{self, LoadedLog, ReadReport};
-use crate::ops::undo::{GcPhase, GcProgress};
 use crate::options::{Durability, StoreOptions};
 use crate::store::session::{CreateOptions, Session};
 use crate::view::{finish_model_view, Branch, Message, ModelViewOptions, TreeNode};
 
 /// Entries of a project directory that no session id may take.
-pub const RESERVED_NAMES: [&str; 2] = ["blobs", "file-history"];
 
 pub(crate) struct StoreInner {
     pub options: StoreOptions,
     pub root: PathBuf,
-    pub dir: PathBuf,
+    pub layout: Layout,
     pub code: String,
-    pub ids: IdSource,
+    pub ids: Arc<IdSource>,
+    /// What file history needs of this store, built once.
+    pub history: crate::history::Scope,
     pub blobs: BlobStore,
     /// The index as this handle last wrote it, reused while the file is still the
     /// one written (see [`IndexCache`]).
@@ -64,7 +66,7 @@ pub struct BlobGcReport {
 #[serde(rename_all = "camelCase")]
 pub struct StoreGcReport {
     #[serde(flatten)]
-    pub file_history: crate::GcReport,
+    pub file_history: crate::history::GcReport,
     pub blobs: BlobGcReport,
     pub temp_files: TempGcReport,
 }
@@ -236,7 +238,7 @@ pub struct Store {
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
-            .field("dir", &self.inner.dir)
+            .field("dir", &self.inner.layout.dir)
             .finish()
     }
 }
@@ -323,9 +325,15 @@ impl Store {
         let code = project_code(&root);
         let dir = home.join("projects").join(&code);
         fsutil::create_private_dir(&dir)?;
-        let ids = match options.deterministic {
+        let ids = Arc::new(match options.deterministic {
             Some(d) => IdSource::deterministic(d.start_ms, d.step_ms, d.seed),
             None => IdSource::System,
+        });
+        let history = crate::history::Scope {
+            layout: Layout::new(dir.clone()),
+            project_root: root.clone(),
+            durable: options.durability != Durability::Never,
+            ids: ids.clone(),
         };
         Ok(Store {
             inner: Arc::new(StoreInner {
@@ -334,8 +342,9 @@ impl Store {
                 blobs: BlobStore::new(&dir),
                 options,
                 root,
-                dir,
+                layout: Layout::new(dir),
                 code,
+                history,
                 ids,
             }),
         })
@@ -347,7 +356,7 @@ impl Store {
     }
     /// The directory holding this project's sessions.
     pub fn dir(&self) -> &Path {
-        &self.inner.dir
+        &self.inner.layout.dir
     }
     pub fn project_code(&self) -> &str {
         &self.inner.code
@@ -363,30 +372,48 @@ impl Store {
     }
 
     pub fn log_path(&self, id: &str) -> Result<PathBuf> {
-        validate_path_id("session id", id)?;
-        // A session's sidecar directory is named by its id: it must not be one of
-        // the store's own entries, nor look like another session's files.
-        if RESERVED_NAMES.contains(&id)
-            || [".jsonl", ".json", ".corrupt"]
-                .iter()
-                .any(|x| id.ends_with(x))
-        {
-            return Err(Error::invalid(format!(
-                "session id {id:?} is reserved (it names store files: {})",
-                RESERVED_NAMES.join(", ")
-            )));
-        }
-        Ok(self.inner.dir.join(format!("{id}.jsonl")))
+        self.inner.layout.log_path(id)
     }
     pub(crate) fn session_dir(&self, id: &str) -> PathBuf {
-        self.inner.dir.join(id)
+        self.inner.layout.session_dir(id)
     }
     pub fn index_path(&self) -> PathBuf {
-        self.inner.dir.join(INDEX_FILE)
+        self.inner.layout.index_path()
+    }
+    /// What file history needs of this store.
+    pub(crate) fn history_scope(&self) -> &crate::history::Scope {
+        &self.inner.history
+    }
+
+    /// Check the links between the session logs and the file history, reading
+    /// only: refs of sessions whose log is gone, refs whose chain of snapshots
+    /// reaches a missing commit, and `checkpointHash`es that name no snapshot of
+    /// their session. Takes no writer lock, so a busy session is checked too; it
+    /// waits only for a running `gc`.
+    pub fn check_file_history(&self) -> Result<crate::history::FileHistoryCheck> {
+        // The logs first: a checkpointHash is appended after its snapshot's commit
+        // and ref are written, so every hash read now is in the repository read
+        // after, unless it is lost.
+        let mut hashes = Vec::new();
+        for id in self.log_ids()? {
+            // An unreadable log is reported by the log checks; it names no hash.
+            if let Ok(view) = self.read_session(&id) {
+                hashes.push((id, crate::history::checkpoint_hashes(view.log())));
+            }
+        }
+        crate::history::check_links(self.history_scope(), hashes)
+    }
+
+    /// Delete the file-history refs (branches and pending restores) of sessions
+    /// whose log no longer exists: a deleted session's history is garbage by
+    /// design, and its objects go with the next `gc`. Returns the refs deleted.
+    /// A ref that moved meanwhile, or is being updated, is left alone.
+    pub fn prune_orphan_file_history(&self) -> Result<Vec<crate::history::HistoryRef>> {
+        crate::history::prune_orphans(self.history_scope())
     }
 
     pub(crate) fn project_lock(&self) -> Result<ProjectLock> {
-        let path = self.inner.dir.join(".lock");
+        let path = self.inner.layout.project_lock_path();
         let f = OpenOptions::new()
             .read(true)
             .write(true)
@@ -411,7 +438,7 @@ impl Store {
     ) -> Result<T> {
         let _lock = self.project_lock()?;
         let mut st = match self.inner.index_cache.lock().take() {
-            Some(mut c) => match c.catch_up(&self.inner.dir)? {
+            Some(mut c) => match c.catch_up(&self.inner.layout.dir)? {
                 true => c,
                 false => self.load_index_locked()?,
             },
@@ -439,7 +466,7 @@ impl Store {
             match (&st.journal, &st.index, st.idx.journal) {
                 (Some(j), _, Some(g)) => j
                     .sync_data()
-                    .at(&journal::journal_path(&self.inner.dir, g))?,
+                    .at(&journal::journal_path(&self.inner.layout.dir, g))?,
                 (None, Some((f, _)), _) => f.sync_all().at(&self.index_path())?,
                 _ => {}
             }
@@ -451,7 +478,7 @@ impl Store {
     /// The index and its journal, read under the project lock (held by the
     /// caller); rebuilt from the logs when the index is missing or unparseable.
     fn load_index_locked(&self) -> Result<IndexCache> {
-        match journal::load(&self.inner.dir, || Ok(()), |_| {}) {
+        match journal::load(&self.inner.layout.dir, || Ok(()), |_| {}) {
             Ok(Some(l)) => Ok(IndexCache::from_loaded(l)),
             Ok(None) | Err(Error::Corrupt(_)) => Ok(IndexCache {
                 idx: self.fold_all()?.0,
@@ -480,7 +507,7 @@ impl Store {
         let Some(generation) = st.idx.journal else {
             return Err(Error::Internal("journal append without a journal".into()));
         };
-        let path = journal::journal_path(&self.inner.dir, generation);
+        let path = journal::journal_path(&self.inner.layout.dir, generation);
         if st.journal.is_none() {
             let f = OpenOptions::new()
                 .read(true)
@@ -514,7 +541,7 @@ impl Store {
     /// older journals (under the project lock): a compaction. The journal itself
     /// is created by the first append.
     fn write_whole_index(&self, st: &mut IndexCache, sync: bool) -> Result<()> {
-        let dir = &self.inner.dir;
+        let dir = &self.inner.layout.dir;
         let path = self.index_path();
         let old = journal::journal_files(dir)?;
         let generation = old.iter().copied().chain(st.idx.journal).max().unwrap_or(0) + 1;
@@ -562,14 +589,14 @@ impl Store {
     /// their logs (see [`Store::list_sessions`]); `Ok(None)` when there is no
     /// index. Takes no lock, unless it keeps losing the race with compactions.
     pub fn read_index(&self) -> Result<Option<StoredIndex>> {
-        journal::read_stored(&self.inner.dir, || self.project_lock(), |_| {})
+        journal::read_stored(&self.inner.layout.dir, || self.project_lock(), |_| {})
     }
 
     /// Ids of every session log in the project directory.
     pub(crate) fn log_ids(&self) -> Result<Vec<String>> {
         let mut ids = Vec::new();
-        for d in fs::read_dir(&self.inner.dir).at(&self.inner.dir)? {
-            let d = d.at(&self.inner.dir)?;
+        for d in fs::read_dir(&self.inner.layout.dir).at(&self.inner.layout.dir)? {
+            let d = d.at(&self.inner.layout.dir)?;
             let name = d.file_name();
             let Some(name) = name.to_str() else { continue };
             if let Some(id) = name.strip_suffix(".jsonl") {
@@ -709,9 +736,9 @@ impl Store {
         };
         // The project directory; each directory in it (sessions' sidecars, the
         // blob store) and its `subagents/`; the blob store's `<hh>/`.
-        let mut dirs = vec![self.inner.dir.clone()];
-        for d in child_dirs(&self.inner.dir) {
-            dirs.push(d.join("subagents"));
+        let mut dirs = vec![self.inner.layout.dir.clone()];
+        for d in child_dirs(&self.inner.layout.dir) {
+            dirs.push(subagents_dir_in(&d));
             dirs.push(d);
         }
         dirs.extend(child_dirs(self.inner.blobs.dir()));
@@ -734,7 +761,7 @@ impl Store {
                 let name = name.to_str();
                 // An index journal the index no longer names: a compaction was cut
                 // short before removing it, or an older writer rewrote the index.
-                let stale_journal = d == self.inner.dir
+                let stale_journal = d == self.inner.layout.dir
                     && name
                         .and_then(journal::generation_of)
                         .is_some_and(|g| Some(g) != named_journal);
@@ -760,8 +787,8 @@ impl Store {
         // A structure cache outlives its log only when a reader wrote it while
         // the session was being deleted: it and its directory, if that is all
         // there is, go too.
-        for d in child_dirs(&self.inner.dir) {
-            let cache = d.join(crate::log::cache::FILE_NAME);
+        for d in child_dirs(&self.inner.layout.dir) {
+            let cache = d.join(STRUCTURE_CACHE_FILE);
             let mut log = d.clone().into_os_string();
             log.push(".jsonl");
             let Ok(m) = cache.symlink_metadata() else {
@@ -783,9 +810,9 @@ impl Store {
         for id in self.log_ids()? {
             out.push(self.log_path(&id)?);
         }
-        for d in fs::read_dir(&self.inner.dir).at(&self.inner.dir)? {
-            let d = d.at(&self.inner.dir)?;
-            let sub = d.path().join("subagents");
+        for d in fs::read_dir(&self.inner.layout.dir).at(&self.inner.layout.dir)? {
+            let d = d.at(&self.inner.layout.dir)?;
+            let sub = subagents_dir_in(&d.path());
             let Ok(rd) = fs::read_dir(&sub) else { continue };
             for f in rd {
                 let f = f.at(&sub)?;
@@ -946,7 +973,7 @@ impl Store {
 
     /// Where a session's structure cache lives (FORMAT.md §5.1).
     pub(crate) fn structure_cache_path(&self, id: &str) -> PathBuf {
-        self.session_dir(id).join(crate::log::cache::FILE_NAME)
+        self.inner.layout.structure_cache_path(id)
     }
 
     /// What goes to the model on resume. Reads the log from its end back to the
@@ -1001,7 +1028,7 @@ impl Store {
             Err(e) => return Err(Error::io(&dir, e)),
         }
         fsutil::remove_file_if_exists(&path)?;
-        crate::history::delete_branch(self, id)?;
+        crate::history::delete_branch(self.history_scope(), id)?;
         Ok(())
     }
 
@@ -1047,7 +1074,7 @@ impl Store {
     /// The subagents of a session, from their metadata files.
     pub fn list_subagents(&self, session_id: &str) -> Result<Vec<Value>> {
         self.log_path(session_id)?;
-        let dir = self.session_dir(session_id).join("subagents");
+        let dir = self.inner.layout.subagents_dir(session_id);
         let mut out = Vec::new();
         let rd = match fs::read_dir(&dir) {
             Ok(rd) => rd,
@@ -1082,12 +1109,7 @@ impl Store {
     }
 
     pub(crate) fn subagent_log_path(&self, session_id: &str, agent_id: &str) -> Result<PathBuf> {
-        validate_path_id("session id", session_id)?;
-        validate_path_id("agent id", agent_id)?;
-        Ok(self
-            .session_dir(session_id)
-            .join("subagents")
-            .join(format!("{agent_id}.jsonl")))
+        self.inner.layout.subagent_log_path(session_id, agent_id)
     }
 }
 

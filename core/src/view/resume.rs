@@ -78,7 +78,7 @@ impl Tail {
             }
             Some(kind::COMPACTION) => {
                 if let Ok(v) = serde_json::from_str::<Value>(text) {
-                    if crate::ops::compaction::is_valid_record(&v) {
+                    if crate::format::records::is_valid_compaction(&v) {
                         let sid = v["summaryId"].as_str().unwrap_or_default().to_string();
                         self.compactions.insert(sid, (offset, v));
                     }

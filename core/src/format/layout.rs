@@ -1,0 +1,84 @@
+//! Where everything of one project's store lives (docs/FORMAT.md §1): every path
+//! of the layout is built here, from the store directory, and nowhere else.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::ids::validate_path_id;
+
+/// The index file in the store directory.
+pub(crate) const INDEX_FILE: &str = "sessions-index.json";
+/// The structure cache's file name in a session's sidecar directory `<id>/`.
+pub(crate) const STRUCTURE_CACHE_FILE: &str = "log.structure";
+/// Subdirectory of a session's sidecar directory that holds its subagents.
+pub(crate) const SUBAGENTS_DIR: &str = "subagents";
+/// Names in the store directory that belong to the store, never to a session.
+pub const RESERVED_NAMES: [&str; 2] = ["blobs", "file-history"];
+
+/// The paths of one project's store directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    pub dir: PathBuf,
+}
+
+impl Layout {
+    pub fn new(dir: PathBuf) -> Layout {
+        Layout { dir }
+    }
+
+    /// A session's log, after checking that `id` may name files.
+    pub fn log_path(&self, id: &str) -> Result<PathBuf> {
+        validate_path_id("session id", id)?;
+        // A session's sidecar directory is named by its id: it must not be one of
+        // the store's own entries, nor look like another session's files.
+        if RESERVED_NAMES.contains(&id)
+            || [".jsonl", ".json", ".corrupt"]
+                .iter()
+                .any(|x| id.ends_with(x))
+        {
+            return Err(Error::invalid(format!(
+                "session id {id:?} is reserved (it names store files: {})",
+                RESERVED_NAMES.join(", ")
+            )));
+        }
+        Ok(self.dir.join(format!("{id}.jsonl")))
+    }
+
+    /// A session's sidecar directory `<id>/` (subagents, structure cache).
+    pub fn session_dir(&self, id: &str) -> PathBuf {
+        self.dir.join(id)
+    }
+
+    /// Where a session's structure cache lives (FORMAT.md §5.1).
+    pub fn structure_cache_path(&self, id: &str) -> PathBuf {
+        self.session_dir(id).join(STRUCTURE_CACHE_FILE)
+    }
+
+    /// The directory of a session's subagent logs.
+    pub fn subagents_dir(&self, session_id: &str) -> PathBuf {
+        subagents_dir_in(&self.session_dir(session_id))
+    }
+
+    /// A subagent's log, after checking both ids.
+    pub fn subagent_log_path(&self, session_id: &str, agent_id: &str) -> Result<PathBuf> {
+        validate_path_id("session id", session_id)?;
+        validate_path_id("agent id", agent_id)?;
+        Ok(self
+            .subagents_dir(session_id)
+            .join(format!("{agent_id}.jsonl")))
+    }
+
+    pub fn index_path(&self) -> PathBuf {
+        self.dir.join(INDEX_FILE)
+    }
+
+    /// The advisory lock for the index's read-modify-write.
+    pub fn project_lock_path(&self) -> PathBuf {
+        self.dir.join(".lock")
+    }
+}
+
+/// The subagents directory of a sidecar directory found by listing the store.
+pub(crate) fn subagents_dir_in(session_dir: &Path) -> PathBuf {
+    session_dir.join(SUBAGENTS_DIR)
+}

@@ -1,0 +1,74 @@
+//! A message of a view as hosts receive it: its JSON text, shared with the
+//! buffer it was read from where no later record changed it.
+
+use serde_json::{Map, Value};
+
+use crate::log::LineText;
+
+/// One message of a view, as a JSON object in text form. Messages that no later
+/// record changed are handed out exactly as stored, without re-serialising.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    id: String,
+    parent_id: Option<String>,
+    json: LineText,
+}
+
+impl Message {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn parent_id(&self) -> Option<&str> {
+        self.parent_id.as_deref()
+    }
+
+    /// The message as a JSON object text.
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// The message parsed.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(&self.json).unwrap_or(Value::Null)
+    }
+
+    pub(crate) fn from_shared(
+        id: String,
+        parent_id: Option<String>,
+        json: impl Into<LineText>,
+    ) -> Message {
+        Message {
+            id,
+            parent_id,
+            json: json.into(),
+        }
+    }
+
+    pub(crate) fn from_map(
+        id: String,
+        parent_id: Option<String>,
+        map: &Map<String, Value>,
+    ) -> Message {
+        Message {
+            id,
+            parent_id,
+            json: serde_json::to_string(map).unwrap_or_default().into(),
+        }
+    }
+}
+
+/// Join messages into one JSON array text (how views cross the C ABI).
+pub fn to_json_array(messages: &[Message]) -> String {
+    let mut out =
+        String::with_capacity(messages.iter().map(|m| m.json.len() + 1).sum::<usize>() + 2);
+    out.push('[');
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&m.json);
+    }
+    out.push(']');
+    out
+}
