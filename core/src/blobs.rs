@@ -52,7 +52,7 @@ impl BlobStore {
         Ok(self.dir.join(&sha256[..2]).join(&sha256[2..]))
     }
 
-    /// Store `bytes` once; durable before this returns when `sync` is set.
+    /// StoreCore `bytes` once; durable before this returns when `sync` is set.
     pub fn put(&self, bytes: &[u8], sync: bool) -> Result<BlobRef> {
         let sha = hex(&Sha256::digest(bytes));
         let path = self.path_of(&sha)?;

@@ -5,6 +5,7 @@
 //! messages. Views such as the active path are folds of those records. The byte
 //! format is specified in `docs/FORMAT.md`.
 
+mod api;
 mod blobs;
 mod error;
 mod format;
@@ -17,6 +18,7 @@ mod options;
 mod store;
 mod view;
 
+pub use api::{Session, SessionView, Store, Subagent};
 pub use error::{Error, ErrorKind, Result};
 pub use history::{
     BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
@@ -32,10 +34,8 @@ pub use log::{BrokenChain, ReadReport, SkippedLine};
 pub use ops::compaction::{CompactionPlan, CompactionPolicy};
 pub use ops::fork::ForkOptions;
 pub use options::{Deterministic, Durability, StoreOptions};
-pub use store::session::{CreateOptions, Session, Subagent};
-pub use store::{
-    BlobGcReport, RebuildReport, SessionView, Store, StoreGcReport, TempGcReport, BLOB_GC_GRACE,
-};
+pub use store::session::CreateOptions;
+pub use store::{BlobGcReport, RebuildReport, StoreGcReport, TempGcReport, BLOB_GC_GRACE};
 pub use view::{to_json_array, Branch, Message, ModelViewOptions, TreeNode};
 
 pub use format::project::project_code;

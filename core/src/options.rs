@@ -1,4 +1,4 @@
-//! Store options. They also cross the bindings as JSON (camelCase keys), so unknown
+//! StoreCore options. They also cross the bindings as JSON (camelCase keys), so unknown
 //! keys are an error rather than silently ignored.
 
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! Store-wide operations on the file history: deleting and creating branches,
+//! StoreCore-wide operations on the file history: deleting and creating branches,
 //! garbage collection, size reports, and the check of the links between the
 //! session logs and the repository.
 
@@ -24,7 +24,7 @@ use crate::history::{
 use crate::log::LoadedLog;
 
 // ---------------------------------------------------------------------------
-// Store-wide operations.
+// StoreCore-wide operations.
 
 /// Delete a session's branch (and a pending restore of it). Called with the
 /// session's writer lock held, when the session is deleted or pruned.

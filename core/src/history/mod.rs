@@ -188,11 +188,11 @@ pub struct RewindResult {
     /// The snapshot restored (none for a conversation-only rewind).
     pub snapshot: Option<String>,
     /// A snapshot of the files as they were just before the restore: restoring it
-    /// (`Session::restore_snapshot`) undoes the file side of this rewind.
+    /// (`SessionCore::restore_snapshot`) undoes the file side of this rewind.
     pub undo_snapshot: Option<String>,
     /// The snapshot taken after the restore.
     pub snapshot_after: Option<String>,
-    /// The head before the rewind: `Session::set_head(previous_head)` undoes the
+    /// The head before the rewind: `SessionCore::set_head(previous_head)` undoes the
     /// conversation side.
     pub previous_head: Option<String>,
     /// The head after the rewind.
@@ -310,7 +310,7 @@ fn gerr(git_dir: &Path, what: &str, e: git2::Error) -> Error {
     }
 }
 
-/// The branch of a session. Session ids are `[A-Za-z0-9._-]`; `.` is written
+/// The branch of a session. SessionCore ids are `[A-Za-z0-9._-]`; `.` is written
 /// `%2E` so that every id is a valid ref name (git refuses `..` and `.lock`).
 pub(crate) fn branch_ref(session_id: &str) -> String {
     format!("{BRANCH_PREFIX}{}", session_id.replace('.', "%2E"))
@@ -1480,8 +1480,8 @@ mod tests {
                 durability: d,
                 ..Default::default()
             };
-            let store = crate::Store::open(&root, o).unwrap();
-            let hr = HistoryRepo::open(&store.history_scope(), true)
+            let store = crate::store::StoreCore::open(&root, o).unwrap();
+            let hr = HistoryRepo::open(store.history_scope(), true)
                 .unwrap()
                 .unwrap();
             let cfg = hr.repo.config().unwrap();

@@ -37,7 +37,7 @@ pub struct FileHistoryCheck {
     /// Whether the store has a file-history repository (made by the first
     /// snapshot, never deleted).
     pub exists: bool,
-    /// Session branches in the repository.
+    /// SessionCore branches in the repository.
     pub branches: usize,
     /// Refs of sessions whose log no longer exists: garbage, which
     /// [`crate::Store::prune_orphan_file_history`] deletes.

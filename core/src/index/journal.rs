@@ -337,7 +337,11 @@ mod tests {
     /// Three sessions, one renamed and one deleted since the last compaction (so
     /// only the journal has those), and the store's handle; another handle
     /// compacts.
-    fn store_with_a_journal() -> (tempfile::TempDir, tempfile::TempDir, crate::Store) {
+    fn store_with_a_journal() -> (
+        tempfile::TempDir,
+        tempfile::TempDir,
+        crate::store::StoreCore,
+    ) {
         let home = tempfile::tempdir().unwrap();
         let project = tempfile::tempdir().unwrap();
         let o = crate::StoreOptions {
@@ -345,7 +349,7 @@ mod tests {
             max_sessions: 0,
             ..crate::StoreOptions::default()
         };
-        let store = crate::Store::open(project.path(), o).unwrap();
+        let store = crate::store::StoreCore::open(project.path(), o).unwrap();
         let mut ids = Vec::new();
         for i in 0..3 {
             let s = store
@@ -366,7 +370,7 @@ mod tests {
     fn a_reader_that_loses_the_race_with_a_compaction_gets_every_entry() {
         let (_home, project, store) = store_with_a_journal();
         let dir = store.dir().to_path_buf();
-        let other = crate::Store::open(project.path(), store.options().clone()).unwrap();
+        let other = crate::store::StoreCore::open(project.path(), store.options().clone()).unwrap();
         let read = |between: &mut dyn FnMut(u32)| {
             read_stored(&dir, || other.project_lock(), between)
                 .unwrap()

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::format::records::kind;
-use crate::store::session::Session;
+use crate::store::session::SessionCore;
 use crate::view::{token_count, tools, Message};
 
 /// How to pick what to compact.
@@ -47,7 +47,7 @@ impl CompactionPolicy {
 }
 
 /// What the policy picked: the host summarises `messages` and passes `replaces`
-/// back to [`Session::apply_compaction`].
+/// back to [`SessionCore::apply_compaction`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionPlan {
@@ -164,9 +164,12 @@ fn check_run(items: &[Map<String, Value>], replaces: &[String]) -> Result<(usize
     Ok((start, end))
 }
 
-impl Session {
+impl SessionCore {
     /// Ask the policy what to compact. Changes nothing.
-    pub fn select_compaction(&self, policy: &CompactionPolicy) -> Result<Option<CompactionPlan>> {
+    pub(crate) fn select_compaction(
+        &self,
+        policy: &CompactionPolicy,
+    ) -> Result<Option<CompactionPlan>> {
         let view = self.read()?;
         let items = view.log().model_items()?;
         let Some((a, b)) = select(&items, policy) else {
@@ -191,7 +194,7 @@ impl Session {
     /// Replace `replaces` (a contiguous run of the model view) by `summary` in the
     /// model's view. Appends an invisible system summary message and a compaction
     /// record in one write; returns the summary message.
-    pub fn apply_compaction(&self, replaces: &[String], summary: Value) -> Result<Message> {
+    pub(crate) fn apply_compaction(&self, replaces: &[String], summary: Value) -> Result<Message> {
         if !(summary.is_string() || summary.is_array()) {
             return Err(Error::invalid(
                 "a compaction summary must be a string or an array of content blocks",

@@ -14,8 +14,8 @@ use crate::index::{Fold, IndexEntry, Lineage};
 use crate::log;
 use crate::log::writer::{Chain, LogWriter};
 use crate::options::Durability;
-use crate::store::session::Session;
-use crate::store::Store;
+use crate::store::session::SessionCore;
+use crate::store::StoreCore;
 
 /// Options for a fork.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -105,11 +105,11 @@ fn copy_rewritten(from: &Path, to: &Path, old: &str, new: &str, sync: bool) -> R
 /// How much of a fork's log is written at a time.
 const FORK_WRITE_BYTES: usize = 1 << 20;
 
-impl Store {
+impl StoreCore {
     /// Fork `source` (whole, or at `options.at`) into a new session. Reads the
     /// source without locking it, so a session another process is writing can be
     /// forked; the fork sees the source as of its last complete line.
-    pub fn fork_session(&self, source: &str, options: ForkOptions) -> Result<Session> {
+    pub(crate) fn fork_session(&self, source: &str, options: ForkOptions) -> Result<SessionCore> {
         // The source as an outline: its structure, not its 50 MiB of text, which
         // is read back a window at a time as it is copied.
         let (loaded, src_file) = self.load_session_outline(source)?;
@@ -232,7 +232,7 @@ impl Store {
         }
         entry.log_bytes = writer.len();
         let chain = Chain::new(at, on_path.iter().map(|s| s.to_string()).collect());
-        Session::started(self, id, writer, chain, entry)
+        SessionCore::started(self, id, writer, chain, entry)
     }
 
     /// Write a fork's sidechains and log (`header`, then the records on `path`
@@ -394,7 +394,7 @@ impl SourceLines {
 /// The snapshot of the files as they were at the fork point: the one taken before
 /// the next user input that followed it in the source, else the source's latest.
 fn fork_snapshot(
-    store: &Store,
+    store: &StoreCore,
     loaded: &log::LoadedLog,
     src: &mut SourceLines,
     at: Option<&str>,

@@ -1,6 +1,6 @@
 //! Operations: what a host does with a session beyond appending — compaction,
 //! fork, undo and rewind. Each builds on the store and session layer and is
-//! reached through the public handles (`Store`, `Session`).
+//! reached through the public handles (`StoreCore`, `SessionCore`).
 
 pub(crate) mod compaction;
 pub(crate) mod fork;

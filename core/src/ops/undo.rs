@@ -14,8 +14,8 @@ use crate::history::{
     snapshot_id, ExternalChange, GcReport, HistorySizeReport, Loaded, RewindMode, RewindPlan,
     RewindResult, UndoCandidate,
 };
-use crate::store::session::Session;
-use crate::store::Store;
+use crate::store::session::SessionCore;
+use crate::store::StoreCore;
 use crate::view::Message;
 
 const PREVIEW_CHARS: usize = 100;
@@ -35,7 +35,7 @@ fn preview(msg: &Value) -> String {
     text.chars().take(PREVIEW_CHARS).collect()
 }
 
-impl Session {
+impl SessionCore {
     fn history<T>(
         &self,
         create: bool,
@@ -56,7 +56,7 @@ impl Session {
     /// Append a user message, taking a snapshot of the tracked files first. The
     /// snapshot id is stored as the message's `checkpointHash`; `role` defaults to
     /// `user` and may not be anything else.
-    pub fn user_input(&self, message: Value) -> Result<Message> {
+    pub(crate) fn user_input(&self, message: Value) -> Result<Message> {
         let Value::Object(mut m) = message else {
             return Err(Error::invalid("a user input must be a JSON object"));
         };
@@ -85,16 +85,16 @@ impl Session {
 
     /// Record that the agent's tools read these files (paths relative to the
     /// project root, or absolute inside it), so that
-    /// [`Session::external_changes`] can tell whether they changed since. The
+    /// [`SessionCore::external_changes`] can tell whether they changed since. The
     /// marks are kept with the session's next snapshot.
-    pub fn track_read(&self, paths: &[impl AsRef<Path>]) -> Result<()> {
+    pub(crate) fn track_read(&self, paths: &[impl AsRef<Path>]) -> Result<()> {
         let paths = self.paths(paths)?;
         self.history(true, |h| h.track_read(&paths)).map(drop)
     }
 
     /// Track these files and snapshot every tracked file, before a tool edits
     /// them. Returns the snapshot id.
-    pub fn before_edit(&self, paths: &[impl AsRef<Path>]) -> Result<String> {
+    pub(crate) fn before_edit(&self, paths: &[impl AsRef<Path>]) -> Result<String> {
         let paths = self.paths(paths)?;
         let o = self.history(true, |h| h.snapshot("before-edit", &paths, false))?;
         Ok(o.map(|o| o.to_string()).unwrap_or_default())
@@ -102,21 +102,21 @@ impl Session {
 
     /// Snapshot every tracked file after a tool edited `paths` (tracked from now
     /// on if they were not). What the tool wrote counts as read by the agent.
-    pub fn after_edit(&self, paths: &[impl AsRef<Path>]) -> Result<String> {
+    pub(crate) fn after_edit(&self, paths: &[impl AsRef<Path>]) -> Result<String> {
         let paths = self.paths(paths)?;
         let o = self.history(true, |h| h.snapshot("after-edit", &paths, true))?;
         Ok(o.map(|o| o.to_string()).unwrap_or_default())
     }
 
     /// The files this session tracks (paths relative to the project root).
-    pub fn tracked_files(&self) -> Result<Vec<String>> {
+    pub(crate) fn tracked_files(&self) -> Result<Vec<String>> {
         Ok(self
             .history(false, |h| Ok(h.tracked()))?
             .unwrap_or_default())
     }
 
     /// The session's latest snapshot, if it has one.
-    pub fn last_snapshot(&self) -> Result<Option<String>> {
+    pub(crate) fn last_snapshot(&self) -> Result<Option<String>> {
         Ok(self
             .history(false, |h| Ok(h.tip()))?
             .flatten()
@@ -125,7 +125,10 @@ impl Session {
 
     /// For each path: whether the file changed on disk since the agent last read
     /// or edited it (compared by content hash).
-    pub fn external_changes(&self, paths: &[impl AsRef<Path>]) -> Result<Vec<ExternalChange>> {
+    pub(crate) fn external_changes(
+        &self,
+        paths: &[impl AsRef<Path>],
+    ) -> Result<Vec<ExternalChange>> {
         let paths = self.paths(paths)?;
         Ok(self
             .history(true, |h| h.external_changes(&paths))?
@@ -134,7 +137,7 @@ impl Session {
 
     /// Fail with `Conflict`, naming the files, if any of `paths` changed on disk
     /// since the agent read it. Files never read pass.
-    pub fn ensure_unchanged_since_read(&self, paths: &[impl AsRef<Path>]) -> Result<()> {
+    pub(crate) fn ensure_unchanged_since_read(&self, paths: &[impl AsRef<Path>]) -> Result<()> {
         use crate::history::ChangeStatus as S;
         let changed: Vec<String> = self
             .external_changes(paths)?
@@ -161,7 +164,7 @@ impl Session {
 
     /// The visible, uncompacted user messages of the active path, oldest first,
     /// each with whether its files can be restored and the changes since.
-    pub fn undo_candidates(&self) -> Result<Vec<UndoCandidate>> {
+    pub(crate) fn undo_candidates(&self) -> Result<Vec<UndoCandidate>> {
         let view = self.read()?.ui_view()?;
         let mut msgs = Vec::new();
         for m in view {
@@ -252,7 +255,7 @@ impl Session {
 
     /// The dry run of rewinding the files to before a user message: for each file,
     /// restore, recreate or delete, and any conflict. Changes nothing.
-    pub fn rewind_plan(&self, message_id: &str) -> Result<RewindPlan> {
+    pub(crate) fn rewind_plan(&self, message_id: &str) -> Result<RewindPlan> {
         let (_, snap) = self.rewind_target(message_id)?;
         let snap = Self::require_snapshot(message_id, snap)?;
         self.plan_for(snap, Some(message_id))
@@ -273,7 +276,12 @@ impl Session {
     /// files, if any changed outside the agent since the last snapshot, unless
     /// `force`); `Conversation` and `Both` then move the head to the message's
     /// parent. The result says how to undo it.
-    pub fn rewind(&self, message_id: &str, mode: RewindMode, force: bool) -> Result<RewindResult> {
+    pub(crate) fn rewind(
+        &self,
+        message_id: &str,
+        mode: RewindMode,
+        force: bool,
+    ) -> Result<RewindResult> {
         let (parent, snap) = self.rewind_target(message_id)?;
         let previous_head = self.head();
         let mut out = RewindResult {
@@ -307,14 +315,14 @@ impl Session {
 
     /// The dry run of restoring the tracked files to any snapshot of this
     /// session (e.g. a rewind's `undoSnapshot`).
-    pub fn snapshot_plan(&self, snapshot: &str) -> Result<RewindPlan> {
+    pub(crate) fn snapshot_plan(&self, snapshot: &str) -> Result<RewindPlan> {
         let snap = snapshot_id("snapshot", snapshot)?;
         self.plan_for(snap, None)
     }
 
     /// Restore the tracked files to a snapshot of this session, with the same
     /// checks as a rewind. Restoring a rewind's `undoSnapshot` undoes it.
-    pub fn restore_snapshot(&self, snapshot: &str, force: bool) -> Result<RewindResult> {
+    pub(crate) fn restore_snapshot(&self, snapshot: &str, force: bool) -> Result<RewindResult> {
         let snap = snapshot_id("snapshot", snapshot)?;
         let head = self.head();
         let mut out = RewindResult {
@@ -362,16 +370,16 @@ impl Session {
     }
 }
 
-impl Store {
+impl StoreCore {
     /// Remove file-history objects that no session's branch reaches, and report
     /// the bytes freed.
-    pub fn gc(&self) -> Result<GcReport> {
+    pub(crate) fn gc(&self) -> Result<GcReport> {
         self.gc_with_progress(&mut |_| {})
     }
 
-    /// [`Store::gc`], telling `progress` how far each phase got (for a progress
+    /// [`StoreCore::gc`], telling `progress` how far each phase got (for a progress
     /// bar). Called on this thread.
-    pub fn gc_with_progress(
+    pub(crate) fn gc_with_progress(
         &self,
         progress: &mut dyn FnMut(crate::history::GcProgress),
     ) -> Result<GcReport> {
@@ -379,14 +387,14 @@ impl Store {
     }
 
     /// The size of each session's file history.
-    pub fn file_history_sizes(&self) -> Result<HistorySizeReport> {
+    pub(crate) fn file_history_sizes(&self) -> Result<HistorySizeReport> {
         crate::history::sizes(self.history_scope())
     }
 
     /// Start the file-history branch of `session_id` at `snapshot` (for a fork:
     /// the snapshot of the message forked at). Fails with `Conflict` if the
     /// session already has a branch.
-    pub fn branch_file_history(&self, session_id: &str, snapshot: &str) -> Result<()> {
+    pub(crate) fn branch_file_history(&self, session_id: &str, snapshot: &str) -> Result<()> {
         crate::format::ids::validate_path_id("session id", session_id)?;
         crate::history::create_branch(self.history_scope(), session_id, snapshot)
     }

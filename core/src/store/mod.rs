@@ -24,10 +24,8 @@ use crate::index::{
 };
 use crate::log::{self, LoadedLog, ReadReport};
 use crate::options::{Durability, StoreOptions};
-use crate::store::session::{CreateOptions, Session};
+use crate::store::session::{CreateOptions, SessionCore};
 use crate::view::{finish_model_view, Branch, Message, ModelViewOptions, TreeNode};
-
-/// Entries of a project directory that no session id may take.
 
 pub(crate) struct StoreInner {
     pub options: StoreOptions,
@@ -45,10 +43,10 @@ pub(crate) struct StoreInner {
     written_entries: parking_lot::Mutex<WrittenEntries>,
 }
 
-/// How old an unreferenced blob must be before [`Store::gc_blobs`] deletes it.
+/// How old an unreferenced blob must be before [`StoreCore::gc_blobs`] deletes it.
 pub const BLOB_GC_GRACE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
-/// What [`Store::gc_blobs`] did.
+/// What [`StoreCore::gc_blobs`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BlobGcReport {
@@ -60,7 +58,7 @@ pub struct BlobGcReport {
     pub kept_young: usize,
 }
 
-/// What [`Store::gc_all`] did: the file history's report, with the blobs' and
+/// What [`StoreCore::gc_all`] did: the file history's report, with the blobs' and
 /// the temp files' beside it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -71,7 +69,7 @@ pub struct StoreGcReport {
     pub temp_files: TempGcReport,
 }
 
-/// What [`Store::gc_temp_files`] did.
+/// What [`StoreCore::gc_temp_files`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TempGcReport {
@@ -231,11 +229,11 @@ impl IndexCache {
 
 /// The sessions of one project. Cheap to clone; safe to share between threads.
 #[derive(Clone)]
-pub struct Store {
+pub(crate) struct StoreCore {
     pub(crate) inner: Arc<StoreInner>,
 }
 
-impl std::fmt::Debug for Store {
+impl std::fmt::Debug for StoreCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
             .field("dir", &self.inner.layout.dir)
@@ -255,48 +253,48 @@ pub struct RebuildReport {
 /// A read-only view of a session loaded from disk. Takes no lock, never blocks a
 /// writer, and reflects the log as it was when it was read.
 #[derive(Debug)]
-pub struct SessionView {
+pub(crate) struct ViewCore {
     pub(crate) log: LoadedLog,
     pub(crate) blobs: BlobStore,
 }
 
-impl SessionView {
-    pub fn active_path(&self) -> Result<Vec<Message>> {
+impl ViewCore {
+    pub(crate) fn active_path(&self) -> Result<Vec<Message>> {
         self.log.active_path(&self.blobs)
     }
-    pub fn ui_view(&self) -> Result<Vec<Message>> {
+    pub(crate) fn ui_view(&self) -> Result<Vec<Message>> {
         self.log.ui_view(&self.blobs)
     }
-    pub fn message(&self, id: &str) -> Result<Message> {
+    pub(crate) fn message(&self, id: &str) -> Result<Message> {
         self.log.message(id, &self.blobs)
     }
-    pub fn head(&self) -> Option<&str> {
+    pub(crate) fn head(&self) -> Option<&str> {
         self.log.head.as_deref()
     }
-    pub fn header(&self) -> Option<&serde_json::Map<String, Value>> {
+    pub(crate) fn header(&self) -> Option<&serde_json::Map<String, Value>> {
         self.log.header.as_ref()
     }
-    pub fn report(&self) -> &ReadReport {
+    pub(crate) fn report(&self) -> &ReadReport {
         &self.log.report
     }
-    pub fn message_count(&self) -> usize {
+    pub(crate) fn message_count(&self) -> usize {
         self.log.message_count()
     }
     /// State and subagent records in log order.
-    pub fn records(&self) -> &[Value] {
+    pub(crate) fn records(&self) -> &[Value] {
         self.log.other_records()
     }
-    pub fn log(&self) -> &LoadedLog {
+    pub(crate) fn log(&self) -> &LoadedLog {
         &self.log
     }
     /// What goes to the model (folded from the whole log).
-    pub fn model_view(&self, opts: &ModelViewOptions) -> Result<Vec<Message>> {
+    pub(crate) fn model_view(&self, opts: &ModelViewOptions) -> Result<Vec<Message>> {
         self.log.model_view(opts, &self.blobs)
     }
-    pub fn tree(&self) -> Result<Vec<TreeNode>> {
+    pub(crate) fn tree(&self) -> Result<Vec<TreeNode>> {
         self.log.tree()
     }
-    pub fn branches(&self) -> Result<Vec<Branch>> {
+    pub(crate) fn branches(&self) -> Result<Vec<Branch>> {
         self.log.branches()
     }
 }
@@ -304,9 +302,9 @@ impl SessionView {
 /// An exclusive hold on the project lock; released on drop.
 pub(crate) struct ProjectLock(#[allow(dead_code)] File);
 
-impl Store {
+impl StoreCore {
     /// Open (creating if needed) the store of the project rooted at `project_root`.
-    pub fn open(project_root: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
+    pub(crate) fn open(project_root: impl AsRef<Path>, options: StoreOptions) -> Result<StoreCore> {
         options.validate()?;
         let given = project_root.as_ref();
         let root = fs::canonicalize(given).map_err(|e| match e.kind() {
@@ -335,7 +333,7 @@ impl Store {
             durable: options.durability != Durability::Never,
             ids: ids.clone(),
         };
-        Ok(Store {
+        Ok(StoreCore {
             inner: Arc::new(StoreInner {
                 index_cache: parking_lot::Mutex::new(None),
                 written_entries: parking_lot::Mutex::new(WrittenEntries::default()),
@@ -351,33 +349,33 @@ impl Store {
     }
 
     /// The canonical project root.
-    pub fn project_root(&self) -> &Path {
+    pub(crate) fn project_root(&self) -> &Path {
         &self.inner.root
     }
     /// The directory holding this project's sessions.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.inner.layout.dir
     }
-    pub fn project_code(&self) -> &str {
+    pub(crate) fn project_code(&self) -> &str {
         &self.inner.code
     }
-    pub fn options(&self) -> &StoreOptions {
+    pub(crate) fn options(&self) -> &StoreOptions {
         &self.inner.options
     }
-    pub fn blobs(&self) -> &BlobStore {
+    pub(crate) fn blobs(&self) -> &BlobStore {
         &self.inner.blobs
     }
     pub(crate) fn ids(&self) -> &IdSource {
         &self.inner.ids
     }
 
-    pub fn log_path(&self, id: &str) -> Result<PathBuf> {
+    pub(crate) fn log_path(&self, id: &str) -> Result<PathBuf> {
         self.inner.layout.log_path(id)
     }
     pub(crate) fn session_dir(&self, id: &str) -> PathBuf {
         self.inner.layout.session_dir(id)
     }
-    pub fn index_path(&self) -> PathBuf {
+    pub(crate) fn index_path(&self) -> PathBuf {
         self.inner.layout.index_path()
     }
     /// What file history needs of this store.
@@ -390,7 +388,7 @@ impl Store {
     /// reaches a missing commit, and `checkpointHash`es that name no snapshot of
     /// their session. Takes no writer lock, so a busy session is checked too; it
     /// waits only for a running `gc`.
-    pub fn check_file_history(&self) -> Result<crate::history::FileHistoryCheck> {
+    pub(crate) fn check_file_history(&self) -> Result<crate::history::FileHistoryCheck> {
         // The logs first: a checkpointHash is appended after its snapshot's commit
         // and ref are written, so every hash read now is in the repository read
         // after, unless it is lost.
@@ -408,7 +406,7 @@ impl Store {
     /// whose log no longer exists: a deleted session's history is garbage by
     /// design, and its objects go with the next `gc`. Returns the refs deleted.
     /// A ref that moved meanwhile, or is being updated, is left alone.
-    pub fn prune_orphan_file_history(&self) -> Result<Vec<crate::history::HistoryRef>> {
+    pub(crate) fn prune_orphan_file_history(&self) -> Result<Vec<crate::history::HistoryRef>> {
         crate::history::prune_orphans(self.history_scope())
     }
 
@@ -586,9 +584,9 @@ impl Store {
 
     /// The index as stored: the index file with its journal applied (and what
     /// reading the journal found), the entries as written, not checked against
-    /// their logs (see [`Store::list_sessions`]); `Ok(None)` when there is no
+    /// their logs (see [`StoreCore::list_sessions`]); `Ok(None)` when there is no
     /// index. Takes no lock, unless it keeps losing the race with compactions.
-    pub fn read_index(&self) -> Result<Option<StoredIndex>> {
+    pub(crate) fn read_index(&self) -> Result<Option<StoredIndex>> {
         journal::read_stored(&self.inner.layout.dir, || self.project_lock(), |_| {})
     }
 
@@ -637,7 +635,7 @@ impl Store {
     /// [`BLOB_GC_GRACE`] is kept even when unreferenced: a writer stores (or
     /// touches, when it reuses one) a blob before it writes the line that refers
     /// to it, so an append in flight never loses its blob. Takes no lock.
-    pub fn gc_blobs(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<BlobGcReport> {
+    pub(crate) fn gc_blobs(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<BlobGcReport> {
         let started = std::time::SystemTime::now();
         let blobs = self.inner.blobs.files()?;
         let mut report = BlobGcReport {
@@ -704,11 +702,11 @@ impl Store {
     }
 
     /// Every garbage collection of the project: file-history objects no branch
-    /// reaches ([`Store::gc_with_progress`]), blobs no log refers to
-    /// ([`Store::gc_blobs`]) and temp files a crash left
-    /// ([`Store::gc_temp_files`]), in that order. What `sessionkit gc` and
+    /// reaches ([`StoreCore::gc_with_progress`]), blobs no log refers to
+    /// ([`StoreCore::gc_blobs`]) and temp files a crash left
+    /// ([`StoreCore::gc_temp_files`]), in that order. What `sessionkit gc` and
     /// `sk_store_gc` run.
-    pub fn gc_all(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<StoreGcReport> {
+    pub(crate) fn gc_all(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<StoreGcReport> {
         Ok(StoreGcReport {
             file_history: self.gc_with_progress(progress)?,
             blobs: self.gc_blobs(progress)?,
@@ -723,7 +721,7 @@ impl Store {
     /// holds its temp file for milliseconds, so one older than [`BLOB_GC_GRACE`]
     /// is garbage; younger ones are kept. Also deletes a structure cache whose
     /// session log is gone (FORMAT.md §5.1). Takes no lock; never follows a link.
-    pub fn gc_temp_files(&self) -> Result<TempGcReport> {
+    pub(crate) fn gc_temp_files(&self) -> Result<TempGcReport> {
         let cutoff = std::time::SystemTime::now() - BLOB_GC_GRACE;
         let child_dirs = |dir: &Path| -> Vec<PathBuf> {
             let Ok(rd) = fs::read_dir(dir) else {
@@ -828,7 +826,7 @@ impl Store {
     }
 
     /// Rebuild the index from the session logs, replacing whatever was there.
-    pub fn rebuild_index(&self) -> Result<RebuildReport> {
+    pub(crate) fn rebuild_index(&self) -> Result<RebuildReport> {
         let _lock = self.project_lock()?;
         self.inner.index_cache.lock().take();
         let (idx, problems) = self.fold_all()?;
@@ -853,7 +851,7 @@ impl Store {
     /// The project's sessions, newest first. Entries whose log changed since they
     /// were written (a writer that has not flushed, a crash) are refolded from the
     /// log, and the refreshed entries written back.
-    pub fn list_sessions(&self) -> Result<Vec<IndexEntry>> {
+    pub(crate) fn list_sessions(&self) -> Result<Vec<IndexEntry>> {
         let idx = match self.read_index() {
             Ok(Some(stored)) => stored.index,
             Ok(None) | Err(Error::Corrupt(_)) => return self.refresh_index(),
@@ -917,7 +915,7 @@ impl Store {
     }
 
     /// One session's index entry (refreshed from its log if stale).
-    pub fn session_entry(&self, id: &str) -> Result<IndexEntry> {
+    pub(crate) fn session_entry(&self, id: &str) -> Result<IndexEntry> {
         let path = self.log_path(id)?;
         if !path.exists() {
             return Err(Error::NotFound(format!("session {id}")));
@@ -930,7 +928,7 @@ impl Store {
 
     /// The session a `/continue` would pick: the most recently updated one that has
     /// messages.
-    pub fn continue_session(&self) -> Result<Option<IndexEntry>> {
+    pub(crate) fn continue_session(&self) -> Result<Option<IndexEntry>> {
         Ok(self
             .list_sessions()?
             .into_iter()
@@ -938,20 +936,20 @@ impl Store {
     }
 
     /// Start a new session; older sessions beyond `max_sessions` are pruned and
-    /// named in [`Session::pruned`].
-    pub fn create_session(&self, options: CreateOptions) -> Result<Session> {
-        Session::create(self, options)
+    /// named in [`SessionCore::pruned`].
+    pub(crate) fn create_session(&self, options: CreateOptions) -> Result<SessionCore> {
+        SessionCore::create(self, options)
     }
 
     /// Open a session for writing. A second writer, in this or another process,
     /// gets `Busy`.
-    pub fn open_session(&self, id: &str) -> Result<Session> {
-        Session::open(self, id)
+    pub(crate) fn open_session(&self, id: &str) -> Result<SessionCore> {
+        SessionCore::open(self, id)
     }
 
     /// Load a session for reading, without a lock.
-    pub fn read_session(&self, id: &str) -> Result<SessionView> {
-        Ok(SessionView {
+    pub(crate) fn read_session(&self, id: &str) -> Result<ViewCore> {
+        Ok(ViewCore {
             log: self.load_session_log(id)?,
             blobs: self.inner.blobs.clone(),
         })
@@ -979,7 +977,7 @@ impl Store {
     /// What goes to the model on resume. Reads the log from its end back to the
     /// latest compaction on the active path, so the cost follows the live context,
     /// not the history.
-    pub fn model_view(&self, id: &str, opts: &ModelViewOptions) -> Result<Vec<Message>> {
+    pub(crate) fn model_view(&self, id: &str, opts: &ModelViewOptions) -> Result<Vec<Message>> {
         let path = self.log_path(id)?;
         match crate::view::resume::model_items(&path).map_err(|e| match e {
             Error::NotFound(_) => Error::NotFound(format!("session {id}")),
@@ -992,8 +990,8 @@ impl Store {
 
     /// Rename a session (its index title). Takes the session's writer lock for the
     /// moment of the write, so it fails with `Busy` while another writer holds it;
-    /// a host with the session open renames through [`Session::rename`].
-    pub fn rename_session(&self, id: &str, title: &str) -> Result<IndexEntry> {
+    /// a host with the session open renames through [`SessionCore::rename`].
+    pub(crate) fn rename_session(&self, id: &str, title: &str) -> Result<IndexEntry> {
         let s = self.open_session(id)?;
         let e = s.rename(title)?;
         s.close()?;
@@ -1001,7 +999,7 @@ impl Store {
     }
 
     /// Delete a session: its index entry, log, sidecars and quarantine file.
-    pub fn delete_session(&self, id: &str) -> Result<()> {
+    pub(crate) fn delete_session(&self, id: &str) -> Result<()> {
         let path = self.log_path(id)?;
         // Hold the writer lock while deleting, so no writer is mid-append.
         let w = crate::log::writer::LogWriter::open(
@@ -1072,7 +1070,7 @@ impl Store {
     }
 
     /// The subagents of a session, from their metadata files.
-    pub fn list_subagents(&self, session_id: &str) -> Result<Vec<Value>> {
+    pub(crate) fn list_subagents(&self, session_id: &str) -> Result<Vec<Value>> {
         self.log_path(session_id)?;
         let dir = self.inner.layout.subagents_dir(session_id);
         let mut out = Vec::new();
@@ -1095,9 +1093,9 @@ impl Store {
     }
 
     /// Load a subagent's sidechain log for reading.
-    pub fn read_subagent(&self, session_id: &str, agent_id: &str) -> Result<SessionView> {
+    pub(crate) fn read_subagent(&self, session_id: &str, agent_id: &str) -> Result<ViewCore> {
         let path = self.subagent_log_path(session_id, agent_id)?;
-        Ok(SessionView {
+        Ok(ViewCore {
             log: log::load(&path).map_err(|e| match e {
                 Error::NotFound(_) => {
                     Error::NotFound(format!("subagent {agent_id} of session {session_id}"))

@@ -15,7 +15,7 @@ use crate::index::{fold_log, validate_state, IndexEntry, LiveEntry};
 use crate::log::writer::{quarantine, record_line, AppendCtx, Chain, LogWriter};
 use crate::log::{self, ReadReport};
 use crate::options::Durability;
-use crate::store::{SessionView, Store};
+use crate::store::{StoreCore, ViewCore};
 use crate::view::Message;
 
 /// Options for a new session.
@@ -49,7 +49,7 @@ struct State {
 }
 
 pub(crate) struct SessionInner {
-    store: Store,
+    store: StoreCore,
     id: String,
     writer: LogWriter,
     state: Mutex<State>,
@@ -61,11 +61,11 @@ pub(crate) struct SessionInner {
 
 /// A session open for writing. Holds the session's exclusive lock until it is
 /// closed or dropped. Safe to share between threads; appends are serialised.
-pub struct Session {
+pub(crate) struct SessionCore {
     inner: Arc<SessionInner>,
 }
 
-impl std::fmt::Debug for Session {
+impl std::fmt::Debug for SessionCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
             .field("id", &self.inner.id)
@@ -73,8 +73,8 @@ impl std::fmt::Debug for Session {
     }
 }
 
-impl Session {
-    pub(crate) fn create(store: &Store, opts: CreateOptions) -> Result<Session> {
+impl SessionCore {
+    pub(crate) fn create(store: &StoreCore, opts: CreateOptions) -> Result<SessionCore> {
         let id = match opts.id {
             Some(id) => {
                 validate_path_id("session id", &id)?;
@@ -107,11 +107,11 @@ impl Session {
 
     /// Write the header of a new log, register it in the index and prune.
     pub(crate) fn start(
-        store: &Store,
+        store: &StoreCore,
         id: String,
         writer: LogWriter,
         header: Map<String, Value>,
-    ) -> Result<Session> {
+    ) -> Result<SessionCore> {
         let seq = writer.write(&record_line(&header)?)?;
         if store.options().durability != Durability::Never {
             writer.sync_to(seq)?;
@@ -126,17 +126,17 @@ impl Session {
     /// Register a freshly written log in the index (pruning older sessions) and
     /// hand out its writer.
     pub(crate) fn started(
-        store: &Store,
+        store: &StoreCore,
         id: String,
         writer: LogWriter,
         chain: Chain,
         entry: IndexEntry,
-    ) -> Result<Session> {
+    ) -> Result<SessionCore> {
         let pruned = store.update_index(store.durable(), |idx| {
             idx.upsert(entry.clone());
             store.prune(idx, &id)
         })?;
-        Ok(Session {
+        Ok(SessionCore {
             inner: Arc::new(SessionInner {
                 store: store.clone(),
                 id,
@@ -154,18 +154,18 @@ impl Session {
     }
 
     /// Move the head to a message so the conversation resumes from there (an alias
-    /// of [`Session::set_head`] under the name hosts look for).
-    pub fn resume_at(&self, message_id: &str) -> Result<()> {
+    /// of [`SessionCore::set_head`] under the name hosts look for).
+    pub(crate) fn resume_at(&self, message_id: &str) -> Result<()> {
         self.set_head(Some(message_id))
     }
 
     /// What goes to the model on resume, read from the end of the log back to the
     /// latest compaction on the active path.
-    pub fn model_view(&self, opts: &crate::view::ModelViewOptions) -> Result<Vec<Message>> {
+    pub(crate) fn model_view(&self, opts: &crate::view::ModelViewOptions) -> Result<Vec<Message>> {
         self.inner.store.model_view(&self.inner.id, opts)
     }
 
-    pub(crate) fn open(store: &Store, id: &str) -> Result<Session> {
+    pub(crate) fn open(store: &StoreCore, id: &str) -> Result<SessionCore> {
         let path = store.log_path(id)?;
         let cache = store.structure_cache_path(id);
         let (writer, chain, report) =
@@ -183,7 +183,7 @@ impl Session {
                 (e, true)
             }
         };
-        let s = Session {
+        let s = SessionCore {
             inner: Arc::new(SessionInner {
                 store: store.clone(),
                 id: id.to_string(),
@@ -204,32 +204,32 @@ impl Session {
         Ok(s)
     }
 
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         &self.inner.id
     }
 
-    pub fn path(&self) -> &std::path::Path {
+    pub(crate) fn path(&self) -> &std::path::Path {
         self.inner.writer.path()
     }
 
-    pub fn store(&self) -> &Store {
+    pub(crate) fn store(&self) -> &StoreCore {
         &self.inner.store
     }
 
     /// What opening found: skipped lines (now quarantined), a torn tail (now
     /// terminated), broken chains.
-    pub fn open_report(&self) -> &ReadReport {
+    pub(crate) fn open_report(&self) -> &ReadReport {
         &self.inner.open_report
     }
 
     /// Sessions removed from the project when this one was created.
-    pub fn pruned(&self) -> &[String] {
+    pub(crate) fn pruned(&self) -> &[String] {
         &self.inner.pruned
     }
 
     /// How many times this handle fsynced its log (group commit shares one fsync
     /// between concurrent appends).
-    pub fn fsync_count(&self) -> u64 {
+    pub(crate) fn fsync_count(&self) -> u64 {
         self.inner.writer.fsync_count()
     }
 
@@ -238,12 +238,12 @@ impl Session {
     }
 
     /// The current head message id.
-    pub fn head(&self) -> Option<String> {
+    pub(crate) fn head(&self) -> Option<String> {
         self.inner.state.lock().chain.head.clone()
     }
 
     /// The session's index entry as this writer knows it.
-    pub fn entry(&self) -> IndexEntry {
+    pub(crate) fn entry(&self) -> IndexEntry {
         self.entry_of(&mut self.inner.state.lock())
     }
 
@@ -258,14 +258,14 @@ impl Session {
     }
 
     /// Append one message. Returns it as stored (id, parent and time filled in).
-    pub fn append(&self, message: Value) -> Result<Message> {
+    pub(crate) fn append(&self, message: Value) -> Result<Message> {
         Ok(self.append_batch(vec![message])?.remove(0))
     }
 
     /// Append messages in one write. Every message is checked before anything is
     /// written, so an invalid one leaves the log unchanged. A process killed during
     /// a large write can leave a prefix of the batch, always whole lines.
-    pub fn append_batch(&self, messages: Vec<Value>) -> Result<Vec<Message>> {
+    pub(crate) fn append_batch(&self, messages: Vec<Value>) -> Result<Vec<Message>> {
         self.append_with(messages, None)
     }
 
@@ -355,7 +355,7 @@ impl Session {
 
     /// Change fields of a stored message (an RFC 7396 merge patch), e.g. usage that
     /// arrives after the text. Appends a record; the message line is not rewritten.
-    pub fn patch_message(&self, id: &str, patch: Value) -> Result<()> {
+    pub(crate) fn patch_message(&self, id: &str, patch: Value) -> Result<()> {
         self.check_message(id)?;
         let Value::Object(p) = &patch else {
             return Err(Error::invalid("a message patch must be a JSON object"));
@@ -383,7 +383,7 @@ impl Session {
 
     /// Move the head to a message (or to nothing, before the first message). Later
     /// appends branch from there; the old branch stays in the log.
-    pub fn set_head(&self, id: Option<&str>) -> Result<()> {
+    pub(crate) fn set_head(&self, id: Option<&str>) -> Result<()> {
         if let Some(id) = id {
             self.check_message(id)?;
         }
@@ -398,7 +398,7 @@ impl Session {
 
     /// Update host-reported state (status, reasons, last tool call, active tokens,
     /// child processes, title). Logged and written to the index.
-    pub fn update_state(&self, set: Value) -> Result<IndexEntry> {
+    pub(crate) fn update_state(&self, set: Value) -> Result<IndexEntry> {
         let Value::Object(set) = set else {
             return Err(Error::invalid("a state update must be a JSON object"));
         };
@@ -410,7 +410,7 @@ impl Session {
         Ok(e)
     }
 
-    pub fn rename(&self, title: &str) -> Result<IndexEntry> {
+    pub(crate) fn rename(&self, title: &str) -> Result<IndexEntry> {
         self.update_state(json!({ "title": title }))
     }
 
@@ -419,7 +419,7 @@ impl Session {
     /// The index file is not fsynced: whatever changed the entry is already in the
     /// log (fsynced there as durability asks), and an entry that a crash leaves
     /// behind its log is folded again on the next list (FORMAT.md §14).
-    pub fn flush_index(&self) -> Result<()> {
+    pub(crate) fn flush_index(&self) -> Result<()> {
         let entry = self.entry();
         let store = &self.inner.store;
         store.update_index(false, |idx| {
@@ -431,7 +431,7 @@ impl Session {
     }
 
     /// Make every append so far durable (and the index with it).
-    pub fn sync(&self) -> Result<()> {
+    pub(crate) fn sync(&self) -> Result<()> {
         self.inner.writer.sync()?;
         let dirty = self.inner.state.lock().dirty;
         if dirty || self.inner.store.options().durability != Durability::Never {
@@ -447,17 +447,21 @@ impl Session {
     }
 
     /// Read this session's log back (the view every reader gets).
-    pub fn read(&self) -> Result<SessionView> {
+    pub(crate) fn read(&self) -> Result<ViewCore> {
         self.inner.store.read_session(&self.inner.id)
     }
 
-    pub fn active_path(&self) -> Result<Vec<Message>> {
+    pub(crate) fn active_path(&self) -> Result<Vec<Message>> {
         self.read()?.active_path()
     }
 
     /// Start a subagent: a sidechain log and a metadata file under the session. The
     /// main log records the spawn.
-    pub fn spawn_subagent(&self, agent_id: Option<&str>, meta: Value) -> Result<Subagent> {
+    pub(crate) fn spawn_subagent(
+        &self,
+        agent_id: Option<&str>,
+        meta: Value,
+    ) -> Result<SubagentCore> {
         let agent_id = match agent_id {
             Some(a) => {
                 validate_path_id("agent id", a)?;
@@ -487,7 +491,7 @@ impl Session {
         header.insert("createdAt".into(), now.clone().into());
         let seq = writer.write(&record_line(&header)?)?;
         writer.after_append(seq)?;
-        let agent = Subagent {
+        let agent = SubagentCore {
             session: self.inner.clone(),
             agent_id: agent_id.clone(),
             writer,
@@ -516,7 +520,7 @@ impl Session {
     }
 
     /// Reopen a subagent for writing (its lock is exclusive like a session's).
-    pub fn open_subagent(&self, agent_id: &str) -> Result<Subagent> {
+    pub(crate) fn open_subagent(&self, agent_id: &str) -> Result<SubagentCore> {
         let store = &self.inner.store;
         let path = store.subagent_log_path(&self.inner.id, agent_id)?;
         let (writer, chain, _) =
@@ -528,7 +532,7 @@ impl Session {
             .unwrap_or_else(
                 || json!({"agentId": agent_id, "sessionId": self.inner.id, "status": "running"}),
             );
-        Ok(Subagent {
+        Ok(SubagentCore {
             session: self.inner.clone(),
             agent_id: agent_id.to_string(),
             writer,
@@ -538,7 +542,7 @@ impl Session {
     }
 
     /// Flush the index entry and release the lock.
-    pub fn close(self) -> Result<()> {
+    pub(crate) fn close(self) -> Result<()> {
         let dirty = self.inner.state.lock().dirty;
         if dirty {
             self.flush_index()?;
@@ -547,7 +551,7 @@ impl Session {
     }
 }
 
-impl Drop for Session {
+impl Drop for SessionCore {
     fn drop(&mut self) {
         // Best effort: a stale entry is refolded by the next list anyway.
         if Arc::strong_count(&self.inner) == 1 && self.inner.state.lock().dirty {
@@ -556,7 +560,11 @@ impl Drop for Session {
     }
 }
 
-fn ctx_for<'a>(store: &'a Store, session_id: &'a str, agent_id: Option<&'a str>) -> AppendCtx<'a> {
+fn ctx_for<'a>(
+    store: &'a StoreCore,
+    session_id: &'a str,
+    agent_id: Option<&'a str>,
+) -> AppendCtx<'a> {
     let o = store.options();
     AppendCtx {
         session_id,
@@ -573,7 +581,7 @@ fn ctx_for<'a>(store: &'a Store, session_id: &'a str, agent_id: Option<&'a str>)
 /// load the chain the writer continues from: only the log's outline, through
 /// its structure cache when it has one (`cache`).
 fn open_for_writing(
-    store: &Store,
+    store: &StoreCore,
     path: &std::path::Path,
     cache: Option<&std::path::Path>,
     what: &str,
@@ -604,7 +612,7 @@ fn meta_path_of(log: &std::path::Path) -> PathBuf {
 }
 
 /// A subagent's sidechain, open for writing.
-pub struct Subagent {
+pub(crate) struct SubagentCore {
     session: Arc<SessionInner>,
     agent_id: String,
     writer: LogWriter,
@@ -612,7 +620,7 @@ pub struct Subagent {
     meta: Mutex<Value>,
 }
 
-impl std::fmt::Debug for Subagent {
+impl std::fmt::Debug for SubagentCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Subagent")
             .field("session", &self.session.id)
@@ -621,20 +629,20 @@ impl std::fmt::Debug for Subagent {
     }
 }
 
-impl Subagent {
-    pub fn id(&self) -> &str {
+impl SubagentCore {
+    pub(crate) fn id(&self) -> &str {
         &self.agent_id
     }
 
-    pub fn session_id(&self) -> &str {
+    pub(crate) fn session_id(&self) -> &str {
         &self.session.id
     }
 
-    pub fn append(&self, message: Value) -> Result<Message> {
+    pub(crate) fn append(&self, message: Value) -> Result<Message> {
         Ok(self.append_batch(vec![message])?.remove(0))
     }
 
-    pub fn append_batch(&self, messages: Vec<Value>) -> Result<Vec<Message>> {
+    pub(crate) fn append_batch(&self, messages: Vec<Value>) -> Result<Vec<Message>> {
         let seq;
         let out;
         {
@@ -658,7 +666,7 @@ impl Subagent {
 
     /// Record the subagent's result: in its metadata (status `completed`, or
     /// `failed` when `failed`) and as a `result` record in the main log.
-    pub fn finish(&self, result: Value, failed: bool) -> Result<()> {
+    pub(crate) fn finish(&self, result: Value, failed: bool) -> Result<()> {
         self.writer.sync()?;
         {
             let mut m = self.meta.lock();
@@ -667,7 +675,7 @@ impl Subagent {
             m["result"] = result.clone();
         }
         self.write_meta()?;
-        let s = Session {
+        let s = SessionCore {
             inner: self.session.clone(),
         };
         let mut rec = s.record(kind::SUBAGENT);
@@ -686,7 +694,7 @@ impl Subagent {
         Ok(())
     }
 
-    pub fn read(&self) -> Result<SessionView> {
+    pub(crate) fn read(&self) -> Result<ViewCore> {
         self.session
             .store
             .read_subagent(&self.session.id, &self.agent_id)

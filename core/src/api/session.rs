@@ -1,0 +1,254 @@
+//! The public [`Session`] handle: a session open for writing, and every method a
+//! host calls on it, each delegating to the store layer or to an operation.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::api::{SessionView, Store, Subagent};
+use crate::error::Result;
+use crate::history::{ExternalChange, RewindMode, RewindPlan, RewindResult, UndoCandidate};
+use crate::index::IndexEntry;
+use crate::log::message::Message;
+use crate::log::ReadReport;
+use crate::ops::compaction::{CompactionPlan, CompactionPolicy};
+use crate::store::session::SessionCore;
+
+/// A session open for writing. Holds the session's exclusive lock until it is
+/// closed or dropped. Safe to share between threads; appends are serialised.
+pub struct Session {
+    core: SessionCore,
+    store: Store,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.core.fmt(f)
+    }
+}
+
+impl Session {
+    pub(crate) fn from_core(core: SessionCore, store: Store) -> Session {
+        Session { core, store }
+    }
+
+    /// Ask the policy what to compact. Changes nothing.
+    pub fn select_compaction(&self, policy: &CompactionPolicy) -> Result<Option<CompactionPlan>> {
+        self.core.select_compaction(policy)
+    }
+
+    /// Replace `replaces` (a contiguous run of the model view) by `summary` in the
+    /// model's view. Appends an invisible system summary message and a compaction
+    /// record in one write; returns the summary message.
+    pub fn apply_compaction(&self, replaces: &[String], summary: Value) -> Result<Message> {
+        self.core.apply_compaction(replaces, summary)
+    }
+
+    /// Append a user message, taking a snapshot of the tracked files first. The
+    /// snapshot id is stored as the message's `checkpointHash`; `role` defaults to
+    /// `user` and may not be anything else.
+    pub fn user_input(&self, message: Value) -> Result<Message> {
+        self.core.user_input(message)
+    }
+
+    /// Record that the agent's tools read these files (paths relative to the
+    /// project root, or absolute inside it), so that
+    /// [`Session::external_changes`] can tell whether they changed since. The
+    /// marks are kept with the session's next snapshot.
+    pub fn track_read(&self, paths: &[impl AsRef<Path>]) -> Result<()> {
+        self.core.track_read(paths)
+    }
+
+    /// Track these files and snapshot every tracked file, before a tool edits
+    /// them. Returns the snapshot id.
+    pub fn before_edit(&self, paths: &[impl AsRef<Path>]) -> Result<String> {
+        self.core.before_edit(paths)
+    }
+
+    /// Snapshot every tracked file after a tool edited `paths` (tracked from now
+    /// on if they were not). What the tool wrote counts as read by the agent.
+    pub fn after_edit(&self, paths: &[impl AsRef<Path>]) -> Result<String> {
+        self.core.after_edit(paths)
+    }
+
+    /// The files this session tracks (paths relative to the project root).
+    pub fn tracked_files(&self) -> Result<Vec<String>> {
+        self.core.tracked_files()
+    }
+
+    /// The session's latest snapshot, if it has one.
+    pub fn last_snapshot(&self) -> Result<Option<String>> {
+        self.core.last_snapshot()
+    }
+
+    /// For each path: whether the file changed on disk since the agent last read
+    /// or edited it (compared by content hash).
+    pub fn external_changes(&self, paths: &[impl AsRef<Path>]) -> Result<Vec<ExternalChange>> {
+        self.core.external_changes(paths)
+    }
+
+    /// Fail with `Conflict`, naming the files, if any of `paths` changed on disk
+    /// since the agent read it. Files never read pass.
+    pub fn ensure_unchanged_since_read(&self, paths: &[impl AsRef<Path>]) -> Result<()> {
+        self.core.ensure_unchanged_since_read(paths)
+    }
+
+    /// The visible, uncompacted user messages of the active path, oldest first,
+    /// each with whether its files can be restored and the changes since.
+    pub fn undo_candidates(&self) -> Result<Vec<UndoCandidate>> {
+        self.core.undo_candidates()
+    }
+
+    /// The dry run of rewinding the files to before a user message: for each file,
+    /// restore, recreate or delete, and any conflict. Changes nothing.
+    pub fn rewind_plan(&self, message_id: &str) -> Result<RewindPlan> {
+        self.core.rewind_plan(message_id)
+    }
+
+    /// Rewind to before a user message. `Files` and `Both` restore the tracked
+    /// files to the message's snapshot (refusing with `Conflict`, naming the
+    /// files, if any changed outside the agent since the last snapshot, unless
+    /// `force`); `Conversation` and `Both` then move the head to the message's
+    /// parent. The result says how to undo it.
+    pub fn rewind(&self, message_id: &str, mode: RewindMode, force: bool) -> Result<RewindResult> {
+        self.core.rewind(message_id, mode, force)
+    }
+
+    /// The dry run of restoring the tracked files to any snapshot of this
+    /// session (e.g. a rewind's `undoSnapshot`).
+    pub fn snapshot_plan(&self, snapshot: &str) -> Result<RewindPlan> {
+        self.core.snapshot_plan(snapshot)
+    }
+
+    /// Restore the tracked files to a snapshot of this session, with the same
+    /// checks as a rewind. Restoring a rewind's `undoSnapshot` undoes it.
+    pub fn restore_snapshot(&self, snapshot: &str, force: bool) -> Result<RewindResult> {
+        self.core.restore_snapshot(snapshot, force)
+    }
+
+    /// Move the head to a message so the conversation resumes from there (an alias
+    /// of [`Session::set_head`] under the name hosts look for).
+    pub fn resume_at(&self, message_id: &str) -> Result<()> {
+        self.core.resume_at(message_id)
+    }
+
+    /// What goes to the model on resume, read from the end of the log back to the
+    /// latest compaction on the active path.
+    pub fn model_view(&self, opts: &crate::view::ModelViewOptions) -> Result<Vec<Message>> {
+        self.core.model_view(opts)
+    }
+
+    pub fn id(&self) -> &str {
+        self.core.id()
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        self.core.path()
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// What opening found: skipped lines (now quarantined), a torn tail (now
+    /// terminated), broken chains.
+    pub fn open_report(&self) -> &ReadReport {
+        self.core.open_report()
+    }
+
+    /// Sessions removed from the project when this one was created.
+    pub fn pruned(&self) -> &[String] {
+        self.core.pruned()
+    }
+
+    /// How many times this handle fsynced its log (group commit shares one fsync
+    /// between concurrent appends).
+    pub fn fsync_count(&self) -> u64 {
+        self.core.fsync_count()
+    }
+
+    /// The current head message id.
+    pub fn head(&self) -> Option<String> {
+        self.core.head()
+    }
+
+    /// The session's index entry as this writer knows it.
+    pub fn entry(&self) -> IndexEntry {
+        self.core.entry()
+    }
+
+    /// Append one message. Returns it as stored (id, parent and time filled in).
+    pub fn append(&self, message: Value) -> Result<Message> {
+        self.core.append(message)
+    }
+
+    /// Append messages in one write. Every message is checked before anything is
+    /// written, so an invalid one leaves the log unchanged. A process killed during
+    /// a large write can leave a prefix of the batch, always whole lines.
+    pub fn append_batch(&self, messages: Vec<Value>) -> Result<Vec<Message>> {
+        self.core.append_batch(messages)
+    }
+
+    /// Change fields of a stored message (an RFC 7396 merge patch), e.g. usage that
+    /// arrives after the text. Appends a record; the message line is not rewritten.
+    pub fn patch_message(&self, id: &str, patch: Value) -> Result<()> {
+        self.core.patch_message(id, patch)
+    }
+
+    /// Move the head to a message (or to nothing, before the first message). Later
+    /// appends branch from there; the old branch stays in the log.
+    pub fn set_head(&self, id: Option<&str>) -> Result<()> {
+        self.core.set_head(id)
+    }
+
+    /// Update host-reported state (status, reasons, last tool call, active tokens,
+    /// child processes, title). Logged and written to the index.
+    pub fn update_state(&self, set: Value) -> Result<IndexEntry> {
+        self.core.update_state(set)
+    }
+
+    pub fn rename(&self, title: &str) -> Result<IndexEntry> {
+        self.core.rename(title)
+    }
+
+    /// Write this session's entry to the index (under the project lock).
+    ///
+    /// The index file is not fsynced: whatever changed the entry is already in the
+    /// log (fsynced there as durability asks), and an entry that a crash leaves
+    /// behind its log is folded again on the next list (FORMAT.md §14).
+    pub fn flush_index(&self) -> Result<()> {
+        self.core.flush_index()
+    }
+
+    /// Make every append so far durable (and the index with it).
+    pub fn sync(&self) -> Result<()> {
+        self.core.sync()
+    }
+
+    /// Read this session's log back (the view every reader gets).
+    pub fn read(&self) -> Result<SessionView> {
+        self.core.read().map(SessionView::from_core)
+    }
+
+    pub fn active_path(&self) -> Result<Vec<Message>> {
+        self.core.active_path()
+    }
+
+    /// Start a subagent: a sidechain log and a metadata file under the session. The
+    /// main log records the spawn.
+    pub fn spawn_subagent(&self, agent_id: Option<&str>, meta: Value) -> Result<Subagent> {
+        self.core
+            .spawn_subagent(agent_id, meta)
+            .map(Subagent::from_core)
+    }
+
+    /// Reopen a subagent for writing (its lock is exclusive like a session's).
+    pub fn open_subagent(&self, agent_id: &str) -> Result<Subagent> {
+        self.core.open_subagent(agent_id).map(Subagent::from_core)
+    }
+
+    /// Flush the index entry and release the lock.
+    pub fn close(self) -> Result<()> {
+        self.core.close()
+    }
+}

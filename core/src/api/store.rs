@@ -1,0 +1,241 @@
+//! The public [`Store`] handle: every method a host calls on a store, each
+//! delegating to the store layer or to an operation.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::api::{Session, SessionView};
+use crate::blobs::BlobStore;
+use crate::error::Result;
+use crate::history::{GcProgress, GcReport, HistorySizeReport};
+use crate::index::journal::StoredIndex;
+use crate::index::IndexEntry;
+use crate::log::message::Message;
+use crate::ops::fork::ForkOptions;
+use crate::options::StoreOptions;
+use crate::store::session::CreateOptions;
+use crate::store::StoreCore;
+use crate::store::{BlobGcReport, RebuildReport, StoreGcReport, TempGcReport};
+use crate::view::ModelViewOptions;
+
+/// The sessions of one project: its index, its logs, their blobs and the file
+/// history. Cheap to clone; safe to share between threads.
+#[derive(Clone)]
+pub struct Store {
+    pub(crate) core: StoreCore,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.core.fmt(f)
+    }
+}
+
+impl Store {
+    pub(crate) fn from_core(core: StoreCore) -> Store {
+        Store { core }
+    }
+
+    /// Fork `source` (whole, or at `options.at`) into a new session. Reads the
+    /// source without locking it, so a session another process is writing can be
+    /// forked; the fork sees the source as of its last complete line.
+    pub fn fork_session(&self, source: &str, options: ForkOptions) -> Result<Session> {
+        self.core
+            .fork_session(source, options)
+            .map(|core| Session::from_core(core, self.clone()))
+    }
+
+    /// Remove file-history objects that no session's branch reaches, and report
+    /// the bytes freed.
+    pub fn gc(&self) -> Result<GcReport> {
+        self.core.gc()
+    }
+
+    /// [`Store::gc`], telling `progress` how far each phase got (for a progress
+    /// bar). Called on this thread.
+    pub fn gc_with_progress(
+        &self,
+        progress: &mut dyn FnMut(crate::history::GcProgress),
+    ) -> Result<GcReport> {
+        self.core.gc_with_progress(progress)
+    }
+
+    /// The size of each session's file history.
+    pub fn file_history_sizes(&self) -> Result<HistorySizeReport> {
+        self.core.file_history_sizes()
+    }
+
+    /// Start the file-history branch of `session_id` at `snapshot` (for a fork:
+    /// the snapshot of the message forked at). Fails with `Conflict` if the
+    /// session already has a branch.
+    pub fn branch_file_history(&self, session_id: &str, snapshot: &str) -> Result<()> {
+        self.core.branch_file_history(session_id, snapshot)
+    }
+
+    /// Open (creating if needed) the store of the project rooted at `project_root`.
+    pub fn open(project_root: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
+        StoreCore::open(project_root, options).map(Store::from_core)
+    }
+
+    /// The canonical project root.
+    pub fn project_root(&self) -> &Path {
+        self.core.project_root()
+    }
+
+    /// The directory holding this project's sessions.
+    pub fn dir(&self) -> &Path {
+        self.core.dir()
+    }
+
+    pub fn project_code(&self) -> &str {
+        self.core.project_code()
+    }
+
+    pub fn options(&self) -> &StoreOptions {
+        self.core.options()
+    }
+
+    /// The store's blobs, for the test suites.
+    #[doc(hidden)]
+    pub fn blobs(&self) -> &BlobStore {
+        self.core.blobs()
+    }
+
+    pub fn log_path(&self, id: &str) -> Result<PathBuf> {
+        self.core.log_path(id)
+    }
+
+    pub fn index_path(&self) -> PathBuf {
+        self.core.index_path()
+    }
+
+    /// Check the links between the session logs and the file history, reading
+    /// only: refs of sessions whose log is gone, refs whose chain of snapshots
+    /// reaches a missing commit, and `checkpointHash`es that name no snapshot of
+    /// their session. Takes no writer lock, so a busy session is checked too; it
+    /// waits only for a running `gc`.
+    pub fn check_file_history(&self) -> Result<crate::history::FileHistoryCheck> {
+        self.core.check_file_history()
+    }
+
+    /// Delete the file-history refs (branches and pending restores) of sessions
+    /// whose log no longer exists: a deleted session's history is garbage by
+    /// design, and its objects go with the next `gc`. Returns the refs deleted.
+    /// A ref that moved meanwhile, or is being updated, is left alone.
+    pub fn prune_orphan_file_history(&self) -> Result<Vec<crate::history::HistoryRef>> {
+        self.core.prune_orphan_file_history()
+    }
+
+    /// The index as stored: the index file with its journal applied (and what
+    /// reading the journal found), the entries as written, not checked against
+    /// their logs (see [`Store::list_sessions`]); `Ok(None)` when there is no
+    /// index. Takes no lock, unless it keeps losing the race with compactions.
+    pub fn read_index(&self) -> Result<Option<StoredIndex>> {
+        self.core.read_index()
+    }
+
+    /// Delete the blobs that no session or subagent log of the project refers to
+    /// (left by deleted sessions), and report what was freed. A blob younger than
+    /// [`BLOB_GC_GRACE`] is kept even when unreferenced: a writer stores (or
+    /// touches, when it reuses one) a blob before it writes the line that refers
+    /// to it, so an append in flight never loses its blob. Takes no lock.
+    pub fn gc_blobs(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<BlobGcReport> {
+        self.core.gc_blobs(progress)
+    }
+
+    /// Every garbage collection of the project: file-history objects no branch
+    /// reaches ([`Store::gc_with_progress`]), blobs no log refers to
+    /// ([`Store::gc_blobs`]) and temp files a crash left
+    /// ([`Store::gc_temp_files`]), in that order. What `sessionkit gc` and
+    /// `sk_store_gc` run.
+    pub fn gc_all(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<StoreGcReport> {
+        self.core.gc_all(progress)
+    }
+
+    /// Delete the `.tmp-*` files that a crash left behind between writing and
+    /// renaming them (FORMAT.md §1.2): in the project directory, the blob store
+    /// and the sessions' `subagents/` directories; and index journals that the
+    /// index does not name (§10.7). An atomic replace in flight
+    /// holds its temp file for milliseconds, so one older than [`BLOB_GC_GRACE`]
+    /// is garbage; younger ones are kept. Also deletes a structure cache whose
+    /// session log is gone (FORMAT.md §5.1). Takes no lock; never follows a link.
+    pub fn gc_temp_files(&self) -> Result<TempGcReport> {
+        self.core.gc_temp_files()
+    }
+
+    /// Rebuild the index from the session logs, replacing whatever was there.
+    pub fn rebuild_index(&self) -> Result<RebuildReport> {
+        self.core.rebuild_index()
+    }
+
+    /// The project's sessions, newest first. Entries whose log changed since they
+    /// were written (a writer that has not flushed, a crash) are refolded from the
+    /// log, and the refreshed entries written back.
+    pub fn list_sessions(&self) -> Result<Vec<IndexEntry>> {
+        self.core.list_sessions()
+    }
+
+    /// One session's index entry (refreshed from its log if stale).
+    pub fn session_entry(&self, id: &str) -> Result<IndexEntry> {
+        self.core.session_entry(id)
+    }
+
+    /// The session a `/continue` would pick: the most recently updated one that has
+    /// messages.
+    pub fn continue_session(&self) -> Result<Option<IndexEntry>> {
+        self.core.continue_session()
+    }
+
+    /// Start a new session; older sessions beyond `max_sessions` are pruned and
+    /// named in [`Session::pruned`].
+    pub fn create_session(&self, options: CreateOptions) -> Result<Session> {
+        self.core
+            .create_session(options)
+            .map(|core| Session::from_core(core, self.clone()))
+    }
+
+    /// Open a session for writing. A second writer, in this or another process,
+    /// gets `Busy`.
+    pub fn open_session(&self, id: &str) -> Result<Session> {
+        self.core
+            .open_session(id)
+            .map(|core| Session::from_core(core, self.clone()))
+    }
+
+    /// Load a session for reading, without a lock.
+    pub fn read_session(&self, id: &str) -> Result<SessionView> {
+        self.core.read_session(id).map(SessionView::from_core)
+    }
+
+    /// What goes to the model on resume. Reads the log from its end back to the
+    /// latest compaction on the active path, so the cost follows the live context,
+    /// not the history.
+    pub fn model_view(&self, id: &str, opts: &ModelViewOptions) -> Result<Vec<Message>> {
+        self.core.model_view(id, opts)
+    }
+
+    /// Rename a session (its index title). Takes the session's writer lock for the
+    /// moment of the write, so it fails with `Busy` while another writer holds it;
+    /// a host with the session open renames through [`Session::rename`].
+    pub fn rename_session(&self, id: &str, title: &str) -> Result<IndexEntry> {
+        self.core.rename_session(id, title)
+    }
+
+    /// Delete a session: its index entry, log, sidecars and quarantine file.
+    pub fn delete_session(&self, id: &str) -> Result<()> {
+        self.core.delete_session(id)
+    }
+
+    /// The subagents of a session, from their metadata files.
+    pub fn list_subagents(&self, session_id: &str) -> Result<Vec<Value>> {
+        self.core.list_subagents(session_id)
+    }
+
+    /// Load a subagent's sidechain log for reading.
+    pub fn read_subagent(&self, session_id: &str, agent_id: &str) -> Result<SessionView> {
+        self.core
+            .read_subagent(session_id, agent_id)
+            .map(SessionView::from_core)
+    }
+}
