@@ -42,6 +42,9 @@ impl Session {
         create: bool,
         f: impl FnOnce(&mut Loaded) -> Result<T>,
     ) -> Result<Option<T>> {
+        // Loading the history clears stale ref locks and a cut restore's
+        // temporary files: writes, which are the opening process's alone.
+        self.check_writer()?;
         self.file_history().with(self.store(), self.id(), create, f)
     }
 
