@@ -547,6 +547,20 @@ fn invalid_store_options_are_refused() {
             "{text}: opening with bad options created files"
         );
     }
+    // An empty home would mean the current directory (often the project).
+    expect_err(
+        Store::open(
+            project.path(),
+            StoreOptions::from_json(r#"{"home": ""}"#).unwrap(),
+        ),
+        ErrorKind::InvalidInput,
+        &["home is empty"],
+        "empty home",
+    );
+    assert!(
+        !Path::new("projects").exists(),
+        "an empty home created ./projects"
+    );
     expect_err(
         CreateOptions::from_json(r#"{"titel": "x"}"#),
         ErrorKind::InvalidInput,
