@@ -17,7 +17,9 @@ use crate::options::Durability;
 use crate::records::{kind, FORMAT_VERSION};
 use crate::store::{SessionView, Store};
 use crate::views::Message;
-use crate::writer::{quarantine, record_line, AppendCtx, Chain, LogWriter};
+use crate::writer::{
+    check_nesting, quarantine, record_line, AppendCtx, Chain, LogWriter, MAX_NESTING,
+};
 
 /// Options for a new session.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -563,6 +565,8 @@ impl Session {
         if !(meta.is_object() || meta.is_null()) {
             return Err(Error::invalid("subagent metadata must be a JSON object"));
         }
+        // Checked before the sidechain is created: its spawn record holds it.
+        check_nesting(&|| "subagent metadata".into(), &meta, MAX_NESTING - 1)?;
         let store = &self.inner.store;
         let path = store.subagent_log_path(&self.inner.id, &agent_id)?;
         fsutil::create_private_dir(path.parent().unwrap_or(store.dir()))?;
@@ -773,6 +777,8 @@ impl Subagent {
     /// `failed` when `failed`) and as a `result` record in the main log.
     pub fn finish(&self, result: Value, failed: bool) -> Result<()> {
         self.check_writer()?;
+        // Checked before the metadata changes: the result record holds it.
+        check_nesting(&|| "a subagent result".into(), &result, MAX_NESTING - 1)?;
         self.writer.sync()?;
         {
             let mut m = self.meta.lock();
