@@ -1,32 +1,123 @@
 /*
  * sessionkit: the C ABI of the session store for coding agents.
  *
+ * The header include/sessionkit.h is generated from the sessionkit-ffi crate
+ * (ffi/) by cbindgen: this text is the crate's documentation, and each
+ * function's comment is the function's.
+ *
+ * Requirements
+ * ------------
+ * The header needs C99 or C++11, or later (it includes <stdbool.h> and
+ * <stdint.h> and uses // comments). `pkg-config --cflags --libs sessionkit`
+ * gives the flags; add `--static` for libsessionkit.a, which also needs the
+ * system libraries it lists.
+ *
  * Conventions
  * -----------
  * Handles: sk_store, sk_session, sk_subagent and sk_view are opaque. Each is
  *   released by its *_close(&handle), which sets the caller's pointer to NULL;
  *   *_close(NULL) and *_close(&null_handle) do nothing. A closed handle used
- *   again is therefore NULL and gives SK_NULL_ARGUMENT. Using a stale copy of a
- *   closed pointer is undefined behaviour.
+ *   again is therefore NULL and gives SK_NULL_ARGUMENT. Using a stale copy of
+ *   a closed pointer is undefined behaviour.
  * Status: every function that can fail returns an sk_status (0 = SK_OK; the
  *   numbers are fixed, see below). Out-parameters are written only on SK_OK.
  * Strings: arguments are NUL-terminated UTF-8 (SK_INVALID_UTF8 otherwise);
  *   messages, options and results are JSON text. Strings returned through a
  *   `char **` out-parameter belong to the caller and are freed with
  *   sk_string_free, and with nothing else.
- * Nullability: every pointer argument is required (NULL gives SK_NULL_ARGUMENT)
- *   unless its documentation says it may be NULL (options, optional ids).
+ * Nullability: every pointer argument is required unless its documentation
+ *   says it may be NULL (options, some ids): NULL gives SK_NULL_ARGUMENT. This
+ *   includes every out-parameter: NULL is an error, never a way to ignore a
+ *   result; pass a variable and free what it receives.
  * Errors: sk_last_error() returns a message for the last failed call on the
- *   calling thread, "<function>: <what was wrong>", borrowed and valid until the
- *   next status-returning call on that thread; every status-returning call
+ *   calling thread, "<function>: <what was wrong>", borrowed and valid until
+ *   the next status-returning call on that thread; every status-returning call
  *   clears it at its start. sk_version, sk_abi_version, sk_status_name,
  *   sk_last_error, sk_string_free and the *_close functions returning void do
  *   not touch it.
- * Panics: a panic inside the library never unwinds into C; it becomes
- *   SK_INTERNAL with a message.
+ * Panics: a panic inside the library never unwinds into C: the call returns
+ *   SK_INTERNAL and the last error holds the panic's message and source
+ *   location. Nothing is printed: at its first call the library installs a
+ *   panic hook in its own copy of the Rust runtime, which keeps panics inside
+ *   calls quiet and passes any other (one on a background thread) to Rust's
+ *   default hook, which prints it to stderr. A Rust program that loads the
+ *   library keeps its own runtime and hook, which the library does not touch.
+ *
+ * Store and defaults
+ * ------------------
+ * Home: sk_store_open keeps every project's sessions under one home directory:
+ *   the `home` option, else $SESSIONKIT_HOME (if set and not empty), else
+ *   $HOME/.sessionkit. A relative home is resolved against the current
+ *   directory once, when the store is opened (a later chdir() does not move
+ *   the store); an empty `home` option is SK_INVALID_INPUT. The sessions of a
+ *   project are in <home>/projects/<code>/ (sk_store_info names it), created
+ *   with mode 0700, files 0600.
+ * Defaults: NULL or "" options are {"durability": "onSync", "maxSessions": 50,
+ *   "blobThreshold": 262144, "maxRecordBytes": 4194304}: appends are fsynced
+ *   by sk_session_sync, and a project keeps 50 sessions. Creating or forking
+ *   a session deletes the least recently updated sessions of the project
+ *   beyond maxSessions (their logs, subagents and file-history branches),
+ *   except sessions open for writing. The ids deleted are returned once, in
+ *   the "pruned" array of sk_session_info on the new session's handle. Pass
+ *   {"maxSessions": 0} to keep every session.
+ * Busy: a session (or subagent) open for writing holds an exclusive lock on
+ *   its log. sk_session_open, sk_session_open_subagent, sk_store_rename_session
+ *   and sk_store_delete_session try to take it for about 63 ms (six tries, 1
+ *   ms doubling to 32 ms) before they return SK_BUSY, so that a writer that
+ *   is just closing does not make them fail; pruning tries each old session
+ *   the same way and skips it if it stays busy. Index updates wait, without a
+ *   time limit, for the project's lock file, which another process holds only
+ *   while it writes the index.
+ *
+ * Limits
+ * ------
+ * Ids: session and subagent ids are 1 to 128 characters of A-Z a-z 0-9 . _ -,
+ *   not starting with '.'; message ids 1 to 128 characters without control
+ *   characters. Others are SK_INVALID_INPUT.
+ * Sizes: a message's `content` or `contentParams` whose JSON is over
+ *   blobThreshold bytes is stored once beside the log, so its size is bounded
+ *   only by memory; the rest of a message's log line must fit in
+ *   maxRecordBytes (SK_INVALID_INPUT otherwise).
+ * Nesting: a log line holds at most 100 levels of JSON arrays and objects. A
+ *   message object counts as one level; a patch, a state update, subagent
+ *   metadata and a subagent result sit one level inside their record, so they
+ *   may nest 99. Deeper values are SK_INVALID_INPUT and nothing is written.
+ * Titles: an index title keeps the first 100 characters.
+ * Errors: a last-error message over 16 KiB keeps its start and its end.
+ *
+ * Threads, fork() and unloading
+ * -----------------------------
  * Threads: sk_store, sk_session, sk_subagent and sk_view may each be shared by
  *   any number of threads at once; only closing must not race other uses of
  *   the same handle. The last error is per thread.
+ * Background threads: after a call that writes file-history snapshots
+ *   (sk_session_user_input, sk_session_before_edit, sk_session_after_edit,
+ *   sk_session_rewind, sk_session_restore_snapshot), the library may start a
+ *   detached thread, "sessionkit-pack-merge", at most one per project at a
+ *   time, that merges the snapshot pack files and ends on its own. No call
+ *   waits for it. Reading a large log may also use a second thread for the
+ *   length of the call.
+ * fork(): a child inherits the parent's handles but may not write through
+ *   them. A call through an inherited sk_session or sk_subagent that writes
+ *   (appending, patching, state, head and title changes, sync, subagents) or
+ *   uses the file history (snapshots, tracked files, changes, rewinds and
+ *   their plans: loading it writes) fails with SK_INVALID_INPUT, naming the
+ *   session and both process ids, and writes nothing. SK_INVALID_INPUT, not
+ *   SK_BUSY: the handle is unusable in the child for good, and waiting would
+ *   not help. Reads work (sk_session_id, _info, _read, _active_path,
+ *   _model_view, _select_compaction; sk_store_* and sk_view_*), and *_close
+ *   frees the child's copy without writing. While the child keeps its copy
+ *   open, the session's lock stays held (the lock belongs to the open file
+ *   both processes share; exec() closes it): a parent that closes and reopens
+ *   the session then gets SK_BUSY. To write in the child, close the inherited
+ *   handle, then open the session (once the parent has closed it) or fork it
+ *   with sk_session_fork. As with any library that uses threads and locks,
+ *   fork() while another thread is inside a sessionkit call (or while a pack
+ *   merge runs) may leave a lock held in the child for good: a child that
+ *   will call sessionkit should be forked while no other thread is in it.
+ * Unloading: do not dlclose() the library. A pack-merge thread may still be
+ *   running its code, and there is no call to wait for it; load the library
+ *   once for the life of the process.
  */
 
 #ifndef SESSIONKIT_H
@@ -96,6 +187,10 @@ typedef int32_t sk_status;
 // Thread safety: an `sk_session` may be used from any number of threads at
 // once (appends are serialised); only `sk_session_close` must not run
 // concurrently with other uses of the handle.
+//
+// Processes: only the process that opened it writes through it. In a child
+// forked after that, writes and file-history calls fail with
+// `SK_INVALID_INPUT`; reads and `sk_session_close` work (see "fork()" above).
 typedef struct sk_session sk_session;
 
 // The sessions of one project: an index and one log per session.
@@ -110,6 +205,9 @@ typedef struct sk_store sk_store;
 //
 // Thread safety: an `sk_subagent` may be used from any number of threads at
 // once; only `sk_subagent_close` must not run concurrently with other uses.
+//
+// Processes: as an `sk_session`, only the process that opened it writes
+// through it (`SK_INVALID_INPUT` in a forked child; see "fork()" above).
 typedef struct sk_subagent sk_subagent;
 
 // A session (or a subagent's sidechain) as it was on disk when it was loaded.
@@ -159,9 +257,14 @@ const char *sk_last_error(void);
 void sk_string_free(char *s);
 
 // Start a new session. `options_json`: NULL, "" or `{"title": "...", "id":
-// "..."}` (a fresh UUIDv7 id when absent). Older sessions beyond the store's
-// `maxSessions` are pruned (see `sk_session_info`). Close the session with
+// "..."}` (a fresh UUIDv7 id when absent). Close the session with
 // `sk_session_close`.
+//
+// Pruning: when the project then has more than the store's `maxSessions`
+// sessions (50 unless the store options say otherwise), the least recently
+// updated ones not open for writing are deleted, files and all. Their ids are
+// the `pruned` array of `sk_session_info` on the new handle; nothing else
+// reports them.
 //
 // Errors: `SK_CONFLICT` for an existing id, `SK_INVALID_INPUT` for bad options.
 //
@@ -176,8 +279,9 @@ sk_status sk_session_create(const struct sk_store *store,
 // Open an existing session for writing (repairing a torn tail and quarantining
 // unreadable lines; see `openReport` in `sk_session_info`).
 //
-// Errors: `SK_NOT_FOUND`, `SK_BUSY`, `SK_INVALID_INPUT` (a bad id such as
-// "../x"), `SK_CORRUPT`, `SK_UNSUPPORTED`.
+// Errors: `SK_NOT_FOUND`, `SK_BUSY` (another writer, in this process or
+// another, still holds it after about 63 ms of tries), `SK_INVALID_INPUT` (a
+// bad id such as "../x"), `SK_CORRUPT`, `SK_UNSUPPORTED`.
 //
 // # Safety
 //
@@ -189,7 +293,9 @@ sk_status sk_session_open(const struct sk_store *store,
 
 // Fork session `source_id` into a new session, open for writing.
 // `options_json`: NULL, "" or `{"at": messageId, "title": "..."}` (the source's
-// head and title when absent). The source is read without a lock.
+// head and title when absent). The source is read without a lock. Like
+// `sk_session_create`, prunes the project to `maxSessions` (see `pruned` in
+// `sk_session_info`).
 //
 // # Safety
 //
@@ -204,7 +310,8 @@ sk_status sk_session_fork(const struct sk_store *store,
 // `*session` to NULL. The handle is freed and the lock released even when the
 // flush fails (the status says so). `sk_session_close(NULL)` and a pointer to a
 // NULL handle return `SK_OK` and do nothing. Subagents opened from the session
-// stay valid.
+// stay valid. In a child forked after the session was opened, frees the
+// child's copy only, without the flush (the parent keeps its lock).
 //
 // # Safety
 //
@@ -222,7 +329,8 @@ sk_status sk_session_id(const struct sk_session *session, char **out_id);
 
 // The session as this writer knows it, as a JSON object: `{"id", "path",
 // "head": id|null, "entry": indexEntry, "openReport": readReport, "pruned":
-// [ids removed when it was created]}`.
+// [ids]}`. `pruned` lists the sessions deleted when this session was created
+// or forked (see `sk_session_create`); it is empty for `sk_session_open`.
 //
 // # Safety
 //
@@ -235,7 +343,9 @@ sk_status sk_session_info(const struct sk_session *session, char **out_json);
 // parent and timestamp filled in).
 //
 // Errors: `SK_INVALID_INPUT` for text that is not JSON or not an object, a bad
-// or duplicate id, a record over the size limit.
+// or duplicate id, a line over `maxRecordBytes` once large `content` went to
+// a blob, more than 100 levels of nesting (see "Limits" above), or a call in
+// a forked child.
 //
 // # Safety
 //
@@ -246,7 +356,9 @@ sk_status sk_session_append(const struct sk_session *session,
                             char **out_message_json);
 
 // Append a JSON array of messages in one write: all are stored, or none.
-// `out_messages_json` receives them as stored (a JSON array).
+// `out_messages_json` receives them as stored (a JSON array). Each message is
+// checked as by `sk_session_append`; an error names the first bad one
+// ("batch message <i>").
 //
 // # Safety
 //
@@ -260,7 +372,8 @@ sk_status sk_session_append_batch(const struct sk_session *session,
 // Update host-reported state (a JSON object: `status`, `thinking`,
 // `refusalReason`, `failureReason`, `lastToolCall`, `activeTokens`,
 // `childProcesses`, `title`). Logged and written to the index;
-// `out_entry_json` receives the updated index entry.
+// `out_entry_json` receives the updated index entry. The object may nest 99
+// levels (see "Limits" above).
 //
 // # Safety
 //
@@ -272,7 +385,8 @@ sk_status sk_session_update_state(const struct sk_session *session,
 
 // Change fields of a stored message with an RFC 7396 merge patch (a JSON
 // object), e.g. usage that arrives after the text. `SK_NOT_FOUND` for an
-// unknown message id.
+// unknown message id; `SK_INVALID_INPUT` for a patch of `id`, `parentId`,
+// `role` and the like, or one nested more than 99 levels.
 //
 // # Safety
 //
@@ -374,8 +488,8 @@ sk_status sk_session_apply_compaction(const struct sk_session *session,
 
 // Start a subagent: a sidechain log and a metadata file under the session; the
 // main log records the spawn. `agent_id` may be NULL (a fresh id);
-// `meta_json` may be NULL (`{}`) or a JSON object (e.g. task, model). Close
-// the subagent with `sk_subagent_close`.
+// `meta_json` may be NULL (`{}`) or a JSON object (e.g. task, model) nested at
+// most 99 levels. Close the subagent with `sk_subagent_close`.
 //
 // # Safety
 //
@@ -387,7 +501,8 @@ sk_status sk_session_spawn_subagent(const struct sk_session *session,
                                     struct sk_subagent **out_subagent);
 
 // Reopen a subagent of this session for writing (`SK_BUSY` while another
-// writer holds it). Close it with `sk_subagent_close`.
+// writer holds it, after trying for about 63 ms). Close it with
+// `sk_subagent_close`.
 //
 // # Safety
 //
@@ -400,6 +515,7 @@ sk_status sk_session_open_subagent(const struct sk_session *session,
 // Append a user message, taking a snapshot of the tracked files first (stored
 // as the message's `checkpointHash`). `message_json` is a message object whose
 // `role`, if present, must be "user". `out_message_json` receives it as stored.
+// Snapshots may start the background pack merge (see "Background threads").
 //
 // # Safety
 //
@@ -418,7 +534,8 @@ sk_status sk_session_user_input(const struct sk_session *session,
 sk_status sk_session_track_read(const struct sk_session *session, const char *paths_json);
 
 // Track these files and snapshot every tracked file, before a tool edits them.
-// `out_snapshot` receives the snapshot id (a plain string, not JSON).
+// `out_snapshot` receives the snapshot id (a plain string, not JSON). May
+// start the background pack merge (see "Background threads").
 //
 // # Safety
 //
@@ -429,7 +546,8 @@ sk_status sk_session_before_edit(const struct sk_session *session,
                                  char **out_snapshot);
 
 // Snapshot every tracked file after a tool edited `paths_json` (tracked from
-// now on). `out_snapshot` receives the snapshot id (a plain string).
+// now on). `out_snapshot` receives the snapshot id (a plain string). May start
+// the background pack merge (see "Background threads").
 //
 // # Safety
 //
@@ -494,6 +612,7 @@ sk_status sk_session_rewind_plan(const struct sk_session *session,
 // outside the agent since the last snapshot (`SK_CONFLICT`, naming the files),
 // which `force` overrides; the conversation head moves to the message's parent.
 // `out_result_json` receives what was done and how to undo it (`undoSnapshot`).
+// Restoring files may start the background pack merge.
 //
 // # Safety
 //
@@ -518,7 +637,8 @@ sk_status sk_session_snapshot_plan(const struct sk_session *session,
 
 // Restore the tracked files to a snapshot of this session, with the same checks
 // as a rewind (`force` overrides a conflict). Restoring a rewind's
-// `undoSnapshot` undoes it. `out_result_json` receives what was done.
+// `undoSnapshot` undoes it. `out_result_json` receives what was done. May
+// start the background pack merge.
 //
 // # Safety
 //
@@ -533,12 +653,19 @@ sk_status sk_session_restore_snapshot(const struct sk_session *session,
 //
 // - `project_root`: an existing directory (required).
 // - `options_json`: NULL, "" or a JSON object of store options with camelCase
-//   keys: `home`, `durability` ("never" | "onSync" | "always"), `maxSessions`,
-//   `blobThreshold`, `maxRecordBytes`, `deterministic`. Unknown keys are an error.
+//   keys: `home` (a directory; relative to the current directory now),
+//   `durability` ("never" | "onSync" | "always"), `maxSessions` (0 keeps all),
+//   `blobThreshold`, `maxRecordBytes` (at least 1024), `deterministic`.
+//   Unknown keys are an error. Absent keys take the defaults above ("Store and
+//   defaults"): the home is $SESSIONKIT_HOME, else ~/.sessionkit, and
+//   creating a session prunes the project to 50 sessions.
 // - `out_store`: receives the new handle, to be closed with `sk_store_close`.
 //
+// Creates the project's directory under the home if needed.
+//
 // Errors: `SK_NULL_ARGUMENT`, `SK_INVALID_UTF8`, `SK_INVALID_INPUT` (bad
-// options), `SK_NOT_FOUND` / `SK_IO` (project root), `SK_UNSUPPORTED`.
+// options, an empty `home`, no home at all, a project root that is not a
+// directory), `SK_NOT_FOUND` (no project root), `SK_IO`, `SK_UNSUPPORTED`.
 //
 // # Safety
 //
@@ -599,9 +726,9 @@ sk_status sk_store_session_entry(const struct sk_store *store,
 // result with `sk_string_free`.
 sk_status sk_store_continue_session(const struct sk_store *store, char **out_json);
 
-// Rename a session that no writer holds (`SK_BUSY` otherwise; a host holding
-// the session renames with `sk_session_rename`). `out_entry_json` receives the
-// updated index entry.
+// Rename a session that no writer holds (`SK_BUSY` otherwise, after trying
+// for about 63 ms; a host holding the session renames with
+// `sk_session_rename`). `out_entry_json` receives the updated index entry.
 //
 // # Safety
 //
@@ -613,7 +740,8 @@ sk_status sk_store_rename_session(const struct sk_store *store,
                                   char **out_entry_json);
 
 // Delete a session: its index entry, log, sidecars and quarantine file.
-// `SK_BUSY` while a writer holds it; `SK_NOT_FOUND` for an unknown id.
+// `SK_BUSY` while a writer holds it (after trying for about 63 ms);
+// `SK_NOT_FOUND` for an unknown id.
 //
 // # Safety
 //
@@ -699,7 +827,8 @@ sk_status sk_store_gc(const struct sk_store *store, char **out_report_json);
 sk_status sk_store_file_history_sizes(const struct sk_store *store, char **out_report_json);
 
 // Release the subagent's lock, free the handle and set `*subagent` to NULL.
-// NULL, or a pointer to NULL, does nothing.
+// NULL, or a pointer to NULL, does nothing. In a forked child, frees the
+// child's copy only.
 //
 // # Safety
 //
@@ -716,7 +845,7 @@ void sk_subagent_close(struct sk_subagent **subagent);
 sk_status sk_subagent_id(const struct sk_subagent *subagent, char **out_id);
 
 // Append one message (a JSON object) to the sidechain; `out_message_json`
-// receives it as stored.
+// receives it as stored. Errors as for `sk_session_append`.
 //
 // # Safety
 //
@@ -739,9 +868,9 @@ sk_status sk_subagent_append_batch(const struct sk_subagent *subagent,
                                    const char *messages_json,
                                    char **out_messages_json);
 
-// Record the subagent's result (any JSON value): in its metadata (status
-// "completed", or "failed" when `failed`) and as a result record in the main
-// session's log.
+// Record the subagent's result (any JSON value nested at most 99 levels): in
+// its metadata (status "completed", or "failed" when `failed`) and as a result
+// record in the main session's log.
 //
 // # Safety
 //

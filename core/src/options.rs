@@ -85,19 +85,31 @@ impl StoreOptions {
         serde_json::from_str(json).map_err(|e| Error::invalid(format!("store options: {e}")))
     }
 
+    /// The home directory, absolute. A relative one is taken from the current
+    /// directory once, here, so a host that changes directory keeps its store.
     pub(crate) fn resolve_home(&self) -> Result<PathBuf> {
-        if let Some(h) = &self.home {
-            return Ok(h.clone());
-        }
-        if let Some(h) = std::env::var_os("SESSIONKIT_HOME").filter(|h| !h.is_empty()) {
-            return Ok(PathBuf::from(h));
-        }
-        match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-            Some(h) => Ok(PathBuf::from(h).join(".sessionkit")),
-            None => Err(Error::invalid(
-                "no store home: set options.home, SESSIONKIT_HOME or HOME",
-            )),
-        }
+        let home = if let Some(h) = &self.home {
+            // An empty path would put the store in the current directory,
+            // e.g. inside the project: refused rather than guessed.
+            if h.as_os_str().is_empty() {
+                return Err(Error::invalid(
+                    "store options: home is empty (leave it out for $SESSIONKIT_HOME or ~/.sessionkit)",
+                ));
+            }
+            h.clone()
+        } else if let Some(h) = std::env::var_os("SESSIONKIT_HOME").filter(|h| !h.is_empty()) {
+            PathBuf::from(h)
+        } else {
+            match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+                Some(h) => PathBuf::from(h).join(".sessionkit"),
+                None => {
+                    return Err(Error::invalid(
+                        "no store home: set options.home, SESSIONKIT_HOME or HOME",
+                    ))
+                }
+            }
+        };
+        std::path::absolute(&home).map_err(|e| Error::io(&home, e))
     }
 
     pub(crate) fn validate(&self) -> Result<()> {

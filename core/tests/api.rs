@@ -382,6 +382,30 @@ fn pruning_keeps_max_sessions_and_says_which() {
 }
 
 #[test]
+fn a_relative_home_is_resolved_once_at_open() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    // `home` relative to the current directory, without changing it (the
+    // tests of this binary share one).
+    let cwd = std::env::current_dir().unwrap();
+    let mut relative = std::path::PathBuf::new();
+    for _ in cwd.ancestors().skip(1) {
+        relative.push("..");
+    }
+    relative.push(home.path().strip_prefix("/").unwrap());
+    let store = Store::open(project.path(), options(&relative)).unwrap();
+    assert!(store.dir().is_absolute(), "{}", store.dir().display());
+    assert_eq!(
+        store.dir().canonicalize().unwrap(),
+        home.path()
+            .canonicalize()
+            .unwrap()
+            .join("projects")
+            .join(store.project_code())
+    );
+}
+
+#[test]
 fn subagents_have_their_own_log() {
     let e = env();
     let s = e.store.create_session(CreateOptions::default()).unwrap();

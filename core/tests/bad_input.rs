@@ -547,6 +547,20 @@ fn invalid_store_options_are_refused() {
             "{text}: opening with bad options created files"
         );
     }
+    // An empty home would mean the current directory (often the project).
+    expect_err(
+        Store::open(
+            project.path(),
+            StoreOptions::from_json(r#"{"home": ""}"#).unwrap(),
+        ),
+        ErrorKind::InvalidInput,
+        &["home is empty"],
+        "empty home",
+    );
+    assert!(
+        !Path::new("projects").exists(),
+        "an empty home created ./projects"
+    );
     expect_err(
         CreateOptions::from_json(r#"{"titel": "x"}"#),
         ErrorKind::InvalidInput,
@@ -653,4 +667,100 @@ fn invalid_patches_and_subagent_metadata_are_refused() {
         "subagent metadata not an object",
     );
     assert_unchanged(&before, f.home.path(), "patches and subagents");
+}
+
+/// `levels` arrays around a number.
+fn nested(levels: usize) -> Value {
+    let mut v = json!(1);
+    for _ in 0..levels {
+        v = Value::Array(vec![v]);
+    }
+    v
+}
+
+#[test]
+fn values_nested_deeper_than_a_line_may_hold_are_refused() {
+    let f = fixture(|_| {});
+    let (s, ids) = session_with_messages(&f.store);
+    let sid = s.id().to_string();
+    let a = s.spawn_subagent(Some("helper"), json!({})).unwrap();
+    let before = snapshot(f.home.path());
+    // Each at one level more than its record holds; the message object, the
+    // patch object and the state object count as one level.
+    let msg = |levels: usize| json!({"role": "user", "content": nested(levels - 1)});
+    let patch = |levels: usize| json!({"meta": nested(levels - 1)});
+    let state = |levels: usize| json!({"lastToolCall": nested(levels - 1)});
+    expect_err(
+        s.append(msg(101)),
+        ErrorKind::InvalidInput,
+        &["message", "100 levels"],
+        "message",
+    );
+    expect_err(
+        s.append_batch(vec![msg(2), msg(101)]),
+        ErrorKind::InvalidInput,
+        &["batch message 1", "100 levels"],
+        "batch",
+    );
+    expect_err(
+        s.patch_message(&ids[0], patch(100)),
+        ErrorKind::InvalidInput,
+        &["\"patch\" of a patch record", "99 levels"],
+        "patch",
+    );
+    expect_err(
+        s.update_state(state(100)),
+        ErrorKind::InvalidInput,
+        &["\"set\" of a state record"],
+        "state",
+    );
+    expect_err(
+        s.spawn_subagent(Some("deep"), json!({"x": nested(99)})),
+        ErrorKind::InvalidInput,
+        &["subagent metadata"],
+        "subagent metadata",
+    );
+    expect_err(
+        a.append(msg(101)),
+        ErrorKind::InvalidInput,
+        &["message"],
+        "subagent message",
+    );
+    expect_err(
+        a.finish(nested(100), false),
+        ErrorKind::InvalidInput,
+        &["subagent result"],
+        "subagent result",
+    );
+    assert_eq!(
+        snapshot(f.home.path()),
+        before,
+        "a refused value changed files"
+    );
+
+    // One level less is stored and read back whole, by every reader.
+    let m = s.append(msg(100)).unwrap();
+    s.patch_message(m.id(), patch(99)).unwrap();
+    s.update_state(state(99)).unwrap();
+    let b = s
+        .spawn_subagent(Some("deep"), json!({"x": nested(98)}))
+        .unwrap();
+    b.append(msg(100)).unwrap();
+    b.finish(nested(99), false).unwrap();
+    drop(b);
+    drop(a);
+    s.close().unwrap();
+    let view = f.store.read_session(&sid).unwrap();
+    assert!(view.report().skipped.is_empty(), "{:?}", view.report());
+    assert_eq!(view.message(m.id()).unwrap().value()["meta"], nested(98));
+    assert_eq!(view.active_path().unwrap().len(), 3);
+    let side = f.store.read_subagent(&sid, "deep").unwrap();
+    assert!(side.report().skipped.is_empty(), "{:?}", side.report());
+    assert_eq!(side.message_count(), 1);
+    assert_eq!(f.store.list_subagents(&sid).unwrap().len(), 2);
+    let entry = f.store.session_entry(&sid).unwrap();
+    assert_eq!(entry.message_count, 3);
+    // The index that holds the state's value is read back too.
+    let reopened = f.store.open_session(&sid).unwrap();
+    assert!(reopened.open_report().skipped.is_empty());
 }

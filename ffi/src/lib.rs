@@ -1,27 +1,128 @@
-//! The C ABI of sessionkit.
+//! sessionkit: the C ABI of the session store for coding agents.
 //!
-//! Conventions (the header `include/sessionkit.h` is generated from this crate by
-//! cbindgen and repeats them):
+//! The header include/sessionkit.h is generated from the sessionkit-ffi crate
+//! (ffi/) by cbindgen: this text is the crate's documentation, and each
+//! function's comment is the function's.
 //!
-//! - Opaque handles: `sk_store`, `sk_session`, `sk_subagent`, `sk_view`. Each is
-//!   released by its `*_close(&handle)` function, which sets the caller's pointer
-//!   to NULL, so a closed handle used again is a NULL handle and gives
-//!   `SK_NULL_ARGUMENT`. `*_close(NULL)` and `*_close(&null_handle)` do nothing.
-//! - Every function that can fail returns an `sk_status`; results go through
-//!   out-parameters, which are written only when the status is `SK_OK`.
-//! - Messages, options and results cross as NUL-terminated UTF-8 JSON text. Strings
-//!   the library returns (`char **out`) are owned by the caller and freed with
-//!   `sk_string_free`, and with nothing else.
-//! - A thread-local last-error message, cleared at the start of every call that
-//!   returns an `sk_status`, says what went wrong; read it with `sk_last_error`.
-//! - A panic never crosses the boundary: it becomes `SK_INTERNAL`.
-//! - NULL where a pointer is required gives `SK_NULL_ARGUMENT`; text that is not
-//!   UTF-8 gives `SK_INVALID_UTF8`; nothing crashes.
+//! Requirements
+//! ------------
+//! The header needs C99 or C++11, or later (it includes <stdbool.h> and
+//! <stdint.h> and uses // comments). `pkg-config --cflags --libs sessionkit`
+//! gives the flags; add `--static` for libsessionkit.a, which also needs the
+//! system libraries it lists.
+//!
+//! Conventions
+//! -----------
+//! Handles: sk_store, sk_session, sk_subagent and sk_view are opaque. Each is
+//!   released by its *_close(&handle), which sets the caller's pointer to NULL;
+//!   *_close(NULL) and *_close(&null_handle) do nothing. A closed handle used
+//!   again is therefore NULL and gives SK_NULL_ARGUMENT. Using a stale copy of
+//!   a closed pointer is undefined behaviour.
+//! Status: every function that can fail returns an sk_status (0 = SK_OK; the
+//!   numbers are fixed, see below). Out-parameters are written only on SK_OK.
+//! Strings: arguments are NUL-terminated UTF-8 (SK_INVALID_UTF8 otherwise);
+//!   messages, options and results are JSON text. Strings returned through a
+//!   `char **` out-parameter belong to the caller and are freed with
+//!   sk_string_free, and with nothing else.
+//! Nullability: every pointer argument is required unless its documentation
+//!   says it may be NULL (options, some ids): NULL gives SK_NULL_ARGUMENT. This
+//!   includes every out-parameter: NULL is an error, never a way to ignore a
+//!   result; pass a variable and free what it receives.
+//! Errors: sk_last_error() returns a message for the last failed call on the
+//!   calling thread, "<function>: <what was wrong>", borrowed and valid until
+//!   the next status-returning call on that thread; every status-returning call
+//!   clears it at its start. sk_version, sk_abi_version, sk_status_name,
+//!   sk_last_error, sk_string_free and the *_close functions returning void do
+//!   not touch it.
+//! Panics: a panic inside the library never unwinds into C: the call returns
+//!   SK_INTERNAL and the last error holds the panic's message and source
+//!   location. Nothing is printed: at its first call the library installs a
+//!   panic hook in its own copy of the Rust runtime, which keeps panics inside
+//!   calls quiet and passes any other (one on a background thread) to Rust's
+//!   default hook, which prints it to stderr. A Rust program that loads the
+//!   library keeps its own runtime and hook, which the library does not touch.
+//!
+//! Store and defaults
+//! ------------------
+//! Home: sk_store_open keeps every project's sessions under one home directory:
+//!   the `home` option, else $SESSIONKIT_HOME (if set and not empty), else
+//!   $HOME/.sessionkit. A relative home is resolved against the current
+//!   directory once, when the store is opened (a later chdir() does not move
+//!   the store); an empty `home` option is SK_INVALID_INPUT. The sessions of a
+//!   project are in <home>/projects/<code>/ (sk_store_info names it), created
+//!   with mode 0700, files 0600.
+//! Defaults: NULL or "" options are {"durability": "onSync", "maxSessions": 50,
+//!   "blobThreshold": 262144, "maxRecordBytes": 4194304}: appends are fsynced
+//!   by sk_session_sync, and a project keeps 50 sessions. Creating or forking
+//!   a session deletes the least recently updated sessions of the project
+//!   beyond maxSessions (their logs, subagents and file-history branches),
+//!   except sessions open for writing. The ids deleted are returned once, in
+//!   the "pruned" array of sk_session_info on the new session's handle. Pass
+//!   {"maxSessions": 0} to keep every session.
+//! Busy: a session (or subagent) open for writing holds an exclusive lock on
+//!   its log. sk_session_open, sk_session_open_subagent, sk_store_rename_session
+//!   and sk_store_delete_session try to take it for about 63 ms (six tries, 1
+//!   ms doubling to 32 ms) before they return SK_BUSY, so that a writer that
+//!   is just closing does not make them fail; pruning tries each old session
+//!   the same way and skips it if it stays busy. Index updates wait, without a
+//!   time limit, for the project's lock file, which another process holds only
+//!   while it writes the index.
+//!
+//! Limits
+//! ------
+//! Ids: session and subagent ids are 1 to 128 characters of A-Z a-z 0-9 . _ -,
+//!   not starting with '.'; message ids 1 to 128 characters without control
+//!   characters. Others are SK_INVALID_INPUT.
+//! Sizes: a message's `content` or `contentParams` whose JSON is over
+//!   blobThreshold bytes is stored once beside the log, so its size is bounded
+//!   only by memory; the rest of a message's log line must fit in
+//!   maxRecordBytes (SK_INVALID_INPUT otherwise).
+//! Nesting: a log line holds at most 100 levels of JSON arrays and objects. A
+//!   message object counts as one level; a patch, a state update, subagent
+//!   metadata and a subagent result sit one level inside their record, so they
+//!   may nest 99. Deeper values are SK_INVALID_INPUT and nothing is written.
+//! Titles: an index title keeps the first 100 characters.
+//! Errors: a last-error message over 16 KiB keeps its start and its end.
+//!
+//! Threads, fork() and unloading
+//! -----------------------------
+//! Threads: sk_store, sk_session, sk_subagent and sk_view may each be shared by
+//!   any number of threads at once; only closing must not race other uses of
+//!   the same handle. The last error is per thread.
+//! Background threads: after a call that writes file-history snapshots
+//!   (sk_session_user_input, sk_session_before_edit, sk_session_after_edit,
+//!   sk_session_rewind, sk_session_restore_snapshot), the library may start a
+//!   detached thread, "sessionkit-pack-merge", at most one per project at a
+//!   time, that merges the snapshot pack files and ends on its own. No call
+//!   waits for it. Reading a large log may also use a second thread for the
+//!   length of the call.
+//! fork(): a child inherits the parent's handles but may not write through
+//!   them. A call through an inherited sk_session or sk_subagent that writes
+//!   (appending, patching, state, head and title changes, sync, subagents) or
+//!   uses the file history (snapshots, tracked files, changes, rewinds and
+//!   their plans: loading it writes) fails with SK_INVALID_INPUT, naming the
+//!   session and both process ids, and writes nothing. SK_INVALID_INPUT, not
+//!   SK_BUSY: the handle is unusable in the child for good, and waiting would
+//!   not help. Reads work (sk_session_id, _info, _read, _active_path,
+//!   _model_view, _select_compaction; sk_store_* and sk_view_*), and *_close
+//!   frees the child's copy without writing. While the child keeps its copy
+//!   open, the session's lock stays held (the lock belongs to the open file
+//!   both processes share; exec() closes it): a parent that closes and reopens
+//!   the session then gets SK_BUSY. To write in the child, close the inherited
+//!   handle, then open the session (once the parent has closed it) or fork it
+//!   with sk_session_fork. As with any library that uses threads and locks,
+//!   fork() while another thread is inside a sessionkit call (or while a pack
+//!   merge runs) may leave a lock held in the child for good: a child that
+//!   will call sessionkit should be forked while no other thread is in it.
+//! Unloading: do not dlclose() the library. A pack-merge thread may still be
+//!   running its code, and there is no call to wait for it; load the library
+//!   once for the life of the process.
 #![allow(non_camel_case_types)]
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -138,6 +239,41 @@ const MAX_ERROR_LEN: usize = 16 * 1024;
 
 thread_local! {
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+    /// This thread is inside a call: a panic becomes a status, not stderr text.
+    static IN_CALL: Cell<bool> = const { Cell::new(false) };
+    /// Where the last panic inside a call on this thread happened.
+    static PANIC_AT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Install, once, a panic hook that keeps panics inside calls quiet (the status
+/// and the last error report them, with their location) and hands every other
+/// panic to the hook it replaced. The hook belongs to this library's own copy
+/// of the Rust runtime, so a Rust host's hook is never touched.
+fn install_panic_hook() {
+    // Not a `Once`: a fork() while another thread waited on it would leave
+    // the child waiting for good. Two racing first calls install it once.
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if IN_CALL.try_with(Cell::get).unwrap_or(false) {
+            let at = info.location().map(|l| l.to_string());
+            let _ = PANIC_AT.try_with(|p| *p.borrow_mut() = at);
+        } else {
+            previous(info);
+        }
+    }));
+}
+
+/// Run `body`, catching a panic without printing it.
+fn quietly<T>(body: impl FnOnce() -> T) -> std::thread::Result<T> {
+    install_panic_hook();
+    let outer = IN_CALL.replace(true);
+    let r = catch_unwind(AssertUnwindSafe(body));
+    IN_CALL.set(outer);
+    r
 }
 
 fn set_last_error(function: &str, message: &str) {
@@ -172,7 +308,7 @@ fn clear_last_error() {
 /// into a status and a last-error message.
 pub(crate) fn guard(function: &'static str, body: impl FnOnce() -> FfiResult) -> sk_status {
     clear_last_error();
-    match catch_unwind(AssertUnwindSafe(body)) {
+    match quietly(body) {
         Ok(Ok(())) => sk_status::SK_OK,
         Ok(Err(e)) => {
             set_last_error(function, &e.message);
@@ -184,9 +320,13 @@ pub(crate) fn guard(function: &'static str, body: impl FnOnce() -> FfiResult) ->
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic payload".into());
+            let at = PANIC_AT
+                .take()
+                .map(|l| format!(" (at {l})"))
+                .unwrap_or_default();
             set_last_error(
                 function,
-                &format!("internal error: panic caught at the C boundary: {what}"),
+                &format!("internal error: panic caught at the C boundary: {what}{at}"),
             );
             sk_status::SK_INTERNAL
         }
@@ -316,6 +456,19 @@ pub(crate) unsafe fn put_handle<T>(out: *mut *mut T, v: T) -> FfiResult {
     Ok(())
 }
 
+/// Close a handle for a `*_close` function returning void: a panic while
+/// dropping it is caught and, having no status to report it, dropped.
+pub(crate) unsafe fn close_handle<T>(pp: *mut *mut T) {
+    if quietly(|| {
+        // SAFETY: forwarded from the caller.
+        drop(unsafe { take_handle(pp) });
+    })
+    .is_err()
+    {
+        PANIC_AT.take();
+    }
+}
+
 /// Take a handle back from the caller's pointer, setting it to NULL.
 pub(crate) unsafe fn take_handle<T>(pp: *mut *mut T) -> Option<Box<T>> {
     if pp.is_null() {
@@ -410,7 +563,7 @@ pub unsafe extern "C" fn sk_string_free(s: *mut c_char) {
     if s.is_null() {
         return;
     }
-    let _ = catch_unwind(|| {
+    let _ = quietly(|| {
         // SAFETY: the caller promises `s` came from `CString::into_raw` here.
         drop(unsafe { CString::from_raw(s) });
     });
@@ -427,8 +580,36 @@ mod tests {
         let msg = unsafe { CStr::from_ptr(sk_last_error()) }.to_str().unwrap();
         assert!(msg.starts_with("sk_test: internal error: panic"), "{msg}");
         assert!(msg.contains("boom"), "{msg}");
+        assert!(msg.contains(&format!("(at {}:", file!())), "{msg}");
         assert_eq!(guard("sk_test", || Ok(())), sk_status::SK_OK);
         assert_eq!(unsafe { CStr::from_ptr(sk_last_error()) }.to_bytes(), b"");
+    }
+
+    const QUIET_CHILD: &str = "SK_TEST_QUIET_PANIC_CHILD";
+
+    /// Run by `a_panic_inside_a_call_prints_nothing` in a child process.
+    #[test]
+    fn quiet_panic_child() {
+        if std::env::var_os(QUIET_CHILD).is_none() {
+            return;
+        }
+        let st = guard("sk_test", || panic!("inside-a-call"));
+        assert_eq!(st, sk_status::SK_INTERNAL);
+        // A panic outside any call goes to the hook that was there before.
+        let _ = catch_unwind(|| panic!("outside-any-call"));
+    }
+
+    #[test]
+    fn a_panic_inside_a_call_prints_nothing() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "tests::quiet_panic_child", "--nocapture"])
+            .env(QUIET_CHILD, "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "child failed: {stderr}");
+        assert!(!stderr.contains("inside-a-call"), "{stderr}");
+        assert!(stderr.contains("outside-any-call"), "{stderr}");
     }
 
     #[test]

@@ -22,6 +22,10 @@ use crate::{
 /// Thread safety: an `sk_session` may be used from any number of threads at
 /// once (appends are serialised); only `sk_session_close` must not run
 /// concurrently with other uses of the handle.
+///
+/// Processes: only the process that opened it writes through it. In a child
+/// forked after that, writes and file-history calls fail with
+/// `SK_INVALID_INPUT`; reads and `sk_session_close` work (see "fork()" above).
 pub struct sk_session {
     pub(crate) session: Session,
 }
@@ -54,9 +58,14 @@ unsafe fn arg_messages(p: *const c_char) -> FfiResult<Vec<Value>> {
 }
 
 /// Start a new session. `options_json`: NULL, "" or `{"title": "...", "id":
-/// "..."}` (a fresh UUIDv7 id when absent). Older sessions beyond the store's
-/// `maxSessions` are pruned (see `sk_session_info`). Close the session with
+/// "..."}` (a fresh UUIDv7 id when absent). Close the session with
 /// `sk_session_close`.
+///
+/// Pruning: when the project then has more than the store's `maxSessions`
+/// sessions (50 unless the store options say otherwise), the least recently
+/// updated ones not open for writing are deleted, files and all. Their ids are
+/// the `pruned` array of `sk_session_info` on the new handle; nothing else
+/// reports them.
 ///
 /// Errors: `SK_CONFLICT` for an existing id, `SK_INVALID_INPUT` for bad options.
 ///
@@ -92,8 +101,9 @@ pub unsafe extern "C" fn sk_session_create(
 /// Open an existing session for writing (repairing a torn tail and quarantining
 /// unreadable lines; see `openReport` in `sk_session_info`).
 ///
-/// Errors: `SK_NOT_FOUND`, `SK_BUSY`, `SK_INVALID_INPUT` (a bad id such as
-/// "../x"), `SK_CORRUPT`, `SK_UNSUPPORTED`.
+/// Errors: `SK_NOT_FOUND`, `SK_BUSY` (another writer, in this process or
+/// another, still holds it after about 63 ms of tries), `SK_INVALID_INPUT` (a
+/// bad id such as "../x"), `SK_CORRUPT`, `SK_UNSUPPORTED`.
 ///
 /// # Safety
 ///
@@ -123,7 +133,9 @@ pub unsafe extern "C" fn sk_session_open(
 
 /// Fork session `source_id` into a new session, open for writing.
 /// `options_json`: NULL, "" or `{"at": messageId, "title": "..."}` (the source's
-/// head and title when absent). The source is read without a lock.
+/// head and title when absent). The source is read without a lock. Like
+/// `sk_session_create`, prunes the project to `maxSessions` (see `pruned` in
+/// `sk_session_info`).
 ///
 /// # Safety
 ///
@@ -160,7 +172,8 @@ pub unsafe extern "C" fn sk_session_fork(
 /// `*session` to NULL. The handle is freed and the lock released even when the
 /// flush fails (the status says so). `sk_session_close(NULL)` and a pointer to a
 /// NULL handle return `SK_OK` and do nothing. Subagents opened from the session
-/// stay valid.
+/// stay valid. In a child forked after the session was opened, frees the
+/// child's copy only, without the flush (the parent keeps its lock).
 ///
 /// # Safety
 ///
@@ -200,7 +213,8 @@ pub unsafe extern "C" fn sk_session_id(
 
 /// The session as this writer knows it, as a JSON object: `{"id", "path",
 /// "head": id|null, "entry": indexEntry, "openReport": readReport, "pruned":
-/// [ids removed when it was created]}`.
+/// [ids]}`. `pruned` lists the sessions deleted when this session was created
+/// or forked (see `sk_session_create`); it is empty for `sk_session_open`.
 ///
 /// # Safety
 ///
@@ -236,7 +250,9 @@ pub unsafe extern "C" fn sk_session_info(
 /// parent and timestamp filled in).
 ///
 /// Errors: `SK_INVALID_INPUT` for text that is not JSON or not an object, a bad
-/// or duplicate id, a record over the size limit.
+/// or duplicate id, a line over `maxRecordBytes` once large `content` went to
+/// a blob, more than 100 levels of nesting (see "Limits" above), or a call in
+/// a forked child.
 ///
 /// # Safety
 ///
@@ -260,7 +276,9 @@ pub unsafe extern "C" fn sk_session_append(
 }
 
 /// Append a JSON array of messages in one write: all are stored, or none.
-/// `out_messages_json` receives them as stored (a JSON array).
+/// `out_messages_json` receives them as stored (a JSON array). Each message is
+/// checked as by `sk_session_append`; an error names the first bad one
+/// ("batch message <i>").
 ///
 /// # Safety
 ///
@@ -287,7 +305,8 @@ pub unsafe extern "C" fn sk_session_append_batch(
 /// Update host-reported state (a JSON object: `status`, `thinking`,
 /// `refusalReason`, `failureReason`, `lastToolCall`, `activeTokens`,
 /// `childProcesses`, `title`). Logged and written to the index;
-/// `out_entry_json` receives the updated index entry.
+/// `out_entry_json` receives the updated index entry. The object may nest 99
+/// levels (see "Limits" above).
 ///
 /// # Safety
 ///
@@ -312,7 +331,8 @@ pub unsafe extern "C" fn sk_session_update_state(
 
 /// Change fields of a stored message with an RFC 7396 merge patch (a JSON
 /// object), e.g. usage that arrives after the text. `SK_NOT_FOUND` for an
-/// unknown message id.
+/// unknown message id; `SK_INVALID_INPUT` for a patch of `id`, `parentId`,
+/// `role` and the like, or one nested more than 99 levels.
 ///
 /// # Safety
 ///
@@ -547,8 +567,8 @@ pub unsafe extern "C" fn sk_session_apply_compaction(
 
 /// Start a subagent: a sidechain log and a metadata file under the session; the
 /// main log records the spawn. `agent_id` may be NULL (a fresh id);
-/// `meta_json` may be NULL (`{}`) or a JSON object (e.g. task, model). Close
-/// the subagent with `sk_subagent_close`.
+/// `meta_json` may be NULL (`{}`) or a JSON object (e.g. task, model) nested at
+/// most 99 levels. Close the subagent with `sk_subagent_close`.
 ///
 /// # Safety
 ///
@@ -578,7 +598,8 @@ pub unsafe extern "C" fn sk_session_spawn_subagent(
 }
 
 /// Reopen a subagent of this session for writing (`SK_BUSY` while another
-/// writer holds it). Close it with `sk_subagent_close`.
+/// writer holds it, after trying for about 63 ms). Close it with
+/// `sk_subagent_close`.
 ///
 /// # Safety
 ///
@@ -604,6 +625,7 @@ pub unsafe extern "C" fn sk_session_open_subagent(
 /// Append a user message, taking a snapshot of the tracked files first (stored
 /// as the message's `checkpointHash`). `message_json` is a message object whose
 /// `role`, if present, must be "user". `out_message_json` receives it as stored.
+/// Snapshots may start the background pack merge (see "Background threads").
 ///
 /// # Safety
 ///
@@ -648,7 +670,8 @@ pub unsafe extern "C" fn sk_session_track_read(
 }
 
 /// Track these files and snapshot every tracked file, before a tool edits them.
-/// `out_snapshot` receives the snapshot id (a plain string, not JSON).
+/// `out_snapshot` receives the snapshot id (a plain string, not JSON). May
+/// start the background pack merge (see "Background threads").
 ///
 /// # Safety
 ///
@@ -672,7 +695,8 @@ pub unsafe extern "C" fn sk_session_before_edit(
 }
 
 /// Snapshot every tracked file after a tool edited `paths_json` (tracked from
-/// now on). `out_snapshot` receives the snapshot id (a plain string).
+/// now on). `out_snapshot` receives the snapshot id (a plain string). May start
+/// the background pack merge (see "Background threads").
 ///
 /// # Safety
 ///
@@ -815,6 +839,7 @@ pub unsafe extern "C" fn sk_session_rewind_plan(
 /// outside the agent since the last snapshot (`SK_CONFLICT`, naming the files),
 /// which `force` overrides; the conversation head moves to the message's parent.
 /// `out_result_json` receives what was done and how to undo it (`undoSnapshot`).
+/// Restoring files may start the background pack merge.
 ///
 /// # Safety
 ///
@@ -876,7 +901,8 @@ pub unsafe extern "C" fn sk_session_snapshot_plan(
 
 /// Restore the tracked files to a snapshot of this session, with the same checks
 /// as a rewind (`force` overrides a conflict). Restoring a rewind's
-/// `undoSnapshot` undoes it. `out_result_json` receives what was done.
+/// `undoSnapshot` undoes it. `out_result_json` receives what was done. May
+/// start the background pack merge.
 ///
 /// # Safety
 ///

@@ -7,8 +7,8 @@ use sessionkit::{ModelViewOptions, Store, StoreOptions};
 
 use crate::view::sk_view;
 use crate::{
-    arg_handle, arg_out, arg_str, guard, opt_str, put_handle, put_json, put_string, sk_status,
-    take_handle, FfiResult,
+    arg_handle, arg_out, arg_str, close_handle, guard, opt_str, put_handle, put_json, put_string,
+    sk_status, FfiResult,
 };
 
 /// The sessions of one project: an index and one log per session.
@@ -33,12 +33,19 @@ pub(crate) unsafe fn model_view_options(p: *const c_char) -> FfiResult<ModelView
 ///
 /// - `project_root`: an existing directory (required).
 /// - `options_json`: NULL, "" or a JSON object of store options with camelCase
-///   keys: `home`, `durability` ("never" | "onSync" | "always"), `maxSessions`,
-///   `blobThreshold`, `maxRecordBytes`, `deterministic`. Unknown keys are an error.
+///   keys: `home` (a directory; relative to the current directory now),
+///   `durability` ("never" | "onSync" | "always"), `maxSessions` (0 keeps all),
+///   `blobThreshold`, `maxRecordBytes` (at least 1024), `deterministic`.
+///   Unknown keys are an error. Absent keys take the defaults above ("Store and
+///   defaults"): the home is $SESSIONKIT_HOME, else ~/.sessionkit, and
+///   creating a session prunes the project to 50 sessions.
 /// - `out_store`: receives the new handle, to be closed with `sk_store_close`.
 ///
+/// Creates the project's directory under the home if needed.
+///
 /// Errors: `SK_NULL_ARGUMENT`, `SK_INVALID_UTF8`, `SK_INVALID_INPUT` (bad
-/// options), `SK_NOT_FOUND` / `SK_IO` (project root), `SK_UNSUPPORTED`.
+/// options, an empty `home`, no home at all, a project root that is not a
+/// directory), `SK_NOT_FOUND` (no project root), `SK_IO`, `SK_UNSUPPORTED`.
 ///
 /// # Safety
 ///
@@ -75,10 +82,8 @@ pub unsafe extern "C" fn sk_store_open(
 /// no other thread uses the handle during or after the call.
 #[no_mangle]
 pub unsafe extern "C" fn sk_store_close(store: *mut *mut sk_store) {
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        // SAFETY: per the function's contract.
-        drop(unsafe { take_handle(store) });
-    }));
+    // SAFETY: per the function's contract.
+    unsafe { close_handle(store) }
 }
 
 /// The store's place on disk, as a JSON object:
@@ -183,9 +188,9 @@ pub unsafe extern "C" fn sk_store_continue_session(
     })
 }
 
-/// Rename a session that no writer holds (`SK_BUSY` otherwise; a host holding
-/// the session renames with `sk_session_rename`). `out_entry_json` receives the
-/// updated index entry.
+/// Rename a session that no writer holds (`SK_BUSY` otherwise, after trying
+/// for about 63 ms; a host holding the session renames with
+/// `sk_session_rename`). `out_entry_json` receives the updated index entry.
 ///
 /// # Safety
 ///
@@ -211,7 +216,8 @@ pub unsafe extern "C" fn sk_store_rename_session(
 }
 
 /// Delete a session: its index entry, log, sidecars and quarantine file.
-/// `SK_BUSY` while a writer holds it; `SK_NOT_FOUND` for an unknown id.
+/// `SK_BUSY` while a writer holds it (after trying for about 63 ms);
+/// `SK_NOT_FOUND` for an unknown id.
 ///
 /// # Safety
 ///

@@ -7,8 +7,8 @@ use sessionkit::{to_json_array, Subagent};
 
 use crate::view::sk_view;
 use crate::{
-    arg_handle, arg_json, arg_object, arg_out, guard, json_kind, put_handle, put_string, sk_status,
-    take_handle, FfiError,
+    arg_handle, arg_json, arg_object, arg_out, close_handle, guard, json_kind, put_handle,
+    put_string, sk_status, FfiError,
 };
 
 /// A subagent's sidechain log, open for writing (its lock is exclusive, like a
@@ -16,6 +16,9 @@ use crate::{
 ///
 /// Thread safety: an `sk_subagent` may be used from any number of threads at
 /// once; only `sk_subagent_close` must not run concurrently with other uses.
+///
+/// Processes: as an `sk_session`, only the process that opened it writes
+/// through it (`SK_INVALID_INPUT` in a forked child; see "fork()" above).
 pub struct sk_subagent {
     agent: Subagent,
 }
@@ -27,7 +30,8 @@ impl sk_subagent {
 }
 
 /// Release the subagent's lock, free the handle and set `*subagent` to NULL.
-/// NULL, or a pointer to NULL, does nothing.
+/// NULL, or a pointer to NULL, does nothing. In a forked child, frees the
+/// child's copy only.
 ///
 /// # Safety
 ///
@@ -35,10 +39,8 @@ impl sk_subagent {
 /// NULL); no other thread uses the handle during or after the call.
 #[no_mangle]
 pub unsafe extern "C" fn sk_subagent_close(subagent: *mut *mut sk_subagent) {
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        // SAFETY: per the function's contract.
-        drop(unsafe { take_handle(subagent) });
-    }));
+    // SAFETY: per the function's contract.
+    unsafe { close_handle(subagent) }
 }
 
 /// The subagent's id, as a plain string (not JSON).
@@ -63,7 +65,7 @@ pub unsafe extern "C" fn sk_subagent_id(
 }
 
 /// Append one message (a JSON object) to the sidechain; `out_message_json`
-/// receives it as stored.
+/// receives it as stored. Errors as for `sk_session_append`.
 ///
 /// # Safety
 ///
@@ -124,9 +126,9 @@ pub unsafe extern "C" fn sk_subagent_append_batch(
     })
 }
 
-/// Record the subagent's result (any JSON value): in its metadata (status
-/// "completed", or "failed" when `failed`) and as a result record in the main
-/// session's log.
+/// Record the subagent's result (any JSON value nested at most 99 levels): in
+/// its metadata (status "completed", or "failed" when `failed`) and as a result
+/// record in the main session's log.
 ///
 /// # Safety
 ///

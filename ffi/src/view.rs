@@ -6,7 +6,7 @@ use serde_json::json;
 use sessionkit::{to_json_array, SessionView};
 
 use crate::store::model_view_options;
-use crate::{arg_handle, arg_out, arg_str, guard, put_json, put_string, sk_status, take_handle};
+use crate::{arg_handle, arg_out, arg_str, close_handle, guard, put_json, put_string, sk_status};
 
 /// A session (or a subagent's sidechain) as it was on disk when it was loaded.
 /// Holds no lock and never changes.
@@ -31,10 +31,8 @@ impl sk_view {
 /// other thread uses the view during or after the call.
 #[no_mangle]
 pub unsafe extern "C" fn sk_view_close(view: *mut *mut sk_view) {
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        // SAFETY: per the function's contract.
-        drop(unsafe { take_handle(view) });
-    }));
+    // SAFETY: per the function's contract.
+    unsafe { close_handle(view) }
 }
 
 /// What loading found, as a JSON object: `{"head": id|null, "header":

@@ -1,5 +1,6 @@
-//! The checked-in C header is what cbindgen generates from this crate, and its
-//! version macros match Cargo.toml.
+//! The checked-in C header is what cbindgen generates from this crate (opened by
+//! the crate documentation of src/lib.rs), and its version macros match
+//! Cargo.toml.
 
 use std::path::PathBuf;
 
@@ -28,9 +29,28 @@ fn version_macros() -> String {
     )
 }
 
+/// The comment that opens the header: the crate documentation of src/lib.rs,
+/// so that the conventions are written once.
+fn crate_doc_comment() -> String {
+    let lib = std::fs::read_to_string(crate_dir().join("src/lib.rs")).expect("read src/lib.rs");
+    let mut out = String::from("/*\n");
+    for line in lib.lines().map_while(|l| l.strip_prefix("//!")) {
+        assert!(
+            !line.contains("*/"),
+            "`*/` in the crate doc would end the comment"
+        );
+        out.push_str(" *");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(" */");
+    out
+}
+
 fn generate() -> String {
     let dir = crate_dir();
     let mut config = cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml");
+    config.header = Some(crate_doc_comment());
     config.after_includes = Some(version_macros());
     let mut out = Vec::new();
     cbindgen::Builder::new()

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# C tests of the C ABI: the header alone (C11 and C++17), the C test program
-# linked against the shared and the static library, each run under
-# AddressSanitizer and under valgrind, and the C and C++ examples.
+# C tests of the C ABI: the header alone (C99, C11, C++11, C++17), the C test
+# program linked against the shared and the static library, each run under
+# AddressSanitizer and under valgrind, the C++ wrapper's tests (ASan, valgrind)
+# and its coverage of the header, and the C and C++ examples.
 #   bash tests/c/run.sh            # builds with `cargo build -p sessionkit-ffi`
+# Builds and writes its programs in cargo's target directory ($CARGO_TARGET_DIR,
+# a .cargo/config setting, or ./target).
 # Needs: gcc, g++, pkg-config, valgrind (installed with apt-get if missing).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,8 +20,11 @@ for tool in valgrind pkg-config; do
 done
 
 cargo build -q -p sessionkit-ffi ${CARGO_LOCKED:+--locked}
-libdir="$repo/target/debug"
-out="$repo/target/ctest"
+target="$(cargo metadata --format-version 1 --no-deps ${CARGO_LOCKED:+--locked} |
+    sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
+[ -n "$target" ] || { echo "cargo metadata gave no target directory" >&2; exit 1; }
+libdir="$target/debug"
+out="$target/ctest"
 rm -rf "$out" && mkdir -p "$out"
 bash tests/c/make-pc.sh "$libdir" >/dev/null
 export PKG_CONFIG_PATH="$libdir"
@@ -28,9 +34,14 @@ libs_static="$libdir/libsessionkit.a $(pkg-config --static --libs-only-l session
 warn="-Wall -Wextra -Werror"
 
 
-echo "-- header alone: C11 and C++17 (-pedantic $warn)"
-gcc -std=c11 -pedantic $warn $cflags tests/c/header_c.c $libs_shared -o "$out/header_c"
-g++ -std=c++17 -pedantic $warn $cflags tests/c/header_cpp.cpp $libs_shared -o "$out/header_cpp"
+# The header states C99 and C++11 as its minimum.
+echo "-- header alone: C99, C11, C++11, C++17 (-pedantic $warn)"
+for std in c99 c11; do
+    gcc -std=$std -pedantic $warn $cflags tests/c/header_c.c $libs_shared -o "$out/header_$std"
+done
+for std in c++11 c++17; do
+    g++ -std=$std -pedantic $warn $cflags tests/c/header_cpp.cpp $libs_shared -o "$out/header_$std"
+done
 
 echo "-- build the C tests (shared and static, with and without ASan)"
 src="tests/c/test_sessionkit.c"
@@ -38,6 +49,12 @@ gcc -std=c11 -g $warn $cflags "$src" $libs_shared -pthread -o "$out/t_shared"
 gcc -std=c11 -g $warn $cflags "$src" $libs_static -pthread -o "$out/t_static"
 gcc -std=c11 -g -fsanitize=address -fno-omit-frame-pointer $warn $cflags "$src" $libs_shared -pthread -o "$out/t_shared_asan"
 gcc -std=c11 -g -fsanitize=address -fno-omit-frame-pointer $warn $cflags "$src" $libs_static -pthread -o "$out/t_static_asan"
+
+echo "-- build the C++ wrapper's tests (C++11 with ASan, C++17 for valgrind)"
+cxx_src="tests/c/test_wrapper.cpp"
+cxx_inc="-Iffi/examples/cpp"
+g++ -std=c++11 -g -fsanitize=address -fno-omit-frame-pointer $warn $cflags $cxx_inc "$cxx_src" $libs_shared -o "$out/w_asan"
+g++ -std=c++17 -g $warn $cflags $cxx_inc "$cxx_src" $libs_shared -o "$out/w_plain"
 
 # Each run adds its test cases to the totals: a test program's own
 # "N passed, M failed" line, or 1 for a program without one (header, examples).
@@ -64,8 +81,23 @@ run() { # name, command...
         echo "FAILED: $name (exit $rc)"
     fi
 }
-run header-c11 "$out/header_c"
-run header-cxx17 "$out/header_cpp"
+for std in c99 c11 c++11 c++17; do
+    run "header-$std" "$out/header_$std"
+done
+# Every function of the header has a method in the C++ wrapper.
+wrapper_covers_header() {
+    local fns missing=""
+    fns="$(grep -v '^ *//' include/sessionkit.h | grep -oE '[ *]sk_[a-z_0-9]+\(' | tr -d ' *(' | sort -u)"
+    for f in $fns; do
+        grep -qE "[^a-z_]$f\(" ffi/examples/cpp/sessionkit.hpp || missing="$missing $f"
+    done
+    if [ -n "$missing" ]; then
+        echo "not called by ffi/examples/cpp/sessionkit.hpp:$missing"
+        return 1
+    fi
+    echo "$(echo "$fns" | wc -l) functions, all wrapped"
+}
+run cpp-wrapper-covers-header wrapper_covers_header
 fixtures="$repo/tests/fixtures"
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
 # Known leaks of dependencies (not of sessionkit), by name: see the .supp files.
@@ -75,10 +107,12 @@ run asan-static "$out/t_static_asan" "$fixtures"
 vg="valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,possible --suppressions=$repo/tests/c/valgrind.supp --quiet"
 run valgrind-shared $vg "$out/t_shared" "$fixtures"
 run valgrind-static $vg "$out/t_static" "$fixtures"
+run cpp-wrapper-asan "$out/w_asan"
+run cpp-wrapper-valgrind $vg "$out/w_plain"
 
-echo "-- examples (C and C++, against the shared library)"
-gcc -std=c11 $warn $cflags ffi/examples/c/example.c $libs_shared -o "$out/example_c"
-g++ -std=c++17 $warn $cflags -Iffi/examples/cpp ffi/examples/cpp/example.cpp $libs_shared -o "$out/example_cpp"
+echo "-- examples (C99 and C++11, against the shared library)"
+gcc -std=c99 $warn $cflags ffi/examples/c/example.c $libs_shared -o "$out/example_c"
+g++ -std=c++11 $warn $cflags $cxx_inc ffi/examples/cpp/example.cpp $libs_shared -o "$out/example_cpp"
 home="$(mktemp -d)"
 run pkg-config-version test "$(pkg-config --modversion sessionkit)" = "$(sed -n 's/^#define SK_VERSION "\(.*\)"/\1/p' include/sessionkit.h)"
 run example-c env SESSIONKIT_HOME="$home" "$out/example_c" "$home"

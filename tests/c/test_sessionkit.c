@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- a small test harness ------------------------------------------------ */
@@ -1625,6 +1627,177 @@ static void test_fixture_golden_store(void) {
     }
 }
 
+/* ---- tests: what the header promises about defaults, limits and processes --- */
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1000.0 + (double)t.tv_nsec / 1e6;
+}
+
+/* A message whose JSON nests `levels` arrays and objects (the object counts). */
+static char *nested_message(int levels) {
+    size_t n = 64 + 2 * (size_t)levels;
+    char *s = malloc(n);
+    int at = snprintf(s, n, "{\"role\": \"user\", \"content\": ");
+    for (int i = 1; i < levels; i++) s[at++] = '[';
+    s[at++] = '1';
+    for (int i = 1; i < levels; i++) s[at++] = ']';
+    s[at++] = '}';
+    s[at] = 0;
+    return s;
+}
+
+static void test_defaults_and_limits(void) {
+    char *root = fresh_dir("root");
+    /* An empty home would mean the current directory: refused. */
+    sk_store *none = NULL;
+    ERR(sk_store_open(root, "{\"home\": \"\"}", &none), SK_INVALID_INPUT, "home is empty");
+    CHECK(none == NULL);
+
+    /* Default options keep 50 sessions: the 51st prunes the oldest, and says so
+     * in its sk_session_info, and nowhere else. */
+    sk_store *store = open_store(root);
+    char *first = NULL;
+    for (int i = 0; i < 51; i++) {
+        sk_session *s = NULL;
+        OK(sk_session_create(store, NULL, &s));
+        char *info = NULL;
+        OK(sk_session_info(s, &info));
+        const char *pruned = mj_get(info, "pruned");
+        if (i == 0) {
+            first = mj_get_str(info, "id");
+        }
+        if (i < 50) {
+            CHECK(mj_len(pruned) == 0);
+        } else {
+            CHECK(mj_len(pruned) == 1);
+            char *gone = mj_str(mj_at(pruned, 0));
+            CHECK_STR(gone, first);
+            free(gone);
+        }
+        sk_string_free(info);
+        OK(sk_session_close(&s));
+    }
+    char *list = NULL;
+    OK(sk_store_list_sessions(store, &list));
+    CHECK(mj_len(list) == 50);
+    sk_string_free(list);
+    char *entry = NULL;
+    ST(sk_store_session_entry(store, first, &entry), SK_NOT_FOUND);
+    free(first);
+
+    /* A second writer gets SK_BUSY after about 63 ms of tries. */
+    sk_session *held = NULL, *second = NULL;
+    OK(sk_session_create(store, "{\"id\": \"held\"}", &held));
+    double t0 = now_ms();
+    ERR(sk_session_open(store, "held", &second), SK_BUSY, "held");
+    double waited = now_ms() - t0;
+    if (waited < 60.0) FAILF("SK_BUSY after %.1f ms, want about 63", waited);
+    CHECK(second == NULL);
+
+    /* Nesting: 100 levels are stored and read back, 101 refused. */
+    char *deep = nested_message(100), *deeper = nested_message(101);
+    char *out = NULL;
+    ERR(sk_session_append(held, deeper, &out), SK_INVALID_INPUT, "100 levels");
+    CHECK(out == NULL);
+    OK(sk_session_append(held, deep, &out));
+    sk_string_free(out);
+    OK(sk_session_close(&held));
+    sk_view *v = NULL;
+    OK(sk_store_read_session(store, "held", &v));
+    char *vi = NULL;
+    OK(sk_view_info(v, &vi));
+    CHECK(mj_int(mj_get(vi, "messageCount")) == 1);
+    CHECK(mj_len(mj_get(mj_get(vi, "report"), "skipped")) == 0);
+    sk_string_free(vi);
+    sk_view_close(&v);
+    free(deep);
+    free(deeper);
+    sk_store_close(&store);
+    free(root);
+}
+
+/* Run in a forked child: every write through the inherited handles is refused
+ * with SK_INVALID_INPUT naming the handle and both pids; reads answer; closing
+ * frees the child's copy. Returns a bit per failed check. */
+static int forked_child_checks(sk_session *s, sk_subagent *a, const char *sid, pid_t parent) {
+    int bad = 0;
+    char want_parent[64], want_child[64];
+    snprintf(want_parent, sizeof want_parent, "process %d", (int)parent);
+    snprintf(want_child, sizeof want_child, "process %d", (int)getpid());
+    const char *msg = "{\"role\": \"user\", \"content\": \"from the child\"}";
+    char *out = NULL;
+    sk_status st = sk_session_append(s, msg, &out);
+    const char *err = sk_last_error();
+    if (st != SK_INVALID_INPUT || !strstr(err, sid) || !strstr(err, want_parent) ||
+        !strstr(err, want_child)) {
+        fprintf(stderr, "    child: append: %s: %s\n", sk_status_name(st), err);
+        bad |= 1;
+    }
+    st = sk_session_update_state(s, "{\"status\": \"failed\"}", &out);
+    if (st != SK_INVALID_INPUT) bad |= 2;
+    st = sk_session_track_read(s, "[\"a.txt\"]");
+    if (st != SK_INVALID_INPUT) bad |= 4;
+    st = sk_subagent_append(a, msg, &out);
+    err = sk_last_error();
+    if (st != SK_INVALID_INPUT || !strstr(err, "subagent helper") || !strstr(err, want_child)) {
+        fprintf(stderr, "    child: subagent append: %s: %s\n", sk_status_name(st), err);
+        bad |= 8;
+    }
+    if (out != NULL) bad |= 16;
+    char *path = NULL;
+    if (sk_session_active_path(s, &path) != SK_OK || mj_len(path) != 1) bad |= 32;
+    sk_string_free(path);
+    sk_subagent_close(&a);
+    if (sk_session_close(&s) != SK_OK || s != NULL) bad |= 64;
+    return bad;
+}
+
+static void test_forked_child(void) {
+    char *root = fresh_dir("root");
+    write_text(root, "a.txt", "one");
+    sk_store *store = open_store(root);
+    sk_session *s = NULL;
+    OK(sk_session_create(store, "{\"id\": \"parent-session\"}", &s));
+    free(append(s, "{\"role\": \"user\", \"content\": \"from the parent\"}"));
+    sk_subagent *a = NULL;
+    OK(sk_session_spawn_subagent(s, "helper", NULL, &a));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) _exit(forked_child_checks(s, a, "parent-session", parent));
+    CHECK(pid > 0);
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        FAILF("the child's checks failed: status %#x", (unsigned)status);
+
+    /* The child wrote nothing; the parent still holds the lock and writes on. */
+    sk_session *other = NULL;
+    ST(sk_session_open(store, "parent-session", &other), SK_BUSY);
+    free(append(s, "{\"role\": \"assistant\", \"content\": \"still the parent\"}"));
+    char *path = NULL;
+    OK(sk_session_active_path(s, &path));
+    CHECK(mj_len(path) == 2);
+    sk_string_free(path);
+    char *out = NULL;
+    OK(sk_subagent_append(a, "{\"role\": \"user\", \"content\": \"task\"}", &out));
+    sk_string_free(out);
+    sk_view *v = NULL;
+    OK(sk_subagent_read(a, &v));
+    char *vi = NULL;
+    OK(sk_view_info(v, &vi));
+    CHECK(mj_int(mj_get(vi, "messageCount")) == 1);
+    sk_string_free(vi);
+    sk_view_close(&v);
+    sk_subagent_close(&a);
+    OK(sk_session_close(&s));
+    sk_store_close(&store);
+    free(root);
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
@@ -1657,6 +1830,8 @@ int main(int argc, char **argv) {
     run("NULL for every pointer argument", test_null_arguments);
     run("bad input leaves the store unchanged", test_bad_input);
     run("two threads share a store and a session", test_threads);
+    run("defaults and limits the header states", test_defaults_and_limits);
+    run("a forked child may read, not write", test_forked_child);
     run("fixtures: logs replayed", test_fixture_logs);
     run("fixtures: golden store replayed", test_fixture_golden_store);
 

@@ -247,7 +247,8 @@ impl Session {
         self.core.open_subagent(agent_id).map(Subagent::from_core)
     }
 
-    /// Flush the index entry and release the lock.
+    /// Flush the index entry and release the lock. In a forked child, only
+    /// release the child's copy: the entry is the opening process's to write.
     pub fn close(self) -> Result<()> {
         self.core.close()
     }

@@ -260,6 +260,31 @@ pub(crate) struct Chain {
 /// append adds one, and SipHash made that a noticeable part of an append.
 pub(crate) type MessageIds = HashSet<String, foldhash::fast::RandomState>;
 
+/// The deepest a log line may nest arrays and objects (a container counts one
+/// level). Readers parse lines with serde_json, which refuses a 128th level; the
+/// margin covers the index and its journal, which hold some values of a record
+/// a level or two deeper than the log does.
+pub(crate) const MAX_NESTING: usize = 100;
+
+/// Refuse `value` if it nests arrays and objects more than `levels` deep: its
+/// line could be written but never read back.
+pub(crate) fn check_nesting(what: &dyn Fn() -> String, value: &Value, levels: usize) -> Result<()> {
+    fn deeper(v: &Value, levels: usize) -> bool {
+        match v {
+            Value::Array(a) => levels == 0 || a.iter().any(|c| deeper(c, levels - 1)),
+            Value::Object(m) => levels == 0 || m.values().any(|c| deeper(c, levels - 1)),
+            _ => false,
+        }
+    }
+    if deeper(value, levels) {
+        return Err(Error::invalid(format!(
+            "{} nests arrays and objects more than {levels} levels deep; a log line holds at most {MAX_NESTING}",
+            what()
+        )));
+    }
+    Ok(())
+}
+
 /// The largest batch buffer kept for the next append.
 const SCRATCH_BYTES: usize = 1 << 20;
 
@@ -306,6 +331,7 @@ impl Chain {
         };
         for (i, input) in inputs.into_iter().enumerate() {
             let at = |e: Error| if many { prefix_err(e, i) } else { e };
+            check_nesting(&|| "the message".into(), &input, MAX_NESTING).map_err(at)?;
             let known =
                 |id: &str| self.ids.contains(id) || batch.messages.iter().any(|m| m.id() == id);
             let head = match batch.messages.last() {
@@ -388,6 +414,14 @@ fn prefix_err(e: Error, i: usize) -> Error {
 
 /// Serialise one non-message record as a line.
 pub(crate) fn record_line(rec: &Map<String, Value>) -> Result<Vec<u8>> {
+    let kind = rec.get("type").and_then(Value::as_str).unwrap_or("unknown");
+    for (k, v) in rec {
+        check_nesting(
+            &|| format!("the {k:?} of a {kind} record"),
+            v,
+            MAX_NESTING - 1,
+        )?;
+    }
     let mut b = Vec::new();
     json::write_map(rec, &mut b);
     b.push(b'\n');

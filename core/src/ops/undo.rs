@@ -41,6 +41,9 @@ impl SessionCore {
         create: bool,
         f: impl FnOnce(&mut Loaded) -> Result<T>,
     ) -> Result<Option<T>> {
+        // Loading the history clears stale ref locks and a cut restore's
+        // temporary files: writes, which are the opening process's alone.
+        self.check_writer()?;
         self.file_history()
             .with(self.store().history_scope(), self.id(), create, f)
     }

@@ -1,6 +1,7 @@
 //! A session open for writing, and its subagents.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -12,7 +13,9 @@ use crate::format::ids::validate_path_id;
 use crate::format::records::{kind, FORMAT_VERSION};
 use crate::fsutil;
 use crate::index::{fold_log, validate_state, IndexEntry, LiveEntry};
-use crate::log::writer::{quarantine, record_line, AppendCtx, Chain, LogWriter};
+use crate::log::writer::{
+    check_nesting, quarantine, record_line, AppendCtx, Chain, LogWriter, MAX_NESTING,
+};
 use crate::log::{self, ReadReport};
 use crate::options::Durability;
 use crate::store::{StoreCore, ViewCore};
@@ -37,6 +40,84 @@ impl CreateOptions {
     }
 }
 
+/// The process a writer handle belongs to. A child the host forks inherits the
+/// handle, and with it the lock's open file: appends from both processes would
+/// interleave in one log, so only the process that opened the handle writes.
+#[derive(Debug, Clone, Copy)]
+struct Owner {
+    pid: u32,
+    /// [`fork_count`] when the handle was opened.
+    forks: Option<u64>,
+}
+
+/// Forks of this process so far, counted in each child by a `pthread_atfork`
+/// handler, so that checking the owner costs a write no `getpid` system call.
+static FORKS: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn forked_child() {
+    FORKS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// [`FORKS`], or `None` while the handler is not (or could not be) registered.
+/// Never blocks: a fork while another thread blocked here would leave the child
+/// waiting for a thread it does not have.
+fn fork_count() -> Option<u64> {
+    const UNREGISTERED: u8 = 0;
+    const REGISTERING: u8 = 1;
+    const REGISTERED: u8 = 2;
+    const FAILED: u8 = 3;
+    static STATE: AtomicU8 = AtomicU8::new(UNREGISTERED);
+    match STATE.load(Ordering::Acquire) {
+        REGISTERED => Some(FORKS.load(Ordering::Relaxed)),
+        UNREGISTERED
+            if STATE
+                .compare_exchange(
+                    UNREGISTERED,
+                    REGISTERING,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_ok() =>
+        {
+            // SAFETY: the handler only increments an atomic (async-signal-safe).
+            let ok = unsafe { libc::pthread_atfork(None, None, Some(forked_child)) } == 0;
+            STATE.store(if ok { REGISTERED } else { FAILED }, Ordering::Release);
+            ok.then(|| FORKS.load(Ordering::Relaxed))
+        }
+        _ => None,
+    }
+}
+
+impl Owner {
+    fn current() -> Owner {
+        Owner {
+            pid: std::process::id(),
+            forks: fork_count(),
+        }
+    }
+
+    fn is_current(&self) -> bool {
+        match (self.forks, fork_count()) {
+            (Some(then), Some(now)) => then == now,
+            _ => self.pid == std::process::id(),
+        }
+    }
+
+    /// Fail unless this is the process that opened `what`.
+    fn check(&self, what: impl FnOnce() -> String) -> Result<()> {
+        if self.is_current() {
+            return Ok(());
+        }
+        Err(Error::invalid(format!(
+            "{} was opened for writing by process {}; process {} (forked from it) may not \
+             write through that handle: close it and open or fork the session in this process",
+            what(),
+            self.pid,
+            std::process::id()
+        )))
+    }
+}
+
 /// Builds records to write after a batch of messages, from their stored form.
 pub(crate) type ExtraRecords<'a> =
     &'a dyn Fn(&[Map<String, Value>]) -> Result<Vec<Map<String, Value>>>;
@@ -51,6 +132,7 @@ struct State {
 pub(crate) struct SessionInner {
     store: StoreCore,
     id: String,
+    owner: Owner,
     writer: LogWriter,
     state: Mutex<State>,
     open_report: ReadReport,
@@ -140,6 +222,7 @@ impl SessionCore {
             inner: Arc::new(SessionInner {
                 store: store.clone(),
                 id,
+                owner: Owner::current(),
                 writer,
                 state: Mutex::new(State {
                     chain,
@@ -187,6 +270,7 @@ impl SessionCore {
             inner: Arc::new(SessionInner {
                 store: store.clone(),
                 id: id.to_string(),
+                owner: Owner::current(),
                 writer,
                 state: Mutex::new(State {
                     chain,
@@ -233,6 +317,13 @@ impl SessionCore {
         self.inner.writer.fsync_count()
     }
 
+    /// Fail unless this process opened the session: a forked child reads
+    /// through an inherited handle but never writes through it.
+    pub(crate) fn check_writer(&self) -> Result<()> {
+        self.inner
+            .owner
+            .check(|| format!("session {}", self.inner.id))
+    }
     pub(crate) fn file_history(&self) -> &crate::history::SessionHistory {
         &self.inner.history
     }
@@ -276,6 +367,7 @@ impl SessionCore {
         messages: Vec<Value>,
         extra: Option<ExtraRecords<'_>>,
     ) -> Result<Vec<Message>> {
+        self.check_writer()?;
         let seq;
         let out;
         {
@@ -313,6 +405,7 @@ impl SessionCore {
 
     /// Write a non-message record and fold it into the entry.
     fn write_record(&self, rec: Map<String, Value>) -> Result<IndexEntry> {
+        self.check_writer()?;
         let seq;
         let entry;
         {
@@ -420,6 +513,7 @@ impl SessionCore {
     /// log (fsynced there as durability asks), and an entry that a crash leaves
     /// behind its log is folded again on the next list (FORMAT.md §14).
     pub(crate) fn flush_index(&self) -> Result<()> {
+        self.check_writer()?;
         let entry = self.entry();
         let store = &self.inner.store;
         store.update_index(false, |idx| {
@@ -432,6 +526,7 @@ impl SessionCore {
 
     /// Make every append so far durable (and the index with it).
     pub(crate) fn sync(&self) -> Result<()> {
+        self.check_writer()?;
         self.inner.writer.sync()?;
         let dirty = self.inner.state.lock().dirty;
         if dirty || self.inner.store.options().durability != Durability::Never {
@@ -462,6 +557,7 @@ impl SessionCore {
         agent_id: Option<&str>,
         meta: Value,
     ) -> Result<SubagentCore> {
+        self.check_writer()?;
         let agent_id = match agent_id {
             Some(a) => {
                 validate_path_id("agent id", a)?;
@@ -472,6 +568,8 @@ impl SessionCore {
         if !(meta.is_object() || meta.is_null()) {
             return Err(Error::invalid("subagent metadata must be a JSON object"));
         }
+        // Checked before the sidechain is created: its spawn record holds it.
+        check_nesting(&|| "subagent metadata".into(), &meta, MAX_NESTING - 1)?;
         let store = &self.inner.store;
         let path = store.subagent_log_path(&self.inner.id, &agent_id)?;
         fsutil::create_private_dir(path.parent().unwrap_or(store.dir()))?;
@@ -493,6 +591,7 @@ impl SessionCore {
         writer.after_append(seq)?;
         let agent = SubagentCore {
             session: self.inner.clone(),
+            owner: Owner::current(),
             agent_id: agent_id.clone(),
             writer,
             chain: Mutex::new(Chain::default()),
@@ -521,6 +620,7 @@ impl SessionCore {
 
     /// Reopen a subagent for writing (its lock is exclusive like a session's).
     pub(crate) fn open_subagent(&self, agent_id: &str) -> Result<SubagentCore> {
+        self.check_writer()?;
         let store = &self.inner.store;
         let path = store.subagent_log_path(&self.inner.id, agent_id)?;
         let (writer, chain, _) =
@@ -534,6 +634,7 @@ impl SessionCore {
             );
         Ok(SubagentCore {
             session: self.inner.clone(),
+            owner: Owner::current(),
             agent_id: agent_id.to_string(),
             writer,
             chain: Mutex::new(chain),
@@ -541,8 +642,12 @@ impl SessionCore {
         })
     }
 
-    /// Flush the index entry and release the lock.
+    /// Flush the index entry and release the lock. In a forked child, only
+    /// release the child's copy: the entry is the opening process's to write.
     pub(crate) fn close(self) -> Result<()> {
+        if !self.inner.owner.is_current() {
+            return Ok(());
+        }
         let dirty = self.inner.state.lock().dirty;
         if dirty {
             self.flush_index()?;
@@ -554,7 +659,10 @@ impl SessionCore {
 impl Drop for SessionCore {
     fn drop(&mut self) {
         // Best effort: a stale entry is refolded by the next list anyway.
-        if Arc::strong_count(&self.inner) == 1 && self.inner.state.lock().dirty {
+        if Arc::strong_count(&self.inner) == 1
+            && self.inner.owner.is_current()
+            && self.inner.state.lock().dirty
+        {
             let _ = self.flush_index();
         }
     }
@@ -614,6 +722,7 @@ fn meta_path_of(log: &std::path::Path) -> PathBuf {
 /// A subagent's sidechain, open for writing.
 pub(crate) struct SubagentCore {
     session: Arc<SessionInner>,
+    owner: Owner,
     agent_id: String,
     writer: LogWriter,
     chain: Mutex<Chain>,
@@ -643,6 +752,7 @@ impl SubagentCore {
     }
 
     pub(crate) fn append_batch(&self, messages: Vec<Value>) -> Result<Vec<Message>> {
+        self.check_writer()?;
         let seq;
         let out;
         {
@@ -657,6 +767,12 @@ impl SubagentCore {
         Ok(out)
     }
 
+    /// Fail unless this process opened the subagent (see [`Session::check_writer`]).
+    fn check_writer(&self) -> Result<()> {
+        self.owner
+            .check(|| format!("subagent {} of session {}", self.agent_id, self.session.id))
+    }
+
     fn write_meta(&self) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(&*self.meta.lock())
             .map_err(|e| Error::Internal(e.to_string()))?;
@@ -667,6 +783,9 @@ impl SubagentCore {
     /// Record the subagent's result: in its metadata (status `completed`, or
     /// `failed` when `failed`) and as a `result` record in the main log.
     pub(crate) fn finish(&self, result: Value, failed: bool) -> Result<()> {
+        self.check_writer()?;
+        // Checked before the metadata changes: the result record holds it.
+        check_nesting(&|| "a subagent result".into(), &result, MAX_NESTING - 1)?;
         self.writer.sync()?;
         {
             let mut m = self.meta.lock();

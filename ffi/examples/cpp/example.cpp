@@ -1,19 +1,20 @@
-// A host in C++ with the RAII wrapper sessionkit.hpp.
-//   c++ -std=c++17 example.cpp $(pkg-config --cflags --libs sessionkit)
+// A host in C++ with the RAII wrapper sessionkit.hpp (C++11).
+//   c++ -std=c++11 example.cpp $(pkg-config --cflags --libs sessionkit)
 #include <iostream>
 
 #include "sessionkit.hpp"
 
 int main(int argc, char **argv) {
     try {
-        sessionkit::Store store(argc > 1 ? argv[1] : ".");  // ~/.sessionkit, or $SESSIONKIT_HOME
+        // No options: the home is $SESSIONKIT_HOME, else ~/.sessionkit.
+        sessionkit::Store store(argc > 1 ? argv[1] : ".");
         std::string id;
         {
             sessionkit::Session session = store.create_session(R"({"title": "Fix the test"})");
             session.append(R"({"role": "user", "content": "Fix the failing test"})");
             session.append(R"({"role": "assistant", "content": "Looking at it."})");
             id = session.id();
-            session.close();
+            session.close();  // reports a failed index flush; the destructor would not
         }
         std::cout << store.read_session(id).active_path() << "\n";
         try {

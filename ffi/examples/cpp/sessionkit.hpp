@@ -1,129 +1,458 @@
-// A small RAII wrapper over the sessionkit C ABI (include/sessionkit.h), for the
-// C++ example. Handles are move-only and closed by their destructors; a failed
-// call throws sessionkit::Error with the status and the library's message;
-// JSON crosses as std::string.
-#pragma once
+// sessionkit.hpp: a C++11 wrapper over the whole sessionkit C ABI
+// (include/sessionkit.h), in one header to copy into a project.
+//
+// - Store, Session, Subagent and View each own one handle. They are move-only;
+//   the destructor closes the handle, and a move-assignment closes the handle it
+//   replaces before taking the other. A moved-from or closed object holds no
+//   handle: calling it throws Error with SK_NULL_ARGUMENT, never crashes.
+// - A failed call throws sessionkit::Error, which carries the status and the
+//   library's last-error text ("<function>: <what was wrong>").
+// - JSON crosses as std::string, as in the C ABI (parse it with the JSON
+//   library of your choice). An empty options string means the defaults (NULL
+//   in C). Paths and message ids are passed as std::vector<std::string>.
+// - Strings the library returns are copied into std::string and freed at once,
+//   also when the copy throws.
+// - Threads: like the C handles, an object may be used from several threads at
+//   once; only moving, closing and destroying it must not race other uses.
+#ifndef SESSIONKIT_HPP
+#define SESSIONKIT_HPP
 
+#include <cstdint>
+#include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sessionkit.h"
 
 namespace sessionkit {
 
+// A failed call: the status and the library's message for it.
 class Error : public std::runtime_error {
 public:
-    Error(sk_status status, const char *message)
+    Error(sk_status status, const std::string &message)
         : std::runtime_error(std::string(sk_status_name(status)) + ": " + message),
-          status_(status) {}
+          status_(status),
+          message_(message) {}
+    // The status the call returned (SK_NOT_FOUND, SK_BUSY, ...).
     sk_status status() const noexcept { return status_; }
+    // The status's name ("NOT_FOUND", ...), static.
+    const char *name() const noexcept { return sk_status_name(status_); }
+    // The library's last-error text for the call.
+    const std::string &message() const noexcept { return message_; }
 
 private:
     sk_status status_;
+    std::string message_;
 };
 
+// The library's version ("0.1.0"), its ABI version, and whether that ABI is
+// the one this header was written for.
+inline std::string version() { return sk_version(); }
+inline std::uint32_t abi_version() noexcept { return sk_abi_version(); }
+inline bool abi_compatible() noexcept { return sk_abi_version() == SK_ABI_VERSION; }
+inline const char *status_name(sk_status status) noexcept { return sk_status_name(status); }
+
+enum class RewindMode { Files, Conversation, Both };
+
 namespace detail {
+
+struct StringFree {
+    void operator()(char *s) const noexcept { sk_string_free(s); }
+};
+using OwnedString = std::unique_ptr<char, StringFree>;
+
 inline void check(sk_status st) {
     if (st != SK_OK) throw Error(st, sk_last_error());
 }
-// Take ownership of a library string: copy it, free it.
-inline std::string take(char *s) {
-    std::string out = s ? s : "";
-    sk_string_free(s);
-    return out;
-}
-template <class F> std::string string_result(F &&call) {
+
+// Call `call(&out)`, then copy and free the string it returned. The string is
+// owned before anything can throw, so neither an error nor bad_alloc leaks it.
+template <class F>
+std::string string_result(F call) {
     char *out = nullptr;
-    check(call(&out));
-    return take(out);
+    sk_status st = call(&out);
+    OwnedString owned(out);
+    check(st);
+    return owned ? std::string(owned.get()) : std::string();
 }
-inline const char *opt(const std::string &s) { return s.empty() ? nullptr : s.c_str(); }
+
+// NULL for an empty string: the C ABI's "absent" for options and optional ids.
+inline const char *opt(const std::string &s) noexcept { return s.empty() ? nullptr : s.c_str(); }
+
+// A JSON string literal for `s` (UTF-8 passes through; the library checks it).
+inline std::string json_string(const std::string &s) {
+    std::string out = "\"";
+    for (char c : s) {
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+                out += buf;
+            } else {
+                out += c;
+            }
+        }
+    }
+    return out + "\"";
+}
+
+inline std::string json_array(const std::vector<std::string> &items) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < items.size(); i++) {
+        if (i) out += ",";
+        out += json_string(items[i]);
+    }
+    return out + "]";
+}
+
+// Ownership of one handle; `Close` releases it and sets the pointer to NULL.
+template <class T, class Close>
+class Handle {
+public:
+    Handle() noexcept = default;
+    explicit Handle(T *h) noexcept : h_(h) {}
+    Handle(Handle &&o) noexcept : h_(o.release()) {}
+    Handle &operator=(Handle &&o) noexcept {
+        if (this != &o) reset(o.release());
+        return *this;
+    }
+    Handle(const Handle &) = delete;
+    Handle &operator=(const Handle &) = delete;
+    ~Handle() { reset(); }
+
+    // The C handle, still owned by this object (NULL once closed or moved).
+    T *get() const noexcept { return h_; }
+    // Give up ownership: the caller closes the returned handle.
+    T *release() noexcept {
+        T *h = h_;
+        h_ = nullptr;
+        return h;
+    }
+    explicit operator bool() const noexcept { return h_ != nullptr; }
+
+protected:
+    // Close the held handle (if any) and hold `h` instead.
+    void reset(T *h = nullptr) noexcept {
+        T *old = h_;
+        h_ = h;
+        Close()(&old);
+    }
+    T *h_ = nullptr;
+};
+
+struct CloseStore {
+    void operator()(sk_store **h) const noexcept { sk_store_close(h); }
+};
+struct CloseView {
+    void operator()(sk_view **h) const noexcept { sk_view_close(h); }
+};
+struct CloseSubagent {
+    void operator()(sk_subagent **h) const noexcept { sk_subagent_close(h); }
+};
+// From a destructor or a move-assignment there is no one to tell of a failed
+// index flush; Session::close() reports it.
+struct CloseSession {
+    void operator()(sk_session **h) const noexcept { (void)sk_session_close(h); }
+};
+
 }  // namespace detail
 
-class View {
+// A session or sidechain as it was on disk when loaded (no lock).
+class View : public detail::Handle<sk_view, detail::CloseView> {
 public:
-    explicit View(sk_view *v) : v_(v) {}
-    View(View &&o) noexcept : v_(std::exchange(o.v_, nullptr)) {}
-    View &operator=(View &&o) noexcept { std::swap(v_, o.v_); return *this; }
-    View(const View &) = delete;
-    View &operator=(const View &) = delete;
-    ~View() { sk_view_close(&v_); }
+    using Handle::Handle;
 
-    std::string info() const { return detail::string_result([&](char **o) { return sk_view_info(v_, o); }); }
-    std::string active_path() const { return detail::string_result([&](char **o) { return sk_view_active_path(v_, o); }); }
-    std::string model_view(const std::string &options = "") const {
-        return detail::string_result([&](char **o) { return sk_view_model(v_, detail::opt(options), o); });
-    }
-
-private:
-    sk_view *v_;
-};
-
-class Session {
-public:
-    explicit Session(sk_session *s) : s_(s) {}
-    Session(Session &&o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
-    Session &operator=(Session &&o) noexcept { std::swap(s_, o.s_); return *this; }
-    Session(const Session &) = delete;
-    Session &operator=(const Session &) = delete;
-    ~Session() { sk_session_close(&s_); }  // errors on this path are dropped: call close()
-
-    // Flush the index and release the lock, reporting errors.
-    void close() { detail::check(sk_session_close(&s_)); }
-    std::string id() const { return detail::string_result([&](char **o) { return sk_session_id(s_, o); }); }
-    std::string append(const std::string &message) {
-        return detail::string_result([&](char **o) { return sk_session_append(s_, message.c_str(), o); });
-    }
-    std::string append_batch(const std::string &messages) {
-        return detail::string_result([&](char **o) { return sk_session_append_batch(s_, messages.c_str(), o); });
-    }
-    std::string update_state(const std::string &state) {
-        return detail::string_result([&](char **o) { return sk_session_update_state(s_, state.c_str(), o); });
+    void close() noexcept { reset(); }
+    // {"head", "header", "messageCount", "report", "records"}
+    std::string info() const {
+        return detail::string_result([&](char **o) { return sk_view_info(h_, o); });
     }
     std::string active_path() const {
-        return detail::string_result([&](char **o) { return sk_session_active_path(s_, o); });
+        return detail::string_result([&](char **o) { return sk_view_active_path(h_, o); });
     }
-    std::string model_view(const std::string &options = "") const {
-        return detail::string_result([&](char **o) { return sk_session_model_view(s_, detail::opt(options), o); });
+    std::string ui() const {
+        return detail::string_result([&](char **o) { return sk_view_ui(h_, o); });
     }
-
-private:
-    sk_session *s_;
+    // `options`: "" or {"lastN": n, "tokenBudget": n}.
+    std::string model(const std::string &options = "") const {
+        return detail::string_result(
+            [&](char **o) { return sk_view_model(h_, detail::opt(options), o); });
+    }
+    std::string message(const std::string &message_id) const {
+        return detail::string_result(
+            [&](char **o) { return sk_view_message(h_, message_id.c_str(), o); });
+    }
+    std::string tree() const {
+        return detail::string_result([&](char **o) { return sk_view_tree(h_, o); });
+    }
+    std::string branches() const {
+        return detail::string_result([&](char **o) { return sk_view_branches(h_, o); });
+    }
 };
 
-class Store {
+// A subagent's sidechain, open for writing.
+class Subagent : public detail::Handle<sk_subagent, detail::CloseSubagent> {
 public:
-    explicit Store(const std::string &project_root, const std::string &options = "") {
-        detail::check(sk_store_open(project_root.c_str(), detail::opt(options), &s_));
-    }
-    Store(Store &&o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
-    Store &operator=(Store &&o) noexcept { std::swap(s_, o.s_); return *this; }
-    Store(const Store &) = delete;
-    Store &operator=(const Store &) = delete;
-    ~Store() { sk_store_close(&s_); }
+    using Handle::Handle;
 
-    Session create_session(const std::string &options = "") {
-        sk_session *s = nullptr;
-        detail::check(sk_session_create(s_, detail::opt(options), &s));
-        return Session(s);
+    // Release the lock now (the destructor does it otherwise).
+    void close() noexcept { reset(); }
+    std::string id() const {
+        return detail::string_result([&](char **o) { return sk_subagent_id(h_, o); });
     }
-    Session open_session(const std::string &id) {
-        sk_session *s = nullptr;
-        detail::check(sk_session_open(s_, id.c_str(), &s));
-        return Session(s);
+    std::string append(const std::string &message) {
+        return detail::string_result(
+            [&](char **o) { return sk_subagent_append(h_, message.c_str(), o); });
     }
-    View read_session(const std::string &id) const {
+    std::string append_batch(const std::string &messages) {
+        return detail::string_result(
+            [&](char **o) { return sk_subagent_append_batch(h_, messages.c_str(), o); });
+    }
+    // `result`: any JSON value, e.g. "\"done\"".
+    void finish(const std::string &result, bool failed = false) {
+        detail::check(sk_subagent_finish(h_, result.c_str(), failed));
+    }
+    View read() const {
         sk_view *v = nullptr;
-        detail::check(sk_store_read_session(s_, id.c_str(), &v));
+        detail::check(sk_subagent_read(h_, &v));
         return View(v);
     }
-    std::string list_sessions() const {
-        return detail::string_result([&](char **o) { return sk_store_list_sessions(s_, o); });
+};
+
+// A session open for writing: holds its lock until closed or destroyed.
+class Session : public detail::Handle<sk_session, detail::CloseSession> {
+public:
+    using Handle::Handle;
+
+    // Flush the index entry and release the lock, reporting a failed flush
+    // (the handle is released either way). The destructor does the same
+    // silently.
+    void close() { detail::check(sk_session_close(&h_)); }
+
+    std::string id() const {
+        return detail::string_result([&](char **o) { return sk_session_id(h_, o); });
+    }
+    // {"id", "path", "head", "entry", "openReport", "pruned"}
+    std::string info() const {
+        return detail::string_result([&](char **o) { return sk_session_info(h_, o); });
+    }
+    std::string append(const std::string &message) {
+        return detail::string_result(
+            [&](char **o) { return sk_session_append(h_, message.c_str(), o); });
+    }
+    std::string append_batch(const std::string &messages) {
+        return detail::string_result(
+            [&](char **o) { return sk_session_append_batch(h_, messages.c_str(), o); });
+    }
+    std::string update_state(const std::string &state) {
+        return detail::string_result(
+            [&](char **o) { return sk_session_update_state(h_, state.c_str(), o); });
+    }
+    void patch(const std::string &message_id, const std::string &patch) {
+        detail::check(sk_session_patch(h_, message_id.c_str(), patch.c_str()));
+    }
+    void set_head(const std::string &message_id) {
+        detail::check(sk_session_set_head(h_, message_id.c_str()));
+    }
+    // Move the head to before the first message.
+    void set_head_to_start() { detail::check(sk_session_set_head(h_, nullptr)); }
+    void resume_at(const std::string &message_id) {
+        detail::check(sk_session_resume_at(h_, message_id.c_str()));
+    }
+    std::string rename(const std::string &title) {
+        return detail::string_result(
+            [&](char **o) { return sk_session_rename(h_, title.c_str(), o); });
+    }
+    void sync() { detail::check(sk_session_sync(h_)); }
+    View read() const {
+        sk_view *v = nullptr;
+        detail::check(sk_session_read(h_, &v));
+        return View(v);
+    }
+    std::string active_path() const {
+        return detail::string_result([&](char **o) { return sk_session_active_path(h_, o); });
+    }
+    std::string model_view(const std::string &options = "") const {
+        return detail::string_result(
+            [&](char **o) { return sk_session_model_view(h_, detail::opt(options), o); });
+    }
+    // The plan as JSON, or "null" when nothing needs compacting.
+    std::string select_compaction(const std::string &policy) const {
+        return detail::string_result(
+            [&](char **o) { return sk_session_select_compaction(h_, policy.c_str(), o); });
+    }
+    // `summary`: JSON, a string ("\"...\"") or an array of content blocks.
+    std::string apply_compaction(const std::vector<std::string> &replaces,
+                                 const std::string &summary) {
+        const std::string ids = detail::json_array(replaces);
+        return detail::string_result([&](char **o) {
+            return sk_session_apply_compaction(h_, ids.c_str(), summary.c_str(), o);
+        });
+    }
+    // `agent_id` "" for a fresh id; `meta` "" for {}.
+    Subagent spawn_subagent(const std::string &agent_id = "", const std::string &meta = "") {
+        sk_subagent *a = nullptr;
+        detail::check(
+            sk_session_spawn_subagent(h_, detail::opt(agent_id), detail::opt(meta), &a));
+        return Subagent(a);
+    }
+    Subagent open_subagent(const std::string &agent_id) {
+        sk_subagent *a = nullptr;
+        detail::check(sk_session_open_subagent(h_, agent_id.c_str(), &a));
+        return Subagent(a);
+    }
+    std::string user_input(const std::string &message) {
+        return detail::string_result(
+            [&](char **o) { return sk_session_user_input(h_, message.c_str(), o); });
+    }
+    void track_read(const std::vector<std::string> &paths) {
+        detail::check(sk_session_track_read(h_, detail::json_array(paths).c_str()));
+    }
+    // The snapshot id.
+    std::string before_edit(const std::vector<std::string> &paths) {
+        const std::string p = detail::json_array(paths);
+        return detail::string_result(
+            [&](char **o) { return sk_session_before_edit(h_, p.c_str(), o); });
+    }
+    std::string after_edit(const std::vector<std::string> &paths) {
+        const std::string p = detail::json_array(paths);
+        return detail::string_result(
+            [&](char **o) { return sk_session_after_edit(h_, p.c_str(), o); });
+    }
+    std::string tracked_files() const {
+        return detail::string_result(
+            [&](char **o) { return sk_session_tracked_files(h_, o); });
+    }
+    std::string external_changes(const std::vector<std::string> &paths) const {
+        const std::string p = detail::json_array(paths);
+        return detail::string_result(
+            [&](char **o) { return sk_session_external_changes(h_, p.c_str(), o); });
+    }
+    // Throws Error with SK_CONFLICT, naming the files, if any changed on disk
+    // since the agent read it.
+    void ensure_unchanged(const std::vector<std::string> &paths) const {
+        detail::check(sk_session_ensure_unchanged(h_, detail::json_array(paths).c_str()));
+    }
+    std::string undo_candidates() const {
+        return detail::string_result(
+            [&](char **o) { return sk_session_undo_candidates(h_, o); });
+    }
+    std::string rewind_plan(const std::string &message_id) const {
+        return detail::string_result(
+            [&](char **o) { return sk_session_rewind_plan(h_, message_id.c_str(), o); });
+    }
+    std::string rewind(const std::string &message_id, RewindMode mode, bool force = false) {
+        const char *m = mode == RewindMode::Files          ? "files"
+                        : mode == RewindMode::Conversation ? "conversation"
+                                                           : "both";
+        return detail::string_result(
+            [&](char **o) { return sk_session_rewind(h_, message_id.c_str(), m, force, o); });
+    }
+    std::string snapshot_plan(const std::string &snapshot) const {
+        return detail::string_result(
+            [&](char **o) { return sk_session_snapshot_plan(h_, snapshot.c_str(), o); });
+    }
+    std::string restore_snapshot(const std::string &snapshot, bool force = false) {
+        return detail::string_result([&](char **o) {
+            return sk_session_restore_snapshot(h_, snapshot.c_str(), force, o);
+        });
+    }
+};
+
+// The sessions of one project.
+class Store : public detail::Handle<sk_store, detail::CloseStore> {
+public:
+    using Handle::Handle;
+    Store() noexcept = default;
+    // `options`: "" for the defaults (home $SESSIONKIT_HOME or ~/.sessionkit,
+    // 50 sessions kept), or a JSON object such as {"home": "...", "maxSessions": 0}.
+    explicit Store(const std::string &project_root, const std::string &options = "") {
+        detail::check(sk_store_open(project_root.c_str(), detail::opt(options), &h_));
     }
 
-private:
-    sk_store *s_ = nullptr;
+    void close() noexcept { reset(); }
+    // {"projectRoot", "dir", "projectCode", "indexPath"}
+    std::string info() const {
+        return detail::string_result([&](char **o) { return sk_store_info(h_, o); });
+    }
+    std::string list_sessions() const {
+        return detail::string_result([&](char **o) { return sk_store_list_sessions(h_, o); });
+    }
+    std::string session_entry(const std::string &session_id) const {
+        return detail::string_result(
+            [&](char **o) { return sk_store_session_entry(h_, session_id.c_str(), o); });
+    }
+    // An index entry, or "null".
+    std::string continue_session() const {
+        return detail::string_result(
+            [&](char **o) { return sk_store_continue_session(h_, o); });
+    }
+    std::string rename_session(const std::string &session_id, const std::string &title) {
+        return detail::string_result([&](char **o) {
+            return sk_store_rename_session(h_, session_id.c_str(), title.c_str(), o);
+        });
+    }
+    void delete_session(const std::string &session_id) {
+        detail::check(sk_store_delete_session(h_, session_id.c_str()));
+    }
+    View read_session(const std::string &session_id) const {
+        sk_view *v = nullptr;
+        detail::check(sk_store_read_session(h_, session_id.c_str(), &v));
+        return View(v);
+    }
+    std::string model_view(const std::string &session_id, const std::string &options = "") const {
+        return detail::string_result([&](char **o) {
+            return sk_store_model_view(h_, session_id.c_str(), detail::opt(options), o);
+        });
+    }
+    std::string list_subagents(const std::string &session_id) const {
+        return detail::string_result(
+            [&](char **o) { return sk_store_list_subagents(h_, session_id.c_str(), o); });
+    }
+    View read_subagent(const std::string &session_id, const std::string &agent_id) const {
+        sk_view *v = nullptr;
+        detail::check(sk_store_read_subagent(h_, session_id.c_str(), agent_id.c_str(), &v));
+        return View(v);
+    }
+    std::string rebuild_index() {
+        return detail::string_result([&](char **o) { return sk_store_rebuild_index(h_, o); });
+    }
+    std::string gc() {
+        return detail::string_result([&](char **o) { return sk_store_gc(h_, o); });
+    }
+    std::string file_history_sizes() const {
+        return detail::string_result(
+            [&](char **o) { return sk_store_file_history_sizes(h_, o); });
+    }
+    // `options`: "" or {"title": "...", "id": "..."}. May prune old sessions:
+    // see "pruned" in Session::info().
+    Session create_session(const std::string &options = "") {
+        sk_session *s = nullptr;
+        detail::check(sk_session_create(h_, detail::opt(options), &s));
+        return Session(s);
+    }
+    Session open_session(const std::string &session_id) {
+        sk_session *s = nullptr;
+        detail::check(sk_session_open(h_, session_id.c_str(), &s));
+        return Session(s);
+    }
+    // `options`: "" or {"at": messageId, "title": "..."}.
+    Session fork_session(const std::string &source_id, const std::string &options = "") {
+        sk_session *s = nullptr;
+        detail::check(sk_session_fork(h_, source_id.c_str(), detail::opt(options), &s));
+        return Session(s);
+    }
 };
 
 }  // namespace sessionkit
+
+#endif  // SESSIONKIT_HPP
