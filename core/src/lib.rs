@@ -24,6 +24,7 @@ pub mod records;
 mod resume;
 pub mod session;
 pub mod store;
+pub mod tool_calls;
 mod undo;
 pub mod views;
 mod writer;
@@ -43,6 +44,7 @@ pub use session::{CreateOptions, Session, Subagent};
 pub use store::{
     BlobGcReport, RebuildReport, SessionView, Store, StoreGcReport, TempGcReport, BLOB_GC_GRACE,
 };
+pub use tool_calls::{tool_calls, tool_results, ToolCall, ToolResult, ToolStyle};
 pub use undo::{
     BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
     HistoryRef,
