@@ -17,6 +17,7 @@ pub mod index_journal;
 mod json;
 pub mod log;
 mod log_cache;
+mod ops;
 pub mod options;
 pub mod project;
 mod project_fs;
@@ -39,6 +40,9 @@ pub use fork::ForkOptions;
 pub use index::{IndexEntry, Lineage, Status};
 pub use index_journal::{JournalReport, StoredIndex};
 pub use log::{BrokenChain, ReadReport, SkippedLine};
+pub use ops::export::ExportFormat;
+pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
+pub use ops::rewind::{HeadMove, RewindPreview};
 pub use options::{Deterministic, Durability, StoreOptions};
 pub use session::{CreateOptions, Session, Subagent};
 pub use store::{

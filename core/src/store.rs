@@ -571,7 +571,8 @@ impl Store {
             let name = d.file_name();
             let Some(name) = name.to_str() else { continue };
             if let Some(id) = name.strip_suffix(".jsonl") {
-                if validate_path_id("session id", id).is_ok() {
+                // Only ids a log path can be made of: not `blobs.jsonl` and the like.
+                if self.log_path(id).is_ok() {
                     ids.push(id.to_string());
                 }
             }
@@ -1089,5 +1090,50 @@ fn not_found_as_session(e: Error, id: &str) -> Error {
     match e {
         Error::NotFound(_) => Error::NotFound(format!("session {id}")),
         e => e,
+    }
+}
+
+/// Operations for hosts (in the `ops` module): each binding calls these and only
+/// converts their types.
+impl Store {
+    /// Ids of the project's session logs, sorted, read from the directory (so
+    /// it works when the index is missing or unreadable).
+    pub fn session_ids(&self) -> Result<Vec<String>> {
+        self.log_ids()
+    }
+
+    /// The session whose id is `prefix`, else the only one whose id starts with
+    /// it. `NotFound` when none does; `InvalidInput` naming the candidates when
+    /// several do, or when `prefix` is empty.
+    pub fn resolve_session(&self, prefix: &str) -> Result<String> {
+        crate::ops::lookup::resolve_session(self, prefix)
+    }
+
+    /// Where the store is on disk.
+    pub fn info(&self) -> crate::ops::info::StoreInfo {
+        crate::ops::info::store_info(self)
+    }
+
+    /// A session's active path as seed-style JSONL or a Markdown transcript
+    /// (blobs inlined).
+    pub fn export_session(
+        &self,
+        id: &str,
+        format: crate::ops::export::ExportFormat,
+    ) -> Result<String> {
+        crate::ops::export::export(self, id, format)
+    }
+}
+
+impl SessionView {
+    /// The message (on any branch) whose id is `prefix`, else the only one
+    /// whose id starts with it; errors as [`Store::resolve_session`].
+    pub fn resolve_message(&self, prefix: &str) -> Result<String> {
+        crate::ops::lookup::resolve_message(self, prefix)
+    }
+
+    /// What loading found: head, header, message count, read report, records.
+    pub fn info(&self) -> crate::ops::info::ViewInfo {
+        crate::ops::info::view_info(self)
     }
 }
