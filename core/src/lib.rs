@@ -40,6 +40,10 @@ pub use fork::ForkOptions;
 pub use index::{IndexEntry, Lineage, Status};
 pub use index_journal::{JournalReport, StoredIndex};
 pub use log::{BrokenChain, ReadReport, SkippedLine};
+pub use ops::doctor::{
+    DoctorOptions, DoctorPhase, DoctorProgress, DoctorReport, HistoryCheck, HistoryState,
+    IndexCheck, IndexState, LogCheck,
+};
 pub use ops::export::ExportFormat;
 pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
 pub use ops::rewind::{HeadMove, RewindPreview};

@@ -1114,6 +1114,21 @@ impl Store {
         crate::ops::info::store_info(self)
     }
 
+    /// Verify the store: the index against the logs, every session and
+    /// subagent log (unreadable lines, torn tails, broken chains, blobs), the
+    /// file history against the logs. With `repair`, fix what can be fixed
+    /// without loss: terminate torn tails, quarantine unreadable lines, rebuild
+    /// the index, delete the file-history refs of deleted sessions. Without
+    /// it, nothing is written and no lock is taken. `progress` is called as
+    /// each step advances.
+    pub fn doctor(
+        &self,
+        options: &crate::ops::doctor::DoctorOptions,
+        progress: &mut dyn FnMut(crate::ops::doctor::DoctorProgress),
+    ) -> Result<crate::ops::doctor::DoctorReport> {
+        crate::ops::doctor::doctor(self, options, progress)
+    }
+
     /// A session's active path as seed-style JSONL or a Markdown transcript
     /// (blobs inlined).
     pub fn export_session(

@@ -1,9 +1,13 @@
 //! The operations hosts call through the bindings: look-up by id prefix, info
-//! objects, export, rewind preview and token totals.
+//! objects, export, rewind preview, token totals and doctor.
+
+use std::io::Write;
+use std::path::Path;
 
 use serde_json::{json, Value};
 use sessionkit::{
-    CreateOptions, Durability, ErrorKind, ExportFormat, RewindMode, Session, Store, StoreOptions,
+    CreateOptions, DoctorOptions, DoctorPhase, DoctorProgress, Durability, ErrorKind, ExportFormat,
+    HistoryState, IndexState, RewindMode, Session, Store, StoreOptions,
 };
 
 struct Env {
@@ -42,6 +46,11 @@ fn create(store: &Store, id: &str) -> Session {
 
 fn keys(v: &Value) -> Vec<&str> {
     v.as_object().unwrap().keys().map(String::as_str).collect()
+}
+
+fn append_bytes(path: &Path, bytes: &[u8]) {
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(bytes).unwrap();
 }
 
 #[test]
@@ -371,4 +380,159 @@ fn rewind_mode_parses_from_its_name() {
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     assert!(err.to_string().contains("sideways"), "{err}");
     assert_eq!(RewindMode::Files.to_string(), "files");
+}
+
+fn doctor(store: &Store, repair: bool) -> (sessionkit::DoctorReport, Vec<DoctorProgress>) {
+    let mut seen = Vec::new();
+    let r = store
+        .doctor(&DoctorOptions { repair }, &mut |p| seen.push(p))
+        .unwrap();
+    (r, seen)
+}
+
+fn phases(seen: &[DoctorProgress]) -> Vec<DoctorPhase> {
+    let mut out: Vec<DoctorPhase> = Vec::new();
+    for p in seen {
+        assert!(p.done <= p.total, "{p:?}");
+        if out.last() != Some(&p.phase) {
+            out.push(p.phase);
+        }
+    }
+    out
+}
+
+#[test]
+fn doctor_finds_a_healthy_store_healthy() {
+    let e = env();
+    let s = create(&e.store, "s");
+    s.append(json!({"role": "user", "content": "hi"})).unwrap();
+    let a = s.spawn_subagent(Some("helper"), json!({})).unwrap();
+    a.append(json!({"role": "user", "content": "task"}))
+        .unwrap();
+    a.finish(json!("done"), false).unwrap();
+    drop(a);
+    s.close().unwrap();
+    let (r, seen) = doctor(&e.store, false);
+    assert!(r.ok, "{r:#?}");
+    assert!(!r.repair);
+    assert_eq!(r.store, e.store.dir().display().to_string());
+    assert_eq!(r.index.state, IndexState::Ok);
+    assert!(!r.index.needs_rebuild);
+    assert_eq!(r.file_history.state, HistoryState::Absent);
+    let ids: Vec<&str> = r.logs.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["s", "s/helper"]);
+    assert_eq!(r.logs[1].agent_id.as_deref(), Some("helper"));
+    assert!(r.logs.iter().all(|c| c.ok && c.problems.is_empty()));
+    assert_eq!(r.logs[0].messages, 1);
+    assert_eq!(
+        phases(&seen),
+        [DoctorPhase::CheckingLogs, DoctorPhase::CheckingFileHistory]
+    );
+    let last = seen
+        .iter()
+        .rfind(|p| p.phase == DoctorPhase::CheckingLogs)
+        .unwrap();
+    assert_eq!((last.done, last.total), (1, 1));
+}
+
+#[test]
+fn doctor_reports_damage_writes_nothing_and_repair_fixes_it() {
+    let e = env();
+    let s = create(&e.store, "s");
+    s.append(json!({"id": "m1", "role": "user", "content": "hi"}))
+        .unwrap();
+    s.close().unwrap();
+    create(&e.store, "other").close().unwrap();
+    let log = e.store.log_path("s").unwrap();
+    // An unreadable line, then a last line cut by a crash.
+    append_bytes(&log, b"not json\n{\"id\":\"m2\",\"role\":\"us");
+    let before = std::fs::read(&log).unwrap();
+
+    let (r, _) = doctor(&e.store, false);
+    assert!(!r.ok);
+    assert_eq!(std::fs::read(&log).unwrap(), before, "doctor wrote the log");
+    let c = &r.logs[r.logs.iter().position(|c| c.id == "s").unwrap()];
+    assert!(!c.ok && c.repairable());
+    assert!(c.torn_tail.is_some());
+    assert_eq!((c.skipped.len(), c.unquarantined, c.quarantined), (1, 1, 0));
+    assert!(c.problems.is_empty(), "nothing is lost: {:?}", c.problems);
+    assert!(r.logs.iter().find(|c| c.id == "other").unwrap().ok);
+    // The index entry was folded from the shorter log.
+    assert_eq!(r.index.stale_entries, ["s"]);
+    assert!(r.index.needs_rebuild);
+
+    let (r, seen) = doctor(&e.store, true);
+    assert!(r.ok, "{r:#?}");
+    assert!(r.repair);
+    let c = r.logs.iter().find(|c| c.id == "s").unwrap();
+    assert!(c.torn_tail.is_none() && c.unquarantined == 0, "{c:#?}");
+    assert!(c.quarantined >= 1);
+    assert!(
+        c.repaired
+            .iter()
+            .any(|d| d.contains("terminated the torn last line")),
+        "{:?}",
+        c.repaired
+    );
+    assert!(c.repaired.iter().any(|d| d.contains("quarantined")));
+    assert!(r.repaired.iter().any(|d| d.contains("rebuilt the index")));
+    assert_eq!(r.index.state, IndexState::Ok);
+    assert_eq!(
+        phases(&seen),
+        [
+            DoctorPhase::CheckingLogs,
+            DoctorPhase::RepairingLogs,
+            DoctorPhase::RecheckingLogs,
+            DoctorPhase::RebuildingIndex,
+            DoctorPhase::CheckingFileHistory
+        ]
+    );
+    // Nothing already written was cut.
+    assert!(std::fs::read(&log).unwrap().starts_with(&before));
+    assert!(doctor(&e.store, false).0.ok);
+}
+
+#[test]
+fn doctor_reports_a_missing_index_and_what_it_cannot_repair() {
+    let e = env();
+    let s = create(&e.store, "s");
+    s.append(json!({"id": "m1", "role": "user", "content": "hi"}))
+        .unwrap();
+    s.close().unwrap();
+    // A message whose parent is not in the log: reported, never invented.
+    append_bytes(
+        &e.store.log_path("s").unwrap(),
+        b"{\"id\":\"m3\",\"parentId\":\"gone\",\"role\":\"user\",\"content\":\"x\"}\n",
+    );
+    std::fs::remove_file(e.store.index_path()).unwrap();
+    let (r, _) = doctor(&e.store, false);
+    assert_eq!(r.index.state, IndexState::Missing);
+    assert!(r.index.needs_rebuild);
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["index"]["state"], "missing");
+    assert_eq!(v["fileHistory"]["state"], "absent");
+
+    let (r, _) = doctor(&e.store, true);
+    assert_eq!(r.index.state, IndexState::Ok);
+    assert!(!r.ok, "a broken chain remains");
+    let c = &r.logs[0];
+    assert_eq!(
+        c.problems,
+        ["message \"m3\" has a missing parent \"gone\""],
+        "{c:#?}"
+    );
+}
+
+#[test]
+fn doctor_options_come_from_json() {
+    assert!(
+        DoctorOptions::from_json("{\"repair\": true}")
+            .unwrap()
+            .repair
+    );
+    assert!(!DoctorOptions::from_json("").unwrap().repair);
+    assert!(!DoctorOptions::from_json("{}").unwrap().repair);
+    let err = DoctorOptions::from_json("{\"fix\": true}").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("fix"), "{err}");
 }

@@ -4,6 +4,7 @@
 //! [`crate::Store`], [`crate::Session`] and [`crate::SessionView`] and only
 //! convert types.
 
+pub(crate) mod doctor;
 pub(crate) mod export;
 pub(crate) mod info;
 pub(crate) mod lookup;
