@@ -607,6 +607,26 @@ sk_status sk_session_rewind_plan(const struct sk_session *session,
                                  const char *message_id,
                                  char **out_plan_json);
 
+// What rewinding to before a user message in `mode` ("files",
+// "conversation" or "both") would do, changing nothing: `out_json` receives
+// `{"messageId", "mode", "plan": rewindPlan|null, "head": {"from": id|null,
+// "to": id|null}}`. `plan` (as from `sk_session_rewind_plan`) is null for
+// "conversation"; `head.to` is where the head goes (null: before the first
+// message), the same as `head.from` for "files".
+//
+// Errors: `SK_NOT_FOUND` for an unknown message (or, unless the mode is
+// "conversation", one without a snapshot); `SK_INVALID_INPUT` for a message
+// that is not a user message or an unknown mode.
+//
+// # Safety
+//
+// `session` is NULL or a live handle; strings are NULL or NUL-terminated;
+// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_session_rewind_preview(const struct sk_session *session,
+                                    const char *message_id,
+                                    const char *mode,
+                                    char **out_json);
+
 // Rewind to before a user message. `mode` is "files", "conversation" or
 // "both". Files are restored to the message's snapshot unless one changed
 // outside the agent since the last snapshot (`SK_CONFLICT`, naming the files),
@@ -715,6 +735,20 @@ sk_status sk_store_list_sessions(const struct sk_store *store, char **out_json);
 sk_status sk_store_session_entry(const struct sk_store *store,
                                  const char *session_id,
                                  char **out_json);
+
+// The full id of the session named by `prefix`: the session whose id is
+// `prefix`, else the only one whose id starts with it. `out_id` receives the
+// id (free it with `sk_string_free`).
+//
+// Errors: `SK_NOT_FOUND` when no session id starts with `prefix`;
+// `SK_INVALID_INPUT` when several do (the last error names them) or `prefix`
+// is empty.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `prefix` is NULL or NUL-terminated;
+// `out_id` is NULL or writable.
+sk_status sk_store_resolve_session(const struct sk_store *store, const char *prefix, char **out_id);
 
 // The session a `/continue` would pick (the most recently updated one with
 // messages): its index entry as a JSON object, or the JSON text `null` when
@@ -825,6 +859,32 @@ sk_status sk_store_gc(const struct sk_store *store, char **out_report_json);
 // `store` is NULL or a live handle; `out_report_json` is NULL or writable.
 // Free the result with `sk_string_free`.
 sk_status sk_store_file_history_sizes(const struct sk_store *store, char **out_report_json);
+
+// Verify the store, as `sessionkit doctor` does: the index against the logs,
+// every session and subagent log (unreadable lines, torn tails, broken chains,
+// blobs) and the file history against the logs.
+//
+// - `options_json`: NULL, "" or `{"repair": bool}`. Without `repair` nothing
+//   is written and no lock is taken; with it, what can be fixed without loss
+//   is fixed (torn tails terminated, unreadable lines quarantined, the index
+//   rebuilt, file-history refs of deleted sessions deleted).
+// - `out_report_json` receives the report: `{"store", "ok", "repair",
+//   "index": {"state", "needsRebuild", ...}, "logs": [{"id", "path", "ok",
+//   "problems", "notices", "repaired", ...}], "fileHistory": {...},
+//   "repaired": [...]}`. Problems found are in the report, not the status:
+//   `ok` is false when any remain.
+//
+// Errors: `SK_INVALID_INPUT` (bad options); `SK_IO` when the store directory
+// cannot be read. A log that a writer holds cannot be repaired: that is said
+// in its `repaired` list, not by the status.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `options_json` is NULL or NUL-terminated;
+// `out_report_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_doctor(const struct sk_store *store,
+                          const char *options_json,
+                          char **out_report_json);
 
 // Release the subagent's lock, free the handle and set `*subagent` to NULL.
 // NULL, or a pointer to NULL, does nothing. In a forked child, frees the
@@ -940,6 +1000,20 @@ sk_status sk_view_model(const struct sk_view *view, const char *options_json, ch
 // `view` is NULL or a live view; `message_id` is NULL or NUL-terminated;
 // `out_json` is NULL or writable. Free the result with `sk_string_free`.
 sk_status sk_view_message(const struct sk_view *view, const char *message_id, char **out_json);
+
+// The full id of the message named by `prefix` (on any branch): the message
+// whose id is `prefix`, else the only one whose id starts with it. `out_id`
+// receives the id (free it with `sk_string_free`).
+//
+// Errors: `SK_NOT_FOUND` when no message id starts with `prefix`;
+// `SK_INVALID_INPUT` when several do (the last error names them) or `prefix`
+// is empty.
+//
+// # Safety
+//
+// `view` is NULL or a live view; `prefix` is NULL or NUL-terminated; `out_id`
+// is NULL or writable.
+sk_status sk_view_resolve_message(const struct sk_view *view, const char *prefix, char **out_id);
 
 // Every message with its place in the tree, in log order: a JSON array of
 // `{"id", "parentId", "role", "timestamp", "preview", "children",

@@ -20,6 +20,7 @@ mod view;
 
 pub use api::{Session, SessionView, Store, Subagent};
 pub use error::{Error, ErrorKind, Result};
+pub use format::tool_calls::{tool_calls, tool_results, ToolCall, ToolResult, ToolStyle};
 pub use history::{
     BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
     HistoryRef,
@@ -32,7 +33,14 @@ pub use index::journal::{JournalReport, StoredIndex};
 pub use index::{IndexEntry, Lineage, Status};
 pub use log::{BrokenChain, ReadReport, SkippedLine};
 pub use ops::compaction::{CompactionPlan, CompactionPolicy};
+pub use ops::doctor::{
+    DoctorOptions, DoctorPhase, DoctorProgress, DoctorReport, HistoryCheck, HistoryState,
+    IndexCheck, IndexState, LogCheck,
+};
+pub use ops::export::ExportFormat;
 pub use ops::fork::ForkOptions;
+pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
+pub use ops::rewind::{HeadMove, RewindPreview};
 pub use options::{Deterministic, Durability, StoreOptions};
 pub use store::session::CreateOptions;
 pub use store::{BlobGcReport, RebuildReport, StoreGcReport, TempGcReport, BLOB_GC_GRACE};

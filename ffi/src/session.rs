@@ -230,17 +230,7 @@ pub unsafe extern "C" fn sk_session_info(
         unsafe {
             let s = &arg_handle(session, "session")?.session;
             let out = arg_out(out_json, "out_json")?;
-            put_json(
-                out,
-                &json!({
-                    "id": s.id(),
-                    "path": s.path(),
-                    "head": s.head(),
-                    "entry": s.entry(),
-                    "openReport": s.open_report(),
-                    "pruned": s.pruned(),
-                }),
-            )
+            put_json(out, &s.info())
         }
     })
 }
@@ -834,6 +824,40 @@ pub unsafe extern "C" fn sk_session_rewind_plan(
     })
 }
 
+/// What rewinding to before a user message in `mode` ("files",
+/// "conversation" or "both") would do, changing nothing: `out_json` receives
+/// `{"messageId", "mode", "plan": rewindPlan|null, "head": {"from": id|null,
+/// "to": id|null}}`. `plan` (as from `sk_session_rewind_plan`) is null for
+/// "conversation"; `head.to` is where the head goes (null: before the first
+/// message), the same as `head.from` for "files".
+///
+/// Errors: `SK_NOT_FOUND` for an unknown message (or, unless the mode is
+/// "conversation", one without a snapshot); `SK_INVALID_INPUT` for a message
+/// that is not a user message or an unknown mode.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; strings are NULL or NUL-terminated;
+/// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_rewind_preview(
+    session: *const sk_session,
+    message_id: *const c_char,
+    mode: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_rewind_preview", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let id = arg_str(message_id, "message_id")?;
+            let mode: RewindMode = arg_str(mode, "mode")?.parse()?;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.rewind_preview(id, mode)?)
+        }
+    })
+}
+
 /// Rewind to before a user message. `mode` is "files", "conversation" or
 /// "both". Files are restored to the message's snapshot unless one changed
 /// outside the agent since the last snapshot (`SK_CONFLICT`, naming the files),
@@ -858,17 +882,7 @@ pub unsafe extern "C" fn sk_session_rewind(
         unsafe {
             let s = &arg_handle(session, "session")?.session;
             let id = arg_str(message_id, "message_id")?;
-            let m = arg_str(mode, "mode")?;
-            let mode = match m {
-                "files" => RewindMode::Files,
-                "conversation" => RewindMode::Conversation,
-                "both" => RewindMode::Both,
-                other => {
-                    return Err(FfiError::invalid(format!(
-                        "argument `mode` must be \"files\", \"conversation\" or \"both\", not {other:?}"
-                    )))
-                }
-            };
+            let mode: RewindMode = arg_str(mode, "mode")?.parse()?;
             let out = arg_out(out_result_json, "out_result_json")?;
             put_json(out, &s.rewind(id, mode, force)?)
         }

@@ -2,8 +2,7 @@
 
 use std::ffi::c_char;
 
-use serde_json::json;
-use sessionkit::{ModelViewOptions, Store, StoreOptions};
+use sessionkit::{DoctorOptions, ModelViewOptions, Store, StoreOptions};
 
 use crate::view::sk_view;
 use crate::{
@@ -104,15 +103,7 @@ pub unsafe extern "C" fn sk_store_info(
         unsafe {
             let s = &arg_handle(store, "store")?.store;
             let out = arg_out(out_json, "out_json")?;
-            put_json(
-                out,
-                &json!({
-                    "projectRoot": s.project_root(),
-                    "dir": s.dir(),
-                    "projectCode": s.project_code(),
-                    "indexPath": s.index_path(),
-                }),
-            )
+            put_json(out, &s.info())
         }
     })
 }
@@ -161,6 +152,35 @@ pub unsafe extern "C" fn sk_store_session_entry(
             let id = arg_str(session_id, "session_id")?;
             let out = arg_out(out_json, "out_json")?;
             put_json(out, &s.session_entry(id)?)
+        }
+    })
+}
+
+/// The full id of the session named by `prefix`: the session whose id is
+/// `prefix`, else the only one whose id starts with it. `out_id` receives the
+/// id (free it with `sk_string_free`).
+///
+/// Errors: `SK_NOT_FOUND` when no session id starts with `prefix`;
+/// `SK_INVALID_INPUT` when several do (the last error names them) or `prefix`
+/// is empty.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `prefix` is NULL or NUL-terminated;
+/// `out_id` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_resolve_session(
+    store: *const sk_store,
+    prefix: *const c_char,
+    out_id: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_resolve_session", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let prefix = arg_str(prefix, "prefix")?;
+            let out = arg_out(out_id, "out_id")?;
+            put_string(out, s.resolve_session(prefix)?)
         }
     })
 }
@@ -404,6 +424,48 @@ pub unsafe extern "C" fn sk_store_file_history_sizes(
             let s = &arg_handle(store, "store")?.store;
             let out = arg_out(out_report_json, "out_report_json")?;
             put_json(out, &s.file_history_sizes()?)
+        }
+    })
+}
+
+/// Verify the store, as `sessionkit doctor` does: the index against the logs,
+/// every session and subagent log (unreadable lines, torn tails, broken chains,
+/// blobs) and the file history against the logs.
+///
+/// - `options_json`: NULL, "" or `{"repair": bool}`. Without `repair` nothing
+///   is written and no lock is taken; with it, what can be fixed without loss
+///   is fixed (torn tails terminated, unreadable lines quarantined, the index
+///   rebuilt, file-history refs of deleted sessions deleted).
+/// - `out_report_json` receives the report: `{"store", "ok", "repair",
+///   "index": {"state", "needsRebuild", ...}, "logs": [{"id", "path", "ok",
+///   "problems", "notices", "repaired", ...}], "fileHistory": {...},
+///   "repaired": [...]}`. Problems found are in the report, not the status:
+///   `ok` is false when any remain.
+///
+/// Errors: `SK_INVALID_INPUT` (bad options); `SK_IO` when the store directory
+/// cannot be read. A log that a writer holds cannot be repaired: that is said
+/// in its `repaired` list, not by the status.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `options_json` is NULL or NUL-terminated;
+/// `out_report_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_doctor(
+    store: *const sk_store,
+    options_json: *const c_char,
+    out_report_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_doctor", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let options = match opt_str(options_json, "options_json")? {
+                Some(o) => DoctorOptions::from_json(o)?,
+                None => DoctorOptions::default(),
+            };
+            let out = arg_out(out_report_json, "out_report_json")?;
+            put_json(out, &s.doctor(&options, &mut |_| {})?)
         }
     })
 }

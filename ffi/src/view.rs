@@ -2,7 +2,6 @@
 
 use std::ffi::c_char;
 
-use serde_json::json;
 use sessionkit::{to_json_array, SessionView};
 
 use crate::store::model_view_options;
@@ -54,16 +53,7 @@ pub unsafe extern "C" fn sk_view_info(
         unsafe {
             let v = &arg_handle(view, "view")?.view;
             let out = arg_out(out_json, "out_json")?;
-            put_json(
-                out,
-                &json!({
-                    "head": v.head(),
-                    "header": v.header(),
-                    "messageCount": v.message_count(),
-                    "report": v.report(),
-                    "records": v.records(),
-                }),
-            )
+            put_json(out, &v.info())
         }
     })
 }
@@ -153,6 +143,35 @@ pub unsafe extern "C" fn sk_view_message(
             let id = arg_str(message_id, "message_id")?;
             let out = arg_out(out_json, "out_json")?;
             put_string(out, v.message(id)?.json().to_string())
+        }
+    })
+}
+
+/// The full id of the message named by `prefix` (on any branch): the message
+/// whose id is `prefix`, else the only one whose id starts with it. `out_id`
+/// receives the id (free it with `sk_string_free`).
+///
+/// Errors: `SK_NOT_FOUND` when no message id starts with `prefix`;
+/// `SK_INVALID_INPUT` when several do (the last error names them) or `prefix`
+/// is empty.
+///
+/// # Safety
+///
+/// `view` is NULL or a live view; `prefix` is NULL or NUL-terminated; `out_id`
+/// is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_view_resolve_message(
+    view: *const sk_view,
+    prefix: *const c_char,
+    out_id: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_view_resolve_message", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let v = &arg_handle(view, "view")?.view;
+            let prefix = arg_str(prefix, "prefix")?;
+            let out = arg_out(out_id, "out_id")?;
+            put_string(out, v.resolve_message(prefix)?)
         }
     })
 }

@@ -810,6 +810,33 @@ static void test_file_history(void) {
     CHECK(file_is(root, "a.txt", "three\n"));
     ERR(sk_session_rewind(s, uid, "sideways", false, &res), SK_INVALID_INPUT, "sideways");
     CHECK(res == NULL);
+    /* The preview: the plan and where the head goes, for each mode. */
+    char *pv = NULL;
+    OK(sk_session_rewind_preview(s, uid, "both", &pv));
+    CHECK(mj_len(mj_get(mj_get(pv, "plan"), "conflicts")) == 1);
+    CHECK(mj_is_null(mj_get(mj_get(pv, "head"), "to"))); /* the first message */
+    char *from = mj_get_str(mj_get(pv, "head"), "from");
+    CHECK(from != NULL && strlen(from) > 0);
+    char *pmode = mj_get_str(pv, "mode");
+    CHECK_STR(pmode, "both");
+    free(pmode);
+    sk_string_free(pv);
+    OK(sk_session_rewind_preview(s, uid, "files", &pv));
+    char *to = mj_get_str(mj_get(pv, "head"), "to");
+    CHECK_STR(to, from); /* files only: the head stays */
+    free(to);
+    free(from);
+    sk_string_free(pv);
+    OK(sk_session_rewind_preview(s, uid, "conversation", &pv));
+    CHECK(mj_is_null(mj_get(pv, "plan")));
+    sk_string_free(pv);
+    pv = NULL;
+    ERR(sk_session_rewind_preview(s, uid, "sideways", &pv), SK_INVALID_INPUT, "sideways");
+    ERR(sk_session_rewind_preview(s, "no-such-message", "both", &pv), SK_NOT_FOUND,
+        "no-such-message");
+    CHECK(pv == NULL);
+    CHECK(file_is(root, "a.txt", "three\n")); /* a preview changes nothing */
+
     OK(sk_session_rewind(s, uid, "both", true, &res));
     CHECK(file_is(root, "a.txt", "one\n"));
     char *undo = mj_get_str(res, "undoSnapshot");
@@ -856,6 +883,114 @@ static void test_file_history(void) {
     sk_string_free(report);
     sk_string_free(sid);
     free(uid);
+    sk_store_close(&store);
+    free(root);
+}
+
+/* ---- tests: look-up by prefix, doctor ----------------------------------------- */
+
+static void test_lookup_and_doctor(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    const char *ids[] = {"abc-1", "abc-2", "xyz"};
+    for (int i = 0; i < 3; i++) {
+        char opts[64];
+        snprintf(opts, sizeof opts, "{\"id\": \"%s\"}", ids[i]);
+        sk_session *s = NULL;
+        OK(sk_session_create(store, opts, &s));
+        free(append(s, "{\"role\": \"user\", \"content\": \"hi\", \"id\": \"m-1\"}"));
+        free(append(s, "{\"role\": \"assistant\", \"content\": \"yes\", \"id\": \"m-2\"}"));
+        free(append(s, "{\"role\": \"user\", \"content\": \"ok\", \"id\": \"n\"}"));
+        OK(sk_session_close(&s));
+    }
+
+    /* Sessions by prefix: unique, exact, none, ambiguous (naming both), empty. */
+    char *id = NULL;
+    OK(sk_store_resolve_session(store, "x", &id));
+    CHECK_STR(id, "xyz");
+    sk_string_free(id);
+    id = NULL;
+    OK(sk_store_resolve_session(store, "abc-2", &id));
+    CHECK_STR(id, "abc-2");
+    sk_string_free(id);
+    id = NULL;
+    ERR(sk_store_resolve_session(store, "nope", &id), SK_NOT_FOUND, "nope");
+    ERR(sk_store_resolve_session(store, "abc", &id), SK_INVALID_INPUT, "ambiguous");
+    CHECK(strstr(sk_last_error(), "abc-1") && strstr(sk_last_error(), "abc-2"));
+    ERR(sk_store_resolve_session(store, "", &id), SK_INVALID_INPUT, "empty");
+    CHECK(id == NULL);
+
+    /* Messages by prefix, in a view. */
+    sk_view *v = NULL;
+    OK(sk_store_read_session(store, "xyz", &v));
+    OK(sk_view_resolve_message(v, "n", &id));
+    CHECK_STR(id, "n");
+    sk_string_free(id);
+    id = NULL;
+    OK(sk_view_resolve_message(v, "m-2", &id));
+    CHECK_STR(id, "m-2");
+    sk_string_free(id);
+    id = NULL;
+    ERR(sk_view_resolve_message(v, "m", &id), SK_INVALID_INPUT, "m-1, m-2");
+    ERR(sk_view_resolve_message(v, "q", &id), SK_NOT_FOUND, "\"q\"");
+    CHECK(id == NULL);
+    sk_view_close(&v);
+
+    /* A healthy store. */
+    char *report = NULL;
+    OK(sk_store_doctor(store, NULL, &report));
+    CHECK(mj_is_true(mj_get(report, "ok")));
+    CHECK(!mj_is_true(mj_get(report, "repair")));
+    CHECK(mj_len(mj_get(report, "logs")) == 3);
+    char *state = mj_get_str(mj_get(report, "index"), "state");
+    CHECK_STR(state, "ok");
+    free(state);
+    sk_string_free(report);
+
+    /* A crash's torn last line: found, not repaired without asking. */
+    char *info = NULL;
+    OK(sk_store_info(store, &info));
+    char *dir = mj_get_str(info, "dir");
+    sk_string_free(info);
+    char *log = path_join(dir ? dir : "", "xyz.jsonl");
+    size_t len = 0;
+    char *bytes = read_file(log, &len);
+    const char torn[] = "{\"id\": \"m-9\", \"role\": \"us";
+    char *damaged = malloc(len + sizeof torn);
+    memcpy(damaged, bytes ? bytes : "", len);
+    memcpy(damaged + len, torn, sizeof torn);
+    write_file(log, damaged, len + sizeof torn - 1);
+    OK(sk_store_doctor(store, "", &report));
+    CHECK(!mj_is_true(mj_get(report, "ok")));
+    for (long i = 0; i < mj_len(mj_get(report, "logs")); i++) {
+        const char *c = mj_at(mj_get(report, "logs"), (size_t)i);
+        char *cid = mj_get_str(c, "id");
+        int is_xyz = cid && strcmp(cid, "xyz") == 0;
+        CHECK(is_xyz ? !mj_is_null(mj_get(c, "tornTail")) : mj_is_true(mj_get(c, "ok")));
+        free(cid);
+    }
+    sk_string_free(report);
+    size_t len_after = 0;
+    free(read_file(log, &len_after));
+    CHECK(len_after == len + sizeof torn - 1); /* nothing written */
+
+    OK(sk_store_doctor(store, "{\"repair\": true}", &report));
+    CHECK(mj_is_true(mj_get(report, "ok")));
+    CHECK(mj_is_true(mj_get(report, "repair")));
+    sk_string_free(report);
+    OK(sk_store_doctor(store, NULL, &report));
+    CHECK(mj_is_true(mj_get(report, "ok")));
+    sk_string_free(report);
+
+    report = NULL;
+    ERR(sk_store_doctor(store, "{\"fix\": true}", &report), SK_INVALID_INPUT, "fix");
+    ERR(sk_store_doctor(store, "[", &report), SK_INVALID_INPUT, "doctor options");
+    CHECK(report == NULL);
+
+    free(bytes);
+    free(damaged);
+    free(log);
+    free(dir);
     sk_store_close(&store);
     free(root);
 }
@@ -919,6 +1054,11 @@ static void test_null_arguments(void) {
     NUL(sk_store_gc(st, NULL), "out_report_json");
     NUL(sk_store_file_history_sizes(NULL, &o), "store");
     NUL(sk_store_file_history_sizes(st, NULL), "out_report_json");
+    NUL(sk_store_resolve_session(NULL, "n", &o), "store");
+    NUL(sk_store_resolve_session(st, NULL, &o), "prefix");
+    NUL(sk_store_resolve_session(st, "n", NULL), "out_id");
+    NUL(sk_store_doctor(NULL, NULL, &o), "store");
+    NUL(sk_store_doctor(st, NULL, NULL), "out_report_json");
 
     NUL(sk_session_create(NULL, NULL, &ose), "store");
     NUL(sk_session_create(st, NULL, NULL), "out_session");
@@ -996,6 +1136,10 @@ static void test_null_arguments(void) {
     NUL(sk_session_rewind(se, NULL, "both", false, &o), "message_id");
     NUL(sk_session_rewind(se, "m1", NULL, false, &o), "mode");
     NUL(sk_session_rewind(se, "m1", "both", false, NULL), "out_result_json");
+    NUL(sk_session_rewind_preview(NULL, "m1", "both", &o), "session");
+    NUL(sk_session_rewind_preview(se, NULL, "both", &o), "message_id");
+    NUL(sk_session_rewind_preview(se, "m1", NULL, &o), "mode");
+    NUL(sk_session_rewind_preview(se, "m1", "both", NULL), "out_json");
     NUL(sk_session_snapshot_plan(NULL, "x", &o), "session");
     NUL(sk_session_snapshot_plan(se, NULL, &o), "snapshot");
     NUL(sk_session_snapshot_plan(se, "x", NULL), "out_plan_json");
@@ -1031,6 +1175,9 @@ static void test_null_arguments(void) {
     NUL(sk_view_tree(vi, NULL), "out_json");
     NUL(sk_view_branches(NULL, &o), "view");
     NUL(sk_view_branches(vi, NULL), "out_json");
+    NUL(sk_view_resolve_message(NULL, "m", &o), "view");
+    NUL(sk_view_resolve_message(vi, NULL, &o), "prefix");
+    NUL(sk_view_resolve_message(vi, "m", NULL), "out_id");
 
     /* Nothing was written through any out-parameter, nothing was created. */
     CHECK(o == SENTINEL);
@@ -1827,6 +1974,7 @@ int main(int argc, char **argv) {
     run("subagents", test_subagents);
     run("compaction select and apply", test_compaction);
     run("file tracking, undo, rewind, gc", test_file_history);
+    run("look-up by id prefix, doctor", test_lookup_and_doctor);
     run("NULL for every pointer argument", test_null_arguments);
     run("bad input leaves the store unchanged", test_bad_input);
     run("two threads share a store and a session", test_threads);

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use anstyle::{AnsiColor, Style};
 use serde_json::Value;
-use sessionkit::{Deterministic, ErrorKind, SessionView, Store, StoreOptions};
+use sessionkit::{Deterministic, ErrorKind, Store, StoreOptions};
 
 use crate::cli::Global;
 
@@ -241,85 +241,20 @@ impl Ctx {
         })
     }
 
-    /// Ids of the session logs in the project directory, sorted. Read from the
-    /// directory, so it works when the index is missing or unreadable.
-    pub fn session_ids(&self) -> Result<Vec<String>> {
-        let dir = self.store.dir();
-        let mut ids = Vec::new();
-        let rd = std::fs::read_dir(dir).map_err(|e| {
-            CliError::new(
-                ErrorKind::Io,
-                format!("I/O error on {}: {e}", dir.display()),
-            )
-        })?;
-        for d in rd.flatten() {
-            let name = d.file_name();
-            if let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) {
-                if self.store.log_path(id).is_ok() {
-                    ids.push(id.to_string());
-                }
-            }
-        }
-        ids.sort();
-        Ok(ids)
-    }
-
     /// The session named by `id`: the id itself, or the one session whose id
     /// starts with it.
     pub fn resolve(&self, id: &str) -> Result<String> {
-        let ids = self.session_ids()?;
-        unique_prefix(id, ids.iter().map(String::as_str), "session")
+        Ok(self.store.resolve_session(id)?)
+    }
+
+    /// The message named by `msg` (an id or a unique prefix) in session `id`.
+    pub fn resolve_message(&self, id: &str, msg: &str) -> Result<String> {
+        Ok(self.store.read_session(id)?.resolve_message(msg)?)
     }
 
     pub fn log_path(&self, id: &str) -> PathBuf {
         self.store.log_path(id).unwrap_or_default()
     }
-}
-
-/// Resolve `prefix` against `all`: an exact match, else the only id starting with
-/// it. `what` names the kind of id in errors.
-pub fn unique_prefix<'a>(
-    prefix: &str,
-    all: impl Iterator<Item = &'a str>,
-    what: &str,
-) -> Result<String> {
-    if prefix.is_empty() {
-        return Err(CliError::new(
-            ErrorKind::InvalidInput,
-            format!("an empty {what} id"),
-        ));
-    }
-    let mut found: Vec<&str> = Vec::new();
-    for id in all {
-        if id == prefix {
-            return Ok(id.to_string());
-        }
-        if id.starts_with(prefix) {
-            found.push(id);
-        }
-    }
-    match found.as_slice() {
-        [one] => Ok(one.to_string()),
-        [] => Err(CliError::new(
-            ErrorKind::NotFound,
-            format!("not found: no {what} id starts with {prefix:?}"),
-        )),
-        many => Err(CliError::new(
-            ErrorKind::InvalidInput,
-            format!(
-                "ambiguous: {what} id prefix {prefix:?} matches {} ({})",
-                many.len(),
-                many.iter().take(4).cloned().collect::<Vec<_>>().join(", ")
-            ),
-        )),
-    }
-}
-
-/// Resolve a message id or prefix among every message of a session (all branches).
-pub fn resolve_message(view: &SessionView, session: &str, prefix: &str) -> Result<String> {
-    let ids: Vec<String> = view.tree()?.into_iter().map(|n| n.id).collect();
-    unique_prefix(prefix, ids.iter().map(String::as_str), "message")
-        .map_err(|e| CliError::new(e.kind, format!("{} in session {session}", e.msg)))
 }
 
 /// The plain text of a message's content (strings, and `text` blocks).

@@ -2,18 +2,17 @@
 
 use std::fmt::Write as _;
 
+use serde::Serialize;
 use serde_json::json;
-use sessionkit::{FileAction, ForkOptions, RewindMode, RewindPlan};
+use sessionkit::{FileAction, ForkOptions, RewindMode, RewindPlan, RewindPreview};
 
 use crate::cli::RewindArgs;
-use crate::ctx::{
-    clip, one_line, paint, resolve_message, Ctx, Output, Result, BAD, BOLD, DIM, GOOD, WARN,
-};
-use crate::sessions::{message_of, new_table};
+use crate::ctx::{clip, one_line, paint, Ctx, Output, Result, BAD, BOLD, DIM, GOOD, WARN};
+use crate::sessions::new_table;
 
 pub fn fork(ctx: &Ctx, id: &str, at: Option<&str>, title: Option<String>) -> Result<Output> {
     let id = ctx.resolve(id)?;
-    let at = at.map(|m| message_of(ctx, &id, m)).transpose()?;
+    let at = at.map(|m| ctx.resolve_message(&id, m)).transpose()?;
     let s = ctx.store.fork_session(
         &id,
         ForkOptions {
@@ -49,7 +48,7 @@ pub fn fork(ctx: &Ctx, id: &str, at: Option<&str>, title: Option<String>) -> Res
 
 pub fn resume_at(ctx: &Ctx, id: &str, msg: &str) -> Result<Output> {
     let id = ctx.resolve(id)?;
-    let msg = message_of(ctx, &id, msg)?;
+    let msg = ctx.resolve_message(&id, msg)?;
     let s = ctx.store.open_session(&id)?;
     let before = s.head();
     s.resume_at(&msg)?;
@@ -156,14 +155,6 @@ fn mode_of(a: &RewindArgs) -> RewindMode {
     }
 }
 
-fn mode_name(m: RewindMode) -> &'static str {
-    match m {
-        RewindMode::Files => "files",
-        RewindMode::Conversation => "conversation",
-        RewindMode::Both => "both",
-    }
-}
-
 fn action_name(a: FileAction) -> &'static str {
     match a {
         FileAction::Restore => "restore",
@@ -218,48 +209,41 @@ fn plan_text(plan: &RewindPlan, force: bool) -> String {
     s
 }
 
+/// The `--json` form of a dry run: the preview, with the session beside it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DryRun<'a> {
+    dry_run: bool,
+    session: &'a str,
+    #[serde(flatten)]
+    preview: &'a RewindPreview,
+}
+
 pub fn rewind(ctx: &Ctx, a: &RewindArgs) -> Result<Output> {
     let id = ctx.resolve(&a.id)?;
-    let view = ctx.store.read_session(&id)?;
-    let msg = resolve_message(&view, &id, &a.to)?;
-    let target = view.message(&msg)?;
+    let msg = ctx.resolve_message(&id, &a.to)?;
     let mode = mode_of(a);
     let s = ctx.store.open_session(&id)?;
-    let head = s.head();
     if a.dry_run {
-        let plan = match mode {
-            RewindMode::Conversation => None,
-            _ => Some(s.rewind_plan(&msg)?),
-        };
+        let p = s.rewind_preview(&msg, mode)?;
         s.close()?;
-        let new_head = match mode {
-            RewindMode::Files => head.clone(),
-            _ => target.parent_id().map(str::to_owned),
-        };
         if ctx.json {
-            return Output::json(json!({
-                "dryRun": true,
-                "session": id,
-                "messageId": msg,
-                "mode": mode,
-                "plan": plan,
-                "head": {"from": head, "to": new_head},
-            }));
+            return Output::json(DryRun {
+                dry_run: true,
+                session: &id,
+                preview: &p,
+            });
         }
         let mut out = format!(
             "{} rewind of session {} to before message {} ({})\n",
             paint(BOLD, "plan (dry run, nothing changed):"),
             id,
             msg,
-            mode_name(mode)
+            mode
         );
-        if let Some(p) = &plan {
-            out.push_str(&plan_text(p, a.force));
-            let blocking = p
-                .files
-                .iter()
-                .filter(|f| f.conflict.is_some_and(|c| c.forcible()))
-                .count();
+        if let Some(plan) = &p.plan {
+            out.push_str(&plan_text(plan, a.force));
+            let blocking = p.forcible_conflicts();
             if blocking > 0 && !a.force {
                 let _ = writeln!(
                     out,
@@ -277,8 +261,8 @@ pub fn rewind(ctx: &Ctx, a: &RewindArgs) -> Result<Output> {
             let _ = writeln!(
                 out,
                 "  conversation: head {} → {}",
-                head.as_deref().unwrap_or("(none)"),
-                new_head.as_deref().unwrap_or("(before the first message)")
+                p.head.from.as_deref().unwrap_or("(none)"),
+                p.head.to.as_deref().unwrap_or("(before the first message)")
             );
         }
         return Ok(Output::Text(out));
@@ -293,7 +277,7 @@ pub fn rewind(ctx: &Ctx, a: &RewindArgs) -> Result<Output> {
         paint(GOOD, "rewound"),
         id,
         msg,
-        mode_name(mode)
+        mode
     );
     for (what, files) in [
         ("restored", &r.restored),

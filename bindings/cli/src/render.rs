@@ -1,6 +1,7 @@
 //! Turning one message into readable lines: role, text, tool calls and results.
 
 use serde_json::Value;
+use sessionkit::{tool_calls, tool_results};
 
 use crate::ctx::{clip, content_text, one_line, paint, role_style, short_time, DIM};
 
@@ -8,83 +9,6 @@ use crate::ctx::{clip, content_text, one_line, paint, role_style, short_time, DI
 const TEXT_LINES: usize = 6;
 const TEXT_CHARS: usize = 400;
 const ARG_CHARS: usize = 100;
-
-/// A tool call found in a message, in either common style.
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    pub args: String,
-}
-
-/// A tool result found in a message.
-pub struct ToolResult {
-    pub call_id: String,
-    pub text: String,
-}
-
-fn blocks<'a>(m: &'a Value, kind: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
-    ["content", "contentParams"]
-        .into_iter()
-        .filter_map(move |f| m.get(f)?.as_array())
-        .flatten()
-        .filter(move |b| b.get("type").and_then(Value::as_str) == Some(kind))
-}
-
-fn text_of(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        v => sessionkit::content_text(v).unwrap_or_else(|| v.to_string()),
-    }
-}
-
-pub fn tool_calls(m: &Value) -> Vec<ToolCall> {
-    let mut out: Vec<ToolCall> = m
-        .pointer("/messageParams/tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|c| ToolCall {
-            id: c["id"].as_str().unwrap_or_default().to_string(),
-            name: c
-                .pointer("/function/name")
-                .or_else(|| c.get("name"))
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-                .to_string(),
-            args: c
-                .pointer("/function/arguments")
-                .map(text_of)
-                .unwrap_or_default(),
-        })
-        .collect();
-    out.extend(blocks(m, "tool_use").map(|b| ToolCall {
-        id: b["id"].as_str().unwrap_or_default().to_string(),
-        name: b["name"].as_str().unwrap_or("?").to_string(),
-        args: b.get("input").map(|v| v.to_string()).unwrap_or_default(),
-    }));
-    out
-}
-
-pub fn tool_results(m: &Value) -> Vec<ToolResult> {
-    let mut out = Vec::new();
-    if m["role"] == "tool" {
-        let id = m
-            .pointer("/messageParams/tool_call_id")
-            .or_else(|| m.get("tool_call_id"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        out.push(ToolResult {
-            call_id: id.to_string(),
-            text: text_of(&m["content"]),
-        });
-    }
-    out.extend(blocks(m, "tool_result").map(|b| ToolResult {
-        call_id: b["tool_use_id"].as_str().unwrap_or_default().to_string(),
-        text: text_of(&b["content"]),
-    }));
-    out
-}
 
 /// The first lines of `text`, unless `full`; with a note of what was left out.
 fn excerpt(text: &str, full: bool) -> Vec<String> {
@@ -129,7 +53,9 @@ pub fn heading(m: &Value, id: &str, flags: &[&str]) -> String {
 /// The body of a message, indented: text, reasoning, tool calls, tool results.
 pub fn body(m: &Value, full: bool) -> Vec<String> {
     let mut out = Vec::new();
-    let results = tool_results(m);
+    let Some(msg) = m.as_object() else {
+        return out;
+    };
     if let Some(r) = m
         .pointer("/messageParams/reasoning_content")
         .and_then(Value::as_str)
@@ -147,35 +73,40 @@ pub fn body(m: &Value, full: bool) -> Vec<String> {
             out.extend(excerpt(&text, full));
         }
     }
-    for c in tool_calls(m) {
+    for c in tool_calls(msg) {
+        let args = c.arguments_text();
         let args = if full {
-            c.args.clone()
+            args
         } else {
-            clip(&one_line(&c.args), ARG_CHARS)
+            clip(&one_line(&args), ARG_CHARS)
         };
         out.push(format!(
             "→ {} {}  {}",
-            paint(role_style("tool"), &c.name),
+            paint(role_style("tool"), c.name.unwrap_or("?")),
             args,
-            paint(DIM, format!("[{}]", c.id))
+            paint(DIM, format!("[{}]", c.id.unwrap_or_default()))
         ));
     }
-    for r in results {
-        let head = format!("← {}", paint(DIM, format!("[{}]", r.call_id)));
+    for r in tool_results(msg) {
+        let text = r.text();
+        let head = format!(
+            "← {}",
+            paint(DIM, format!("[{}]", r.call_id.unwrap_or_default()))
+        );
         if full {
             out.push(head);
-            out.extend(r.text.lines().map(str::to_string));
+            out.extend(text.lines().map(str::to_string));
         } else {
-            let n = r.text.lines().count();
+            let n = text.lines().count();
             out.push(format!(
                 "{head} {}  {}",
-                clip(&one_line(r.text.lines().next().unwrap_or("")), ARG_CHARS),
+                clip(&one_line(text.lines().next().unwrap_or("")), ARG_CHARS),
                 paint(
                     DIM,
                     format!(
                         "({n} line{}, {} bytes)",
                         if n == 1 { "" } else { "s" },
-                        r.text.len()
+                        text.len()
                     )
                 )
             ));

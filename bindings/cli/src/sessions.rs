@@ -9,21 +9,10 @@ use sessionkit::{IndexEntry, ModelViewOptions, TreeNode};
 
 use crate::cli::ExportFormat;
 use crate::ctx::{
-    clip, content_text, now, one_line, paint, relative, resolve_message, role_style, short_id, Ctx,
-    Output, Result, BOLD, DIM, WARN,
+    clip, now, one_line, paint, relative, role_style, short_id, Ctx, Output, Result, BOLD, DIM,
+    WARN,
 };
-use crate::render::{body, heading, tool_calls, tool_results};
-
-/// Total tokens reported for a session: input plus output in either naming.
-fn tokens(e: &IndexEntry) -> Option<u64> {
-    let get = |k: &str| e.token_usage.get(k).and_then(Value::as_u64);
-    let input = get("input_tokens").or_else(|| get("prompt_tokens"));
-    let output = get("output_tokens").or_else(|| get("completion_tokens"));
-    match (input, output) {
-        (None, None) => None,
-        (i, o) => Some(i.unwrap_or(0) + o.unwrap_or(0)),
-    }
-}
+use crate::render::{body, heading};
 
 fn status_name(e: &IndexEntry) -> String {
     serde_json::to_value(e.status)
@@ -81,7 +70,8 @@ pub fn list(ctx: &Ctx) -> Result<Output> {
             status_name(e),
             relative(&e.updated_at, now),
             e.message_count.to_string(),
-            tokens(e)
+            e.token_totals()
+                .total
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "-".into()),
             lineage(e, &ids),
@@ -462,71 +452,9 @@ pub fn tree(ctx: &Ctx, id: &str) -> Result<Output> {
 
 pub fn export(ctx: &Ctx, id: &str, format: ExportFormat) -> Result<Output> {
     let id = ctx.resolve(id)?;
-    let view = ctx.store.read_session(&id)?;
-    let messages = view.ui_view()?;
-    match format {
-        ExportFormat::Jsonl => {
-            let mut s = String::new();
-            // Seed-style: one message object per line, without the record type.
-            for m in &messages {
-                let mut v = m.value();
-                if let Some(o) = v.as_object_mut() {
-                    o.shift_remove("type");
-                }
-                s.push_str(&v.to_string());
-                s.push('\n');
-            }
-            Ok(Output::Raw(s))
-        }
-        ExportFormat::Markdown => {
-            let entry = ctx.store.session_entry(&id)?;
-            let mut s = format!("# {}\n\n", one_line(&entry.title));
-            let _ = writeln!(
-                s,
-                "Session `{id}`, created {}, {} messages on the active path.\n",
-                entry.created_at,
-                messages.len()
-            );
-            for m in messages.iter().map(|m| m.value()) {
-                let role = m["role"].as_str().unwrap_or("?");
-                let mut title = role[..1].to_uppercase() + &role[1..];
-                if m["visible"] == false {
-                    title.push_str(" (hidden)");
-                }
-                if m["compacted"] == true {
-                    title.push_str(" (compacted)");
-                }
-                if m.pointer("/meta/compaction").is_some() {
-                    title = "Compaction summary".into();
-                }
-                let _ = writeln!(s, "## {title}\n");
-                let text = content_text(&m);
-                if !text.is_empty() && role != "tool" {
-                    let _ = writeln!(s, "{}\n", text.trim_end());
-                }
-                for c in tool_calls(&m) {
-                    let _ = writeln!(
-                        s,
-                        "**Tool call** `{}` (`{}`):\n\n```json\n{}\n```\n",
-                        c.name, c.id, c.args
-                    );
-                }
-                for r in tool_results(&m) {
-                    let _ = writeln!(
-                        s,
-                        "**Tool result** (`{}`):\n\n```\n{}\n```\n",
-                        r.call_id,
-                        r.text.trim_end()
-                    );
-                }
-            }
-            Ok(Output::Raw(s))
-        }
-    }
-}
-
-/// Message id or prefix to full id, within session `id`.
-pub fn message_of(ctx: &Ctx, id: &str, msg: &str) -> Result<String> {
-    let view = ctx.store.read_session(id)?;
-    resolve_message(&view, id, msg)
+    let format = match format {
+        ExportFormat::Jsonl => sessionkit::ExportFormat::Jsonl,
+        ExportFormat::Markdown => sessionkit::ExportFormat::Markdown,
+    };
+    Ok(Output::Raw(ctx.store.export_session(&id, format)?))
 }

@@ -252,4 +252,21 @@ impl Session {
     pub fn close(self) -> Result<()> {
         self.core.close()
     }
+
+    /// The session as this writer knows it: id, log path, head, index entry,
+    /// what opening found, and the sessions pruned when it was created.
+    pub fn info(&self) -> crate::ops::info::SessionInfo {
+        crate::ops::info::session_info(&self.core)
+    }
+
+    /// What [`Session::rewind`] to before `message_id` (a user message) in
+    /// `mode` would do, changing nothing: the file plan (not for
+    /// `Conversation`) and where the head goes.
+    pub fn rewind_preview(
+        &self,
+        message_id: &str,
+        mode: RewindMode,
+    ) -> Result<crate::ops::rewind::RewindPreview> {
+        crate::ops::rewind::preview(&self.core, message_id, mode)
+    }
 }

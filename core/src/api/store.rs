@@ -238,4 +238,47 @@ impl Store {
             .read_subagent(session_id, agent_id)
             .map(SessionView::from_core)
     }
+
+    /// Ids of the project's session logs, sorted, read from the directory (so
+    /// it works when the index is missing or unreadable).
+    pub fn session_ids(&self) -> Result<Vec<String>> {
+        self.core.log_ids()
+    }
+
+    /// The session whose id is `prefix`, else the only one whose id starts with
+    /// it. `NotFound` when none does; `InvalidInput` naming the candidates when
+    /// several do, or when `prefix` is empty.
+    pub fn resolve_session(&self, prefix: &str) -> Result<String> {
+        crate::ops::lookup::resolve_session(&self.core, prefix)
+    }
+
+    /// Where the store is on disk.
+    pub fn info(&self) -> crate::ops::info::StoreInfo {
+        crate::ops::info::store_info(&self.core)
+    }
+
+    /// Verify the store: the index against the logs, every session and
+    /// subagent log (unreadable lines, torn tails, broken chains, blobs), the
+    /// file history against the logs. With `repair`, fix what can be fixed
+    /// without loss: terminate torn tails, quarantine unreadable lines, rebuild
+    /// the index, delete the file-history refs of deleted sessions. Without
+    /// it, nothing is written and no lock is taken. `progress` is called as
+    /// each step advances.
+    pub fn doctor(
+        &self,
+        options: &crate::ops::doctor::DoctorOptions,
+        progress: &mut dyn FnMut(crate::ops::doctor::DoctorProgress),
+    ) -> Result<crate::ops::doctor::DoctorReport> {
+        crate::ops::doctor::doctor(&self.core, options, progress)
+    }
+
+    /// A session's active path as seed-style JSONL or a Markdown transcript
+    /// (blobs inlined).
+    pub fn export_session(
+        &self,
+        id: &str,
+        format: crate::ops::export::ExportFormat,
+    ) -> Result<String> {
+        crate::ops::export::export(&self.core, id, format)
+    }
 }

@@ -71,4 +71,15 @@ impl SessionView {
     pub fn branches(&self) -> Result<Vec<Branch>> {
         self.core.branches()
     }
+
+    /// The message (on any branch) whose id is `prefix`, else the only one
+    /// whose id starts with it; errors as [`Store::resolve_session`].
+    pub fn resolve_message(&self, prefix: &str) -> Result<String> {
+        crate::ops::lookup::resolve_message(&self.core, prefix)
+    }
+
+    /// What loading found: head, header, message count, read report, records.
+    pub fn info(&self) -> crate::ops::info::ViewInfo {
+        crate::ops::info::view_info(&self.core)
+    }
 }

@@ -9,3 +9,4 @@ pub(crate) mod json;
 pub(crate) mod layout;
 pub(crate) mod project;
 pub(crate) mod records;
+pub(crate) mod tool_calls;

@@ -174,21 +174,7 @@ fn clipped_call(v: &Value) -> Value {
 
 /// The last tool call of an assistant message, in either common style.
 fn tool_call_of(msg: &Map<String, Value>) -> Option<&Value> {
-    let openai = msg
-        .get("messageParams")
-        .and_then(|p| p.get("tool_calls"))
-        .and_then(Value::as_array)
-        .and_then(|a| a.last());
-    let anthropic = || {
-        ["contentParams", "content"].iter().find_map(|f| {
-            msg.get(*f)?
-                .as_array()?
-                .iter()
-                .rev()
-                .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
-        })
-    };
-    openai.or_else(anthropic)
+    crate::format::tool_calls::last_tool_call(msg)
 }
 
 fn add_usage(total: &mut Map<String, Value>, usage: &Value) {

@@ -205,19 +205,7 @@ pub(crate) fn quarantine(log: &Path, report: &ReadReport) -> Result<usize> {
         return Ok(0);
     }
     let qpath = PathBuf::from(format!("{}.corrupt", log.display()));
-    let seen: HashSet<u64> = match std::fs::read_to_string(&qpath) {
-        Ok(s) => s
-            .lines()
-            .filter_map(|l| {
-                serde_json::from_str::<Value>(l)
-                    .ok()?
-                    .get("offset")?
-                    .as_u64()
-            })
-            .collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => HashSet::new(),
-        Err(e) => return Err(Error::io(&qpath, e)),
-    };
+    let seen = quarantined_offsets(log)?;
     let fresh: Vec<&SkippedLine> = bad
         .into_iter()
         .filter(|s| !seen.contains(&s.offset))
@@ -243,6 +231,25 @@ pub(crate) fn quarantine(log: &Path, report: &ReadReport) -> Result<usize> {
     let mut f = fsutil::open_append(&qpath)?;
     f.write_all(&out).at(&qpath)?;
     Ok(fresh.len())
+}
+
+/// The offsets of the lines a log's quarantine file `<log>.corrupt` holds
+/// (none when it does not exist): each is quarantined once.
+pub(crate) fn quarantined_offsets(log: &Path) -> Result<HashSet<u64>> {
+    let qpath = PathBuf::from(format!("{}.corrupt", log.display()));
+    match std::fs::read_to_string(&qpath) {
+        Ok(s) => Ok(s
+            .lines()
+            .filter_map(|l| {
+                serde_json::from_str::<Value>(l)
+                    .ok()?
+                    .get("offset")?
+                    .as_u64()
+            })
+            .collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(HashSet::new()),
+        Err(e) => Err(Error::io(&qpath, e)),
+    }
 }
 
 /// The tree position of a log's writer: its head and the ids it holds.

@@ -1,7 +1,14 @@
-//! Operations: what a host does with a session beyond appending — compaction,
-//! fork, undo and rewind. Each builds on the store and session layer and is
-//! reached through the public handles (`StoreCore`, `SessionCore`).
+//! Operations: what a host does with a store or a session beyond appending —
+//! compaction, fork, undo and rewind, doctor, look-up by id prefix, info objects,
+//! export. Each builds on the store and session layer, has a typed result, and
+//! is reached through the public handles (`Store`, `Session`, `SessionView`);
+//! the bindings (CLI, C ABI, Python, Node) only convert types.
 
 pub(crate) mod compaction;
+pub(crate) mod doctor;
+pub(crate) mod export;
 pub(crate) mod fork;
+pub(crate) mod info;
+pub(crate) mod lookup;
+pub(crate) mod rewind;
 pub(crate) mod undo;

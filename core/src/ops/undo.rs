@@ -230,7 +230,10 @@ impl SessionCore {
     }
 
     /// A user message and the snapshot taken before it.
-    fn rewind_target(&self, message_id: &str) -> Result<(Option<String>, Option<git2::Oid>)> {
+    pub(crate) fn rewind_target(
+        &self,
+        message_id: &str,
+    ) -> Result<(Option<String>, Option<git2::Oid>)> {
         let v = self.read()?.message(message_id)?.value();
         if v.get("role").and_then(Value::as_str) != Some("user") {
             return Err(Error::invalid(format!(

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
-use crate::format::ids::{validate_path_id, IdSource};
+use crate::format::ids::IdSource;
 use crate::format::layout::{subagents_dir_in, Layout, STRUCTURE_CACHE_FILE};
 use crate::format::project::project_code;
 use crate::fsutil;
@@ -598,7 +598,8 @@ impl StoreCore {
             let name = d.file_name();
             let Some(name) = name.to_str() else { continue };
             if let Some(id) = name.strip_suffix(".jsonl") {
-                if validate_path_id("session id", id).is_ok() {
+                // Only ids a log path can be made of: not `blobs.jsonl` and the like.
+                if self.log_path(id).is_ok() {
                     ids.push(id.to_string());
                 }
             }

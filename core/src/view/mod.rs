@@ -122,75 +122,33 @@ impl LoadedLog {
     }
 }
 
-/// Tool calls and results in the two common message styles.
+/// Tool calls and results as the views need them (read by [`crate::format::tool_calls`]).
 pub(crate) mod tools {
     use serde_json::{Map, Value};
 
-    fn blocks<'a>(
-        m: &'a Map<String, Value>,
-        kind: &'a str,
-    ) -> impl Iterator<Item = &'a Map<String, Value>> + 'a {
-        ["contentParams", "content"]
-            .into_iter()
-            .filter_map(move |f| m.get(f)?.as_array())
-            .flatten()
-            .filter_map(Value::as_object)
-            .filter(move |b| b.get("type").and_then(Value::as_str) == Some(kind))
-    }
+    pub use crate::format::tool_calls::ToolStyle as Style;
 
     /// Ids of the tool calls an assistant message makes.
     pub fn calls(m: &Map<String, Value>) -> Vec<(String, Style)> {
         if m.get("role").and_then(Value::as_str) != Some("assistant") {
             return Vec::new();
         }
-        let mut out: Vec<(String, Style)> = m
-            .get("messageParams")
-            .and_then(|p| p.get("tool_calls"))
-            .and_then(Value::as_array)
+        crate::format::tool_calls::tool_calls(m)
             .into_iter()
-            .flatten()
-            .filter_map(|c| {
-                c.get("id")?
-                    .as_str()
-                    .map(|s| (s.to_string(), Style::OpenAi))
-            })
-            .collect();
-        out.extend(blocks(m, "tool_use").filter_map(|b| {
-            b.get("id")?
-                .as_str()
-                .map(|s| (s.to_string(), Style::Anthropic))
-        }));
-        out
+            .filter_map(|c| Some((c.id?.to_string(), c.style)))
+            .collect()
     }
 
     /// Ids of the tool calls a message answers.
     pub fn results(m: &Map<String, Value>) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        if m.get("role").and_then(Value::as_str) == Some("tool") {
-            if let Some(id) = m
-                .get("messageParams")
-                .and_then(|p| p.get("tool_call_id"))
-                .and_then(Value::as_str)
-                .or_else(|| m.get("tool_call_id").and_then(Value::as_str))
-            {
-                out.push(id.to_string());
-            }
-        }
-        out.extend(
-            blocks(m, "tool_result")
-                .filter_map(|b| b.get("tool_use_id")?.as_str().map(str::to_owned)),
-        );
-        out
+        crate::format::tool_calls::tool_results(m)
+            .into_iter()
+            .filter_map(|r| r.call_id.map(str::to_owned))
+            .collect()
     }
 
     pub fn is_result(m: &Map<String, Value>) -> bool {
         m.get("role").and_then(Value::as_str) == Some("tool") || !results(m).is_empty()
-    }
-
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum Style {
-        OpenAi,
-        Anthropic,
     }
 
     /// The result a dangling tool call gets so the request stays valid.
