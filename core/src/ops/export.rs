@@ -46,7 +46,7 @@ pub(crate) fn export(store: &StoreCore, id: &str, format: ExportFormat) -> Resul
             let mut s = format!("# {}\n\n", one_line(&entry.title));
             let _ = writeln!(
                 s,
-                "SessionCore `{id}`, created {}, {} messages on the active path.\n",
+                "Session `{id}`, created {}, {} messages on the active path.\n",
                 entry.created_at,
                 messages.len()
             );
