@@ -227,6 +227,12 @@ void test_sessions_views_and_subagents() {
     CHECK(contains(v.tree(), "\"onActivePath\""));
     CHECK(contains(v.branches(), "\"leafId\""));
     EXPECT_ERROR(v.message("nope"), SK_NOT_FOUND, "nope");
+    CHECK(v.resolve_message(id1.substr(0, id1.size() - 1)) == id1);
+    EXPECT_ERROR(v.resolve_message("no-such-message"), SK_NOT_FOUND, "no-such-message");
+    CHECK(store.resolve_session(sid) == sid);
+    EXPECT_ERROR(store.resolve_session("no-such-session"), SK_NOT_FOUND, "no-such-session");
+    CHECK(contains(store.doctor(), "\"ok\":true"));
+    CHECK(contains(store.doctor("{\"repair\": true}"), "\"repair\":true"));
 
     // Compaction: nothing to do under a large budget; a summary otherwise.
     CHECK(s.select_compaction("{\"tokenBudget\": 1000000}") == "null");
@@ -298,6 +304,7 @@ void test_file_history() {
     EXPECT_ERROR(s.ensure_unchanged({name}), SK_CONFLICT, "hi");
     CHECK(contains(s.undo_candidates(), "\"restorable\":true"));
     CHECK(contains(s.rewind_plan(uid), "\"conflicts\""));
+    CHECK(contains(s.rewind_preview(uid, RewindMode::Both), "\"head\""));
     EXPECT_ERROR(s.rewind(uid, RewindMode::Both), SK_CONFLICT, "hi");
     std::string res = s.rewind(uid, RewindMode::Files, true);
     CHECK(read_file(root + "/" + name) == "one\n");

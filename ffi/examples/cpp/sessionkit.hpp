@@ -176,6 +176,11 @@ public:
     std::string info() const {
         return detail::string_result([&](char **o) { return sk_view_info(h_, o); });
     }
+    // The id of the message whose id is `prefix`, else of the only one starting with it.
+    std::string resolve_message(const std::string &prefix) const {
+        return detail::string_result(
+            [&](char **o) { return sk_view_resolve_message(h_, prefix.c_str(), o); });
+    }
     std::string active_path() const {
         return detail::string_result([&](char **o) { return sk_view_active_path(h_, o); });
     }
@@ -357,6 +362,15 @@ public:
         return detail::string_result(
             [&](char **o) { return sk_session_rewind(h_, message_id.c_str(), m, force, o); });
     }
+    // What rewind(message_id, mode) would do, changing nothing: the file plan and
+    // where the head goes.
+    std::string rewind_preview(const std::string &message_id, RewindMode mode) const {
+        const char *m = mode == RewindMode::Files          ? "files"
+                        : mode == RewindMode::Conversation ? "conversation"
+                                                           : "both";
+        return detail::string_result(
+            [&](char **o) { return sk_session_rewind_preview(h_, message_id.c_str(), m, o); });
+    }
     std::string snapshot_plan(const std::string &snapshot) const {
         return detail::string_result(
             [&](char **o) { return sk_session_snapshot_plan(h_, snapshot.c_str(), o); });
@@ -383,6 +397,16 @@ public:
     // {"projectRoot", "dir", "projectCode", "indexPath"}
     std::string info() const {
         return detail::string_result([&](char **o) { return sk_store_info(h_, o); });
+    }
+    // The id of the session whose id is `prefix`, else of the only one starting with it.
+    std::string resolve_session(const std::string &prefix) const {
+        return detail::string_result(
+            [&](char **o) { return sk_store_resolve_session(h_, prefix.c_str(), o); });
+    }
+    // Check the store (and repair it when options_json says {"repair": true}): the report.
+    std::string doctor(const std::string &options_json = "") {
+        return detail::string_result(
+            [&](char **o) { return sk_store_doctor(h_, detail::opt(options_json), o); });
     }
     std::string list_sessions() const {
         return detail::string_result([&](char **o) { return sk_store_list_sessions(h_, o); });
