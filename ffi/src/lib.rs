@@ -75,6 +75,27 @@ pub enum sk_status {
 }
 
 impl sk_status {
+    /// Every status, in the order of their numbers.
+    const ALL: [sk_status; 11] = [
+        sk_status::SK_OK,
+        sk_status::SK_NOT_FOUND,
+        sk_status::SK_BUSY,
+        sk_status::SK_CONFLICT,
+        sk_status::SK_INVALID_INPUT,
+        sk_status::SK_CORRUPT,
+        sk_status::SK_IO,
+        sk_status::SK_UNSUPPORTED,
+        sk_status::SK_INTERNAL,
+        sk_status::SK_NULL_ARGUMENT,
+        sk_status::SK_INVALID_UTF8,
+    ];
+
+    fn from_code(code: i32) -> Option<sk_status> {
+        sk_status::ALL.into_iter().find(|s| *s as i32 == code)
+    }
+
+    /// The enumerator's name without `SK_`: for the core's kinds, the kind's
+    /// name (a test holds them to `ErrorKind::name`).
     fn name(self) -> &'static CStr {
         match self {
             sk_status::SK_OK => c"OK",
@@ -91,18 +112,9 @@ impl sk_status {
         }
     }
 
+    /// The status of a core error kind: the one with the kind's number.
     fn from_kind(kind: sessionkit::ErrorKind) -> sk_status {
-        use sessionkit::ErrorKind as K;
-        match kind {
-            K::NotFound => sk_status::SK_NOT_FOUND,
-            K::Busy => sk_status::SK_BUSY,
-            K::Conflict => sk_status::SK_CONFLICT,
-            K::InvalidInput => sk_status::SK_INVALID_INPUT,
-            K::Corrupt => sk_status::SK_CORRUPT,
-            K::Io => sk_status::SK_IO,
-            K::Unsupported => sk_status::SK_UNSUPPORTED,
-            K::Internal => sk_status::SK_INTERNAL,
-        }
+        sk_status::from_code(kind.code()).unwrap_or(sk_status::SK_INTERNAL)
     }
 }
 
@@ -365,21 +377,10 @@ pub extern "C" fn sk_abi_version() -> u32 {
 /// touch the last error.
 #[no_mangle]
 pub extern "C" fn sk_status_name(status: i32) -> *const c_char {
-    let s = match status {
-        0 => sk_status::SK_OK,
-        1 => sk_status::SK_NOT_FOUND,
-        2 => sk_status::SK_BUSY,
-        3 => sk_status::SK_CONFLICT,
-        4 => sk_status::SK_INVALID_INPUT,
-        5 => sk_status::SK_CORRUPT,
-        6 => sk_status::SK_IO,
-        7 => sk_status::SK_UNSUPPORTED,
-        8 => sk_status::SK_INTERNAL,
-        9 => sk_status::SK_NULL_ARGUMENT,
-        10 => sk_status::SK_INVALID_UTF8,
-        _ => return c"UNKNOWN".as_ptr(),
-    };
-    s.name().as_ptr()
+    match sk_status::from_code(status) {
+        Some(s) => s.name().as_ptr(),
+        None => c"UNKNOWN".as_ptr(),
+    }
 }
 
 /// The message of the last error on this thread, e.g. `"sk_session_open: not
@@ -451,23 +452,37 @@ mod tests {
         assert!(msg.contains("bytes cut) ..."), "{}", &msg[msg.len() - 40..]);
     }
 
+    /// `sk_status` spells its numbers out for cbindgen; they and the names
+    /// must be the core's table.
     #[test]
-    fn status_numbers_match_the_core_error_kinds() {
-        use sessionkit::ErrorKind as K;
-        for k in [
-            K::NotFound,
-            K::Busy,
-            K::Conflict,
-            K::InvalidInput,
-            K::Corrupt,
-            K::Io,
-            K::Unsupported,
-            K::Internal,
-        ] {
+    fn every_error_kind_has_the_status_of_its_number_and_name() {
+        use sessionkit::ErrorKind;
+        let name_of = |n: i32| {
+            unsafe { CStr::from_ptr(sk_status_name(n)) }
+                .to_str()
+                .unwrap()
+        };
+        for &k in ErrorKind::ALL {
             let s = sk_status::from_kind(k);
-            assert_eq!(s as i32, k as i32);
-            let name = unsafe { CStr::from_ptr(sk_status_name(s as i32)) };
-            assert_eq!(name.to_str().unwrap(), k.name());
+            assert_eq!(s as i32, k.code(), "{k:?}");
+            assert_eq!(format!("{s:?}"), format!("SK_{}", k.name()));
+            assert_eq!(name_of(k.code()), k.name());
         }
+        // The C ABI's own statuses lie outside the core's numbers.
+        for (i, s) in sk_status::ALL.into_iter().enumerate() {
+            assert_eq!(s as i32, i as i32, "{s:?}");
+            assert_eq!(format!("{s:?}"), format!("SK_{}", name_of(i as i32)));
+            let own = matches!(
+                s,
+                sk_status::SK_OK | sk_status::SK_NULL_ARGUMENT | sk_status::SK_INVALID_UTF8
+            );
+            assert_eq!(
+                sessionkit::ErrorKind::from_code(i as i32).is_none(),
+                own,
+                "{s:?}"
+            );
+        }
+        assert_eq!(name_of(sk_status::ALL.len() as i32), "UNKNOWN");
+        assert_eq!(name_of(-1), "UNKNOWN");
     }
 }
