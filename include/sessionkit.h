@@ -57,7 +57,9 @@ enum sk_status
  {
   // Success; the out-parameters were written.
   SK_OK = 0,
-  // A session, message, agent, snapshot or file that was asked for does not exist.
+  // A session, message, agent, snapshot or file that was asked for does not
+  // exist; also any file or directory of the store that the operating system
+  // reports missing (the message names the id or the path).
   SK_NOT_FOUND = 1,
   // Another writer (in this or another process) holds the session's lock.
   SK_BUSY = 2,
@@ -69,7 +71,8 @@ enum sk_status
   SK_INVALID_INPUT = 4,
   // Stored data cannot be understood and cannot be repaired automatically.
   SK_CORRUPT = 5,
-  // The operating system reported an I/O error.
+  // The operating system reported an I/O error (other than a missing file,
+  // which is `SK_NOT_FOUND`).
   SK_IO = 6,
   // The store was written by a newer, incompatible format version.
   SK_UNSUPPORTED = 7,

@@ -66,6 +66,15 @@ impl ErrorKind {
     pub fn from_code(code: i32) -> Option<ErrorKind> {
         ErrorKind::ALL.iter().copied().find(|k| k.code() == code)
     }
+
+    /// The kind of an error of the operating system: `NotFound` when the file
+    /// or directory does not exist, `Io` otherwise.
+    pub fn of_io(e: &std::io::Error) -> ErrorKind {
+        match e.kind() {
+            std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+            _ => ErrorKind::Io,
+        }
+    }
 }
 
 /// Every failure the library reports. Messages say what was wrong and with what.
@@ -94,6 +103,9 @@ pub enum Error {
 }
 
 impl Error {
+    /// The stable kind. A missing file or directory is `NotFound` whichever
+    /// path reported it: an `Io` error saying so (its message names the path)
+    /// has that kind too, like the `NotFound` errors that name the session.
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::NotFound(_) => ErrorKind::NotFound,
@@ -101,7 +113,7 @@ impl Error {
             Error::Conflict(_) => ErrorKind::Conflict,
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
             Error::Corrupt(_) => ErrorKind::Corrupt,
-            Error::Io { .. } => ErrorKind::Io,
+            Error::Io { source, .. } => ErrorKind::of_io(source),
             Error::Unsupported(_) => ErrorKind::Unsupported,
             Error::Internal(_) => ErrorKind::Internal,
         }

@@ -1207,6 +1207,48 @@ static void test_bad_input(void) {
     free(root);
 }
 
+/* ---- tests: errors --------------------------------------------------------- */
+
+/* A missing thing is SK_NOT_FOUND whichever call finds it missing, with the id or
+ * the path in the message: a log removed by hand (the index still lists it), a
+ * missing subagent, the store's directory removed under an open store. */
+static void test_missing_is_not_found(void) {
+    char *root = fresh_dir("root");
+    sk_store *st = open_store(root);
+    sk_session *se = NULL;
+    OK(sk_session_create(st, "{\"id\": \"gone\"}", &se));
+    free(append(se, "{\"role\": \"user\", \"content\": \"hi\"}"));
+    OK(sk_session_close(&se));
+    char *info = NULL;
+    OK(sk_store_info(st, &info));
+    char *dir = mj_get_str(info, "dir");
+    sk_string_free(info);
+    char *log = path_join(dir, "gone.jsonl");
+    CHECK(unlink(log) == 0);
+
+    char *o = NULL;
+    sk_view *v = NULL;
+    ERR(sk_session_open(st, "gone", &se), SK_NOT_FOUND, "gone");
+    ERR(sk_store_read_session(st, "gone", &v), SK_NOT_FOUND, "gone");
+    ERR(sk_store_session_entry(st, "gone", &o), SK_NOT_FOUND, "gone");
+    ERR(sk_store_rename_session(st, "gone", "t", &o), SK_NOT_FOUND, "gone");
+    ERR(sk_store_delete_session(st, "gone"), SK_NOT_FOUND, "gone");
+    ERR(sk_session_fork(st, "gone", NULL, &se), SK_NOT_FOUND, "gone");
+    ERR(sk_store_read_subagent(st, "gone", "agent-9", &v), SK_NOT_FOUND, "agent-9");
+
+    /* The store's directory removed: the system's "no such file" is SK_NOT_FOUND too. */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+    ERR(sk_store_list_sessions(st, &o), SK_NOT_FOUND, dir);
+    ERR(sk_store_rebuild_index(st, &o), SK_NOT_FOUND, dir);
+    CHECK(o == NULL && v == NULL && se == NULL);
+    sk_store_close(&st);
+    free(log);
+    free(dir);
+    free(root);
+}
+
 /* ---- tests: threads -------------------------------------------------------- */
 
 struct worker {
@@ -1656,6 +1698,7 @@ int main(int argc, char **argv) {
     run("file tracking, undo, rewind, gc", test_file_history);
     run("NULL for every pointer argument", test_null_arguments);
     run("bad input leaves the store unchanged", test_bad_input);
+    run("a missing thing is SK_NOT_FOUND", test_missing_is_not_found);
     run("two threads share a store and a session", test_threads);
     run("fixtures: logs replayed", test_fixture_logs);
     run("fixtures: golden store replayed", test_fixture_golden_store);

@@ -35,7 +35,7 @@ impl From<sessionkit::Error> for CliError {
 
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> CliError {
-        CliError::new(ErrorKind::Io, format!("I/O error: {e}"))
+        CliError::new(ErrorKind::of_io(&e), format!("I/O error: {e}"))
     }
 }
 
@@ -237,8 +237,9 @@ impl Ctx {
     pub fn open(g: &Global) -> Result<Ctx> {
         let project = match &g.project {
             Some(p) => p.clone(),
-            None => std::env::current_dir()
-                .map_err(|e| CliError::new(ErrorKind::Io, format!("the current directory: {e}")))?,
+            None => std::env::current_dir().map_err(|e| {
+                CliError::new(ErrorKind::of_io(&e), format!("the current directory: {e}"))
+            })?,
         };
         Ok(Ctx {
             store: Store::open(&project, store_options(g))?,
@@ -253,7 +254,7 @@ impl Ctx {
         let mut ids = Vec::new();
         let rd = std::fs::read_dir(dir).map_err(|e| {
             CliError::new(
-                ErrorKind::Io,
+                ErrorKind::of_io(&e),
                 format!("I/O error on {}: {e}", dir.display()),
             )
         })?;
