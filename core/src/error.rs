@@ -119,6 +119,34 @@ impl Error {
         }
     }
 
+    /// The operating system's error number behind this error (ENOSPC, EACCES,
+    /// ...), also when it came through libgit2 (file history); `None` when the
+    /// error did not come from the operating system.
+    pub fn os_errno(&self) -> Option<i32> {
+        match self {
+            Error::Io { source, .. } => source.raw_os_error().or_else(|| {
+                source
+                    .get_ref()?
+                    .downcast_ref::<SystemError>()
+                    .and_then(|e| e.errno)
+            }),
+            _ => None,
+        }
+    }
+
+    /// An error of the operating system reported as text, by libgit2: its error
+    /// number is read back from the text, so that it survives.
+    pub(crate) fn system(path: &Path, message: String) -> Error {
+        let errno = crate::platform::errno_from_message(&message);
+        let kind = errno.map_or(std::io::ErrorKind::Other, |n| {
+            std::io::Error::from_raw_os_error(n).kind()
+        });
+        Error::io(
+            path,
+            std::io::Error::new(kind, SystemError { message, errno }),
+        )
+    }
+
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
         Error::Io {
             path: path.to_path_buf(),
@@ -130,6 +158,22 @@ impl Error {
         Error::InvalidInput(msg.into())
     }
 }
+
+/// An error of the operating system that a library reported as text: the text,
+/// and the error number found in it.
+#[derive(Debug)]
+struct SystemError {
+    message: String,
+    errno: Option<i32>,
+}
+
+impl std::fmt::Display for SystemError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SystemError {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

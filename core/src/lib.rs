@@ -18,6 +18,7 @@ mod json;
 pub mod log;
 mod log_cache;
 pub mod options;
+mod platform;
 pub mod project;
 mod project_fs;
 pub mod records;

@@ -13,14 +13,15 @@
 //!   the library returns (`char **out`) are owned by the caller and freed with
 //!   `sk_string_free`, and with nothing else.
 //! - A thread-local last-error message, cleared at the start of every call that
-//!   returns an `sk_status`, says what went wrong; read it with `sk_last_error`.
+//!   returns an `sk_status`, says what went wrong; read it with `sk_last_error`,
+//!   and the operating system's error number behind it with `sk_last_errno`.
 //! - A panic never crosses the boundary: it becomes `SK_INTERNAL`.
 //! - NULL where a pointer is required gives `SK_NULL_ARGUMENT`; text that is not
 //!   UTF-8 gives `SK_INVALID_UTF8`; nothing crashes.
 #![allow(non_camel_case_types)]
 
-use std::cell::RefCell;
-use std::ffi::{c_char, CStr, CString};
+use std::cell::{Cell, RefCell};
+use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde::de::DeserializeOwned;
@@ -64,7 +65,7 @@ pub enum sk_status {
     /// Stored data cannot be understood and cannot be repaired automatically.
     SK_CORRUPT = 5,
     /// The operating system reported an I/O error (other than a missing file,
-    /// which is `SK_NOT_FOUND`).
+    /// which is `SK_NOT_FOUND`); `sk_last_errno` gives its error number.
     SK_IO = 6,
     /// The store was written by a newer, incompatible format version.
     SK_UNSUPPORTED = 7,
@@ -121,10 +122,12 @@ impl sk_status {
     }
 }
 
-/// An error on its way to the caller: a status and the last-error message.
+/// An error on its way to the caller: a status, the last-error message and the
+/// operating system's error number (0 if none).
 pub(crate) struct FfiError {
     status: sk_status,
     message: String,
+    errno: c_int,
 }
 
 impl FfiError {
@@ -132,6 +135,7 @@ impl FfiError {
         FfiError {
             status,
             message: message.into(),
+            errno: 0,
         }
     }
     pub(crate) fn invalid(message: impl Into<String>) -> FfiError {
@@ -141,7 +145,10 @@ impl FfiError {
 
 impl From<Error> for FfiError {
     fn from(e: Error) -> FfiError {
-        FfiError::new(sk_status::from_kind(e.kind()), e.to_string())
+        FfiError {
+            errno: e.os_errno().unwrap_or(0),
+            ..FfiError::new(sk_status::from_kind(e.kind()), e.to_string())
+        }
     }
 }
 
@@ -153,6 +160,7 @@ const MAX_ERROR_LEN: usize = 16 * 1024;
 
 thread_local! {
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+    static LAST_ERRNO: Cell<c_int> = const { Cell::new(0) };
 }
 
 fn set_last_error(function: &str, message: &str) {
@@ -181,6 +189,7 @@ fn set_last_error(function: &str, message: &str) {
 
 fn clear_last_error() {
     LAST_ERROR.with(|e| *e.borrow_mut() = None);
+    LAST_ERRNO.with(|e| e.set(0));
 }
 
 /// Run the body of an export: clear the last error, catch panics, turn errors
@@ -191,6 +200,7 @@ pub(crate) fn guard(function: &'static str, body: impl FnOnce() -> FfiResult) ->
         Ok(Ok(())) => sk_status::SK_OK,
         Ok(Err(e)) => {
             set_last_error(function, &e.message);
+            LAST_ERRNO.with(|n| n.set(e.errno));
             e.status
         }
         Err(panic) => {
@@ -401,6 +411,17 @@ pub extern "C" fn sk_last_error() -> *const c_char {
     })
 }
 
+/// The operating system's error number (`errno`) behind the last error on this
+/// thread, e.g. `ENOSPC` (disk full) or `EACCES` (permission denied), also when
+/// it came through the file history's git library; 0 when the last call
+/// succeeded or its error did not come from the operating system. Set and
+/// cleared with the message of `sk_last_error`. Does not itself clear the last
+/// error.
+#[no_mangle]
+pub extern "C" fn sk_last_errno() -> c_int {
+    LAST_ERRNO.with(Cell::get)
+}
+
 /// Free a string that this library returned through a `char **` out-parameter.
 /// `sk_string_free(NULL)` does nothing. Does not touch the last error.
 ///
@@ -433,6 +454,24 @@ mod tests {
         assert!(msg.contains("boom"), "{msg}");
         assert_eq!(guard("sk_test", || Ok(())), sk_status::SK_OK);
         assert_eq!(unsafe { CStr::from_ptr(sk_last_error()) }.to_bytes(), b"");
+    }
+
+    #[test]
+    fn the_last_errno_is_the_errors_and_cleared_by_the_next_call() {
+        let os = |n| Error::Io {
+            path: "/x".into(),
+            source: std::io::Error::from_raw_os_error(n),
+        };
+        let st = guard("sk_test", || Err(os(28).into()));
+        assert_eq!((st, sk_last_errno()), (sk_status::SK_IO, 28));
+        // A missing file is SK_NOT_FOUND, and keeps its number too.
+        let st = guard("sk_test", || Err(os(2).into()));
+        assert_eq!((st, sk_last_errno()), (sk_status::SK_NOT_FOUND, 2));
+        let st = guard("sk_test", || Err(FfiError::invalid("bad")));
+        assert_eq!((st, sk_last_errno()), (sk_status::SK_INVALID_INPUT, 0));
+        guard("sk_test", || Err(os(13).into()));
+        assert_eq!(guard("sk_test", || Ok(())), sk_status::SK_OK);
+        assert_eq!(sk_last_errno(), 0);
     }
 
     #[test]
