@@ -4,7 +4,16 @@
 //! Supported: Linux (tested). Other Unix systems should work. Windows would need
 //! another implementation of this module.
 
+use std::ffi::CStr;
+use std::fs::File;
 use std::io;
+use std::os::fd::OwnedFd;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+
+/// An error number of the system, as the project-file walk tells its cases
+/// apart (`Errno::NOENT`, `Errno::LOOP`, ...); it converts into an `io::Error`.
+pub(crate) use rustix::io::Errno;
 
 /// The error number behind a message that ends with the system's text for it,
 /// as libgit2 writes its OS errors ("failed to make directory '/x': Not a
@@ -31,6 +40,169 @@ fn errno_text(n: i32) -> String {
         Some(text) if !text.starts_with("Unknown error") => text.to_string(),
         _ => String::new(),
     }
+}
+
+/// A path's bytes, as the system sees them.
+pub(crate) fn path_bytes(path: &std::path::Path) -> &[u8] {
+    use std::os::unix::ffi::OsStrExt;
+    path.as_os_str().as_bytes()
+}
+
+// ---------------------------------------------------------------------------
+// Files reached from an open directory, never through a symlink (`project_fs`).
+// Every call is rustix's safe wrapper of the system call of the same name.
+
+/// What kind of file a status describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    File,
+    Dir,
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+/// The status of a file (`struct stat`), in the core's own types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stat {
+    pub kind: Kind,
+    /// Type and permission bits (`st_mode`).
+    pub mode: u32,
+    pub dev: u64,
+    pub ino: u64,
+    pub size: i64,
+    /// Seconds and nanoseconds.
+    pub mtime: (i64, i64),
+    pub ctime: (i64, i64),
+}
+
+impl Stat {
+    // The field types of `struct stat` differ between systems and architectures;
+    // these casts widen them (or keep them) to the core's types.
+    #[allow(clippy::unnecessary_cast)]
+    fn of(st: &rustix::fs::Stat) -> Stat {
+        let kind = match FileType::from_raw_mode(st.st_mode as _) {
+            FileType::RegularFile => Kind::File,
+            FileType::Directory => Kind::Dir,
+            FileType::Symlink => Kind::Symlink,
+            _ => Kind::Other,
+        };
+        Stat {
+            kind,
+            mode: st.st_mode as u32,
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+            size: st.st_size as i64,
+            mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            ctime: (st.st_ctime as i64, st.st_ctime_nsec as i64),
+        }
+    }
+
+    /// Whether the owner may execute the file.
+    pub fn owner_exec(&self) -> bool {
+        self.mode & 0o100 != 0
+    }
+}
+
+/// An open directory; names given to its methods are single components.
+pub(crate) struct Dir(OwnedFd);
+
+impl Dir {
+    /// Open the directory at `path` (which may pass through symlinks).
+    pub fn open(path: &CStr) -> Result<Dir, Errno> {
+        open(rustix::fs::CWD, path, OFlags::RDONLY | OFlags::DIRECTORY, 0).map(Dir)
+    }
+
+    /// Open the subdirectory `name`; a symlink is refused (`ELOOP`), a file too
+    /// (`ENOTDIR`).
+    pub fn open_dir_nofollow(&self, name: &CStr) -> Result<Dir, Errno> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW;
+        open(&self.0, name, flags, 0).map(Dir)
+    }
+
+    /// Open the file `name` for reading; a symlink is refused (`ELOOP`), and a
+    /// FIFO does not block the open.
+    pub fn open_file_nofollow(&self, name: &CStr) -> Result<File, Errno> {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+        open(&self.0, name, flags, 0).map(File::from)
+    }
+
+    /// Create the file `name`, which must not exist (not even as a symlink), with
+    /// permissions `mode` (less the umask).
+    pub fn create_file(&self, name: &CStr, mode: u32) -> Result<File, Errno> {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW;
+        open(&self.0, name, flags, mode).map(File::from)
+    }
+
+    /// The status of `name` itself, a symlink included (`lstat`).
+    pub fn stat_nofollow(&self, name: &CStr) -> Result<Stat, Errno> {
+        rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW).map(|st| Stat::of(&st))
+    }
+
+    /// The target of the symlink `name`, as bytes.
+    pub fn read_link(&self, name: &CStr) -> Result<Vec<u8>, Errno> {
+        rustix::fs::readlinkat(&self.0, name, Vec::new()).map(|t| t.into_bytes())
+    }
+
+    /// Create the symlink `name` pointing at `target`.
+    pub fn symlink(&self, target: &CStr, name: &CStr) -> Result<(), Errno> {
+        rustix::fs::symlinkat(target, &self.0, name)
+    }
+
+    /// Create the directory `name` with permissions `mode` (less the umask).
+    pub fn mkdir(&self, name: &CStr, mode: u32) -> Result<(), Errno> {
+        rustix::fs::mkdirat(&self.0, name, Mode::from_raw_mode(mode as _))
+    }
+
+    /// Remove the file or symlink `name` (never a directory).
+    pub fn unlink(&self, name: &CStr) -> Result<(), Errno> {
+        rustix::fs::unlinkat(&self.0, name, AtFlags::empty())
+    }
+
+    /// Remove the directory `name` if it is empty (a symlink is not one).
+    pub fn remove_dir(&self, name: &CStr) -> Result<(), Errno> {
+        rustix::fs::unlinkat(&self.0, name, AtFlags::REMOVEDIR)
+    }
+
+    /// Rename `from` to `to`, both in this directory, replacing `to`.
+    pub fn rename(&self, from: &CStr, to: &CStr) -> Result<(), Errno> {
+        rustix::fs::renameat(&self.0, from, &self.0, to)
+    }
+
+    /// Make the directory's entries durable (`fsync`).
+    pub fn sync(&self) -> Result<(), Errno> {
+        rustix::fs::fsync(&self.0)
+    }
+
+    pub fn try_clone(&self) -> io::Result<Dir> {
+        self.0.try_clone().map(Dir)
+    }
+}
+
+/// `openat`, close-on-exec, retried when a signal interrupts it.
+fn open(
+    dir: impl std::os::fd::AsFd,
+    name: &CStr,
+    flags: OFlags,
+    mode: u32,
+) -> Result<OwnedFd, Errno> {
+    let mode = Mode::from_raw_mode(mode as _);
+    loop {
+        match rustix::fs::openat(&dir, name, flags | OFlags::CLOEXEC, mode) {
+            Err(Errno::INTR) => continue,
+            r => return r,
+        }
+    }
+}
+
+/// The status of an open file (`fstat`).
+pub(crate) fn file_stat(file: &File) -> Result<Stat, Errno> {
+    rustix::fs::fstat(file).map(|st| Stat::of(&st))
+}
+
+/// Set the permission bits of an open file (`fchmod`).
+pub(crate) fn set_permissions(file: &File, mode: u32) -> Result<(), Errno> {
+    rustix::fs::fchmod(file, Mode::from_raw_mode(mode as _))
 }
 
 #[cfg(test)]
