@@ -1,13 +1,19 @@
 //! The platform boundary: every call the core makes that depends on the
-//! operating system goes through this module, behind small safe functions.
+//! operating system goes through this module, behind small safe functions —
+//! the system calls of the project-file walk (through rustix), private modes on
+//! create, file identities and times from metadata, positioned reads, the bytes
+//! of paths, and error numbers read back from libgit2's messages.
 //!
-//! Supported: Linux (tested). Other Unix systems should work. Windows would need
-//! another implementation of this module.
+//! Linux is tested; other Unix systems should work as they are (rustix and the
+//! standard library's Unix extensions cover them). Windows needs its own
+//! version of this module (and of the walk's no-symlink rules).
 
-use std::ffi::CStr;
-use std::fs::File;
+use std::ffi::{CStr, OsStr};
+use std::fs::{self, File};
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
@@ -42,10 +48,64 @@ fn errno_text(n: i32) -> String {
     }
 }
 
+// ---------------------------------------------------------------------------
+// The standard library's Unix extensions, used by the rest of the core.
+
+/// Files the core creates are 0600 and its directories 0700: transcripts hold
+/// secrets.
+pub(crate) trait Private {
+    /// Create with the owner's permissions only.
+    fn private(&mut self) -> &mut Self;
+}
+
+impl Private for fs::OpenOptions {
+    fn private(&mut self) -> &mut Self {
+        self.mode(0o600)
+    }
+}
+
+impl Private for fs::DirBuilder {
+    fn private(&mut self) -> &mut Self {
+        self.mode(0o700)
+    }
+}
+
+/// The permissions of a private file, for files another crate creates.
+pub(crate) fn private_file_permissions() -> fs::Permissions {
+    fs::Permissions::from_mode(0o600)
+}
+
+/// A file's identity: its device and inode. While a file is open its inode
+/// cannot be reused, so the same identity means the same file.
+pub(crate) fn file_id(m: &fs::Metadata) -> (u64, u64) {
+    (m.dev(), m.ino())
+}
+
+/// A file's modification time as seconds and nanoseconds (as stored, without
+/// the rounding of `SystemTime` conversions).
+pub(crate) fn mtime(m: &fs::Metadata) -> (i64, i64) {
+    (m.mtime(), m.mtime_nsec())
+}
+
+/// Read from `offset` without moving the file's position (`pread`), so threads
+/// sharing the file do not race; returns how much was read.
+pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    file.read_at(buf, offset)
+}
+
+/// As [`read_at`], filling `buf` entirely.
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    file.read_exact_at(buf, offset)
+}
+
+/// The bytes of an OS string, as the system sees them.
+pub(crate) fn os_str_bytes(s: &OsStr) -> &[u8] {
+    s.as_bytes()
+}
+
 /// A path's bytes, as the system sees them.
 pub(crate) fn path_bytes(path: &std::path::Path) -> &[u8] {
-    use std::os::unix::ffi::OsStrExt;
-    path.as_os_str().as_bytes()
+    os_str_bytes(path.as_os_str())
 }
 
 // ---------------------------------------------------------------------------
@@ -180,12 +240,7 @@ impl Dir {
 }
 
 /// `openat`, close-on-exec, retried when a signal interrupts it.
-fn open(
-    dir: impl std::os::fd::AsFd,
-    name: &CStr,
-    flags: OFlags,
-    mode: u32,
-) -> Result<OwnedFd, Errno> {
+fn open(dir: impl AsFd, name: &CStr, flags: OFlags, mode: u32) -> Result<OwnedFd, Errno> {
     let mode = Mode::from_raw_mode(mode as _);
     loop {
         match rustix::fs::openat(&dir, name, flags | OFlags::CLOEXEC, mode) {
