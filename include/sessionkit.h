@@ -32,9 +32,10 @@
  * Errors: sk_last_error() returns a message for the last failed call on the
  *   calling thread, "<function>: <what was wrong>", borrowed and valid until
  *   the next status-returning call on that thread; every status-returning call
- *   clears it at its start. sk_version, sk_abi_version, sk_status_name,
- *   sk_last_error, sk_string_free and the *_close functions returning void do
- *   not touch it.
+ *   clears it at its start. sk_last_errno() returns the operating system's
+ *   error number behind it (ENOSPC, EACCES, ...), 0 if none. sk_version,
+ *   sk_abi_version, sk_status_name, sk_last_error, sk_last_errno,
+ *   sk_string_free and the *_close functions returning void do not touch it.
  * Panics: a panic inside the library never unwinds into C: the call returns
  *   SK_INTERNAL and the last error holds the panic's message and source
  *   location. Nothing is printed: at its first call the library installs a
@@ -148,7 +149,9 @@ enum sk_status
  {
   // Success; the out-parameters were written.
   SK_OK = 0,
-  // A session, message, agent, snapshot or file that was asked for does not exist.
+  // A session, message, agent, snapshot or file that was asked for does not
+  // exist; also any file or directory of the store that the operating system
+  // reports missing (the message names the id or the path).
   SK_NOT_FOUND = 1,
   // Another writer (in this or another process) holds the session's lock.
   SK_BUSY = 2,
@@ -160,7 +163,8 @@ enum sk_status
   SK_INVALID_INPUT = 4,
   // Stored data cannot be understood and cannot be repaired automatically.
   SK_CORRUPT = 5,
-  // The operating system reported an I/O error.
+  // The operating system reported an I/O error (other than a missing file,
+  // which is `SK_NOT_FOUND`); `sk_last_errno` gives its error number.
   SK_IO = 6,
   // The store was written by a newer, incompatible format version.
   SK_UNSUPPORTED = 7,
@@ -245,6 +249,14 @@ const char *sk_status_name(int32_t status);
 // start). Returns "" (never NULL) when the last call succeeded. Do not free it.
 // Messages longer than 16 KiB keep their start and end, with the cut marked. Does not itself clear the last error.
 const char *sk_last_error(void);
+
+// The operating system's error number (`errno`) behind the last error on this
+// thread, e.g. `ENOSPC` (disk full) or `EACCES` (permission denied), also when
+// it came through the file history's git library; 0 when the last call
+// succeeded or its error did not come from the operating system. Set and
+// cleared with the message of `sk_last_error`. Does not itself clear the last
+// error.
+int sk_last_errno(void);
 
 // Free a string that this library returned through a `char **` out-parameter.
 // `sk_string_free(NULL)` does nothing. Does not touch the last error.

@@ -2,16 +2,16 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 
 use crate::error::{IoContext, Result};
+use crate::platform::{self, Private};
 
 /// Create a directory (and parents) with mode 0700.
 pub fn create_private_dir(path: &Path) -> Result<()> {
     fs::DirBuilder::new()
         .recursive(true)
-        .mode(0o700)
+        .private()
         .create(path)
         .at(path)
 }
@@ -22,7 +22,7 @@ pub fn open_append(path: &Path) -> Result<File> {
         .append(true)
         .read(true)
         .create(true)
-        .mode(0o600)
+        .private()
         .open(path)
         .at(path)
 }
@@ -33,7 +33,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8], sync_file: bool, sync_dir: bool) 
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
         .prefix(".tmp-")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .permissions(platform::private_file_permissions())
         .tempfile_in(dir)
         .at(dir)?;
     tmp.write_all(bytes).at(tmp.path())?;

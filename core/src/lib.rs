@@ -15,6 +15,7 @@ mod index;
 mod log;
 mod ops;
 mod options;
+mod platform;
 mod store;
 mod view;
 

@@ -779,6 +779,7 @@ fn child_partial_write() {
             .collect();
         let err = s.append_batch(batch).expect_err("the write must fail");
         assert_eq!(err.kind(), ErrorKind::Io, "{err}");
+        assert_eq!(err.os_errno(), Some(libc::EFBIG), "{err}");
         assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &saved), 0);
     }
     let m = s

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 /// The layers, bottom first. A module may use its own submodules and any module
 /// of a lower layer, nothing else.
 const LAYERS: &[&[&str]] = &[
-    &["error"],
     &["platform"],
+    &["error"],
     &["fsutil"],
     &["format", "options"],
     &["blobs"],

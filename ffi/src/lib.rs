@@ -31,9 +31,10 @@
 //! Errors: sk_last_error() returns a message for the last failed call on the
 //!   calling thread, "<function>: <what was wrong>", borrowed and valid until
 //!   the next status-returning call on that thread; every status-returning call
-//!   clears it at its start. sk_version, sk_abi_version, sk_status_name,
-//!   sk_last_error, sk_string_free and the *_close functions returning void do
-//!   not touch it.
+//!   clears it at its start. sk_last_errno() returns the operating system's
+//!   error number behind it (ENOSPC, EACCES, ...), 0 if none. sk_version,
+//!   sk_abi_version, sk_status_name, sk_last_error, sk_last_errno,
+//!   sk_string_free and the *_close functions returning void do not touch it.
 //! Panics: a panic inside the library never unwinds into C: the call returns
 //!   SK_INTERNAL and the last error holds the panic's message and source
 //!   location. Nothing is printed: at its first call the library installs a
@@ -120,7 +121,7 @@
 #![allow(non_camel_case_types)]
 
 use std::cell::{Cell, RefCell};
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -150,7 +151,9 @@ pub const SK_ABI_VERSION: u32 = 1;
 pub enum sk_status {
     /// Success; the out-parameters were written.
     SK_OK = 0,
-    /// A session, message, agent, snapshot or file that was asked for does not exist.
+    /// A session, message, agent, snapshot or file that was asked for does not
+    /// exist; also any file or directory of the store that the operating system
+    /// reports missing (the message names the id or the path).
     SK_NOT_FOUND = 1,
     /// Another writer (in this or another process) holds the session's lock.
     SK_BUSY = 2,
@@ -162,7 +165,8 @@ pub enum sk_status {
     SK_INVALID_INPUT = 4,
     /// Stored data cannot be understood and cannot be repaired automatically.
     SK_CORRUPT = 5,
-    /// The operating system reported an I/O error.
+    /// The operating system reported an I/O error (other than a missing file,
+    /// which is `SK_NOT_FOUND`); `sk_last_errno` gives its error number.
     SK_IO = 6,
     /// The store was written by a newer, incompatible format version.
     SK_UNSUPPORTED = 7,
@@ -176,6 +180,27 @@ pub enum sk_status {
 }
 
 impl sk_status {
+    /// Every status, in the order of their numbers.
+    const ALL: [sk_status; 11] = [
+        sk_status::SK_OK,
+        sk_status::SK_NOT_FOUND,
+        sk_status::SK_BUSY,
+        sk_status::SK_CONFLICT,
+        sk_status::SK_INVALID_INPUT,
+        sk_status::SK_CORRUPT,
+        sk_status::SK_IO,
+        sk_status::SK_UNSUPPORTED,
+        sk_status::SK_INTERNAL,
+        sk_status::SK_NULL_ARGUMENT,
+        sk_status::SK_INVALID_UTF8,
+    ];
+
+    fn from_code(code: i32) -> Option<sk_status> {
+        sk_status::ALL.into_iter().find(|s| *s as i32 == code)
+    }
+
+    /// The enumerator's name without `SK_`: for the core's kinds, the kind's
+    /// name (a test holds them to `ErrorKind::name`).
     fn name(self) -> &'static CStr {
         match self {
             sk_status::SK_OK => c"OK",
@@ -192,25 +217,18 @@ impl sk_status {
         }
     }
 
+    /// The status of a core error kind: the one with the kind's number.
     fn from_kind(kind: sessionkit::ErrorKind) -> sk_status {
-        use sessionkit::ErrorKind as K;
-        match kind {
-            K::NotFound => sk_status::SK_NOT_FOUND,
-            K::Busy => sk_status::SK_BUSY,
-            K::Conflict => sk_status::SK_CONFLICT,
-            K::InvalidInput => sk_status::SK_INVALID_INPUT,
-            K::Corrupt => sk_status::SK_CORRUPT,
-            K::Io => sk_status::SK_IO,
-            K::Unsupported => sk_status::SK_UNSUPPORTED,
-            K::Internal => sk_status::SK_INTERNAL,
-        }
+        sk_status::from_code(kind.code()).unwrap_or(sk_status::SK_INTERNAL)
     }
 }
 
-/// An error on its way to the caller: a status and the last-error message.
+/// An error on its way to the caller: a status, the last-error message and the
+/// operating system's error number (0 if none).
 pub(crate) struct FfiError {
     status: sk_status,
     message: String,
+    errno: c_int,
 }
 
 impl FfiError {
@@ -218,6 +236,7 @@ impl FfiError {
         FfiError {
             status,
             message: message.into(),
+            errno: 0,
         }
     }
     pub(crate) fn invalid(message: impl Into<String>) -> FfiError {
@@ -227,7 +246,10 @@ impl FfiError {
 
 impl From<Error> for FfiError {
     fn from(e: Error) -> FfiError {
-        FfiError::new(sk_status::from_kind(e.kind()), e.to_string())
+        FfiError {
+            errno: e.os_errno().unwrap_or(0),
+            ..FfiError::new(sk_status::from_kind(e.kind()), e.to_string())
+        }
     }
 }
 
@@ -239,6 +261,7 @@ const MAX_ERROR_LEN: usize = 16 * 1024;
 
 thread_local! {
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+    static LAST_ERRNO: Cell<c_int> = const { Cell::new(0) };
     /// This thread is inside a call: a panic becomes a status, not stderr text.
     static IN_CALL: Cell<bool> = const { Cell::new(false) };
     /// Where the last panic inside a call on this thread happened.
@@ -302,6 +325,7 @@ fn set_last_error(function: &str, message: &str) {
 
 fn clear_last_error() {
     LAST_ERROR.with(|e| *e.borrow_mut() = None);
+    LAST_ERRNO.with(|e| e.set(0));
 }
 
 /// Run the body of an export: clear the last error, catch panics, turn errors
@@ -312,6 +336,7 @@ pub(crate) fn guard(function: &'static str, body: impl FnOnce() -> FfiResult) ->
         Ok(Ok(())) => sk_status::SK_OK,
         Ok(Err(e)) => {
             set_last_error(function, &e.message);
+            LAST_ERRNO.with(|n| n.set(e.errno));
             e.status
         }
         Err(panic) => {
@@ -518,21 +543,10 @@ pub extern "C" fn sk_abi_version() -> u32 {
 /// touch the last error.
 #[no_mangle]
 pub extern "C" fn sk_status_name(status: i32) -> *const c_char {
-    let s = match status {
-        0 => sk_status::SK_OK,
-        1 => sk_status::SK_NOT_FOUND,
-        2 => sk_status::SK_BUSY,
-        3 => sk_status::SK_CONFLICT,
-        4 => sk_status::SK_INVALID_INPUT,
-        5 => sk_status::SK_CORRUPT,
-        6 => sk_status::SK_IO,
-        7 => sk_status::SK_UNSUPPORTED,
-        8 => sk_status::SK_INTERNAL,
-        9 => sk_status::SK_NULL_ARGUMENT,
-        10 => sk_status::SK_INVALID_UTF8,
-        _ => return c"UNKNOWN".as_ptr(),
-    };
-    s.name().as_ptr()
+    match sk_status::from_code(status) {
+        Some(s) => s.name().as_ptr(),
+        None => c"UNKNOWN".as_ptr(),
+    }
 }
 
 /// The message of the last error on this thread, e.g. `"sk_session_open: not
@@ -548,6 +562,17 @@ pub extern "C" fn sk_last_error() -> *const c_char {
         Some(c) => c.as_ptr(),
         None => c"".as_ptr(),
     })
+}
+
+/// The operating system's error number (`errno`) behind the last error on this
+/// thread, e.g. `ENOSPC` (disk full) or `EACCES` (permission denied), also when
+/// it came through the file history's git library; 0 when the last call
+/// succeeded or its error did not come from the operating system. Set and
+/// cleared with the message of `sk_last_error`. Does not itself clear the last
+/// error.
+#[no_mangle]
+pub extern "C" fn sk_last_errno() -> c_int {
+    LAST_ERRNO.with(Cell::get)
 }
 
 /// Free a string that this library returned through a `char **` out-parameter.
@@ -613,6 +638,24 @@ mod tests {
     }
 
     #[test]
+    fn the_last_errno_is_the_errors_and_cleared_by_the_next_call() {
+        let os = |n| Error::Io {
+            path: "/x".into(),
+            source: std::io::Error::from_raw_os_error(n),
+        };
+        let st = guard("sk_test", || Err(os(28).into()));
+        assert_eq!((st, sk_last_errno()), (sk_status::SK_IO, 28));
+        // A missing file is SK_NOT_FOUND, and keeps its number too.
+        let st = guard("sk_test", || Err(os(2).into()));
+        assert_eq!((st, sk_last_errno()), (sk_status::SK_NOT_FOUND, 2));
+        let st = guard("sk_test", || Err(FfiError::invalid("bad")));
+        assert_eq!((st, sk_last_errno()), (sk_status::SK_INVALID_INPUT, 0));
+        guard("sk_test", || Err(os(13).into()));
+        assert_eq!(guard("sk_test", || Ok(())), sk_status::SK_OK);
+        assert_eq!(sk_last_errno(), 0);
+    }
+
+    #[test]
     fn version_is_the_crate_version() {
         let v = unsafe { CStr::from_ptr(sk_version()) };
         assert_eq!(v.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
@@ -632,23 +675,37 @@ mod tests {
         assert!(msg.contains("bytes cut) ..."), "{}", &msg[msg.len() - 40..]);
     }
 
+    /// `sk_status` spells its numbers out for cbindgen; they and the names
+    /// must be the core's table.
     #[test]
-    fn status_numbers_match_the_core_error_kinds() {
-        use sessionkit::ErrorKind as K;
-        for k in [
-            K::NotFound,
-            K::Busy,
-            K::Conflict,
-            K::InvalidInput,
-            K::Corrupt,
-            K::Io,
-            K::Unsupported,
-            K::Internal,
-        ] {
+    fn every_error_kind_has_the_status_of_its_number_and_name() {
+        use sessionkit::ErrorKind;
+        let name_of = |n: i32| {
+            unsafe { CStr::from_ptr(sk_status_name(n)) }
+                .to_str()
+                .unwrap()
+        };
+        for &k in ErrorKind::ALL {
             let s = sk_status::from_kind(k);
-            assert_eq!(s as i32, k as i32);
-            let name = unsafe { CStr::from_ptr(sk_status_name(s as i32)) };
-            assert_eq!(name.to_str().unwrap(), k.name());
+            assert_eq!(s as i32, k.code(), "{k:?}");
+            assert_eq!(format!("{s:?}"), format!("SK_{}", k.name()));
+            assert_eq!(name_of(k.code()), k.name());
         }
+        // The C ABI's own statuses lie outside the core's numbers.
+        for (i, s) in sk_status::ALL.into_iter().enumerate() {
+            assert_eq!(s as i32, i as i32, "{s:?}");
+            assert_eq!(format!("{s:?}"), format!("SK_{}", name_of(i as i32)));
+            let own = matches!(
+                s,
+                sk_status::SK_OK | sk_status::SK_NULL_ARGUMENT | sk_status::SK_INVALID_UTF8
+            );
+            assert_eq!(
+                sessionkit::ErrorKind::from_code(i as i32).is_none(),
+                own,
+                "{s:?}"
+            );
+        }
+        assert_eq!(name_of(sk_status::ALL.len() as i32), "UNKNOWN");
+        assert_eq!(name_of(-1), "UNKNOWN");
     }
 }

@@ -1356,6 +1356,107 @@ static void test_bad_input(void) {
     free(root);
 }
 
+/* ---- tests: errors --------------------------------------------------------- */
+
+/* A missing thing is SK_NOT_FOUND whichever call finds it missing, with the id or
+ * the path in the message: a log removed by hand (the index still lists it), a
+ * missing subagent, the store's directory removed under an open store. */
+static void test_missing_is_not_found(void) {
+    char *root = fresh_dir("root");
+    sk_store *st = open_store(root);
+    sk_session *se = NULL;
+    OK(sk_session_create(st, "{\"id\": \"gone\"}", &se));
+    free(append(se, "{\"role\": \"user\", \"content\": \"hi\"}"));
+    OK(sk_session_close(&se));
+    char *info = NULL;
+    OK(sk_store_info(st, &info));
+    char *dir = mj_get_str(info, "dir");
+    sk_string_free(info);
+    char *log = path_join(dir, "gone.jsonl");
+    CHECK(unlink(log) == 0);
+
+    char *o = NULL;
+    sk_view *v = NULL;
+    ERR(sk_session_open(st, "gone", &se), SK_NOT_FOUND, "gone");
+    ERR(sk_store_read_session(st, "gone", &v), SK_NOT_FOUND, "gone");
+    ERR(sk_store_session_entry(st, "gone", &o), SK_NOT_FOUND, "gone");
+    ERR(sk_store_rename_session(st, "gone", "t", &o), SK_NOT_FOUND, "gone");
+    ERR(sk_store_delete_session(st, "gone"), SK_NOT_FOUND, "gone");
+    ERR(sk_session_fork(st, "gone", NULL, &se), SK_NOT_FOUND, "gone");
+    ERR(sk_store_read_subagent(st, "gone", "agent-9", &v), SK_NOT_FOUND, "agent-9");
+
+    /* The store's directory removed: the system's "no such file" is SK_NOT_FOUND too. */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+    ERR(sk_store_list_sessions(st, &o), SK_NOT_FOUND, dir);
+    CHECK(sk_last_errno() == ENOENT);
+    ERR(sk_store_rebuild_index(st, &o), SK_NOT_FOUND, dir);
+    CHECK(o == NULL && v == NULL && se == NULL);
+    sk_store_close(&st);
+    free(log);
+    free(dir);
+    free(root);
+}
+
+/* The system's error number behind an error, also through the file history's git
+ * library. The tests run as root (no EACCES), so a file where a directory must be
+ * (ENOTDIR) and a name too long (ENAMETOOLONG) stand for ENOSPC and EACCES. */
+static void test_last_errno(void) {
+    char *root = fresh_dir("root");
+    char *dir = fresh_dir("errno");
+    write_text(dir, "a-file", "x");
+    char opts[1024];
+    snprintf(opts, sizeof opts, "{\"home\": \"%s/a-file/home\"}", dir);
+    sk_store *st = NULL;
+    ERR(sk_store_open(root, opts, &st), SK_IO, "a-file");
+    CHECK(sk_last_errno() == ENOTDIR);
+    CHECK(sk_last_errno() == ENOTDIR); /* reading it clears nothing */
+    char name[301];
+    memset(name, 'n', 300);
+    name[300] = 0;
+    snprintf(opts, sizeof opts, "{\"home\": \"%s/%s\"}", dir, name);
+    ERR(sk_store_open(root, opts, &st), SK_IO, NULL);
+    CHECK(sk_last_errno() == ENAMETOOLONG);
+    CHECK(st == NULL);
+
+    /* Through libgit2: the directory a snapshot's pack goes to is a file. */
+    st = open_store(root);
+    CHECK(sk_last_errno() == 0); /* a call that succeeds clears it */
+    sk_session *se = NULL;
+    char *out = NULL;
+    OK(sk_session_create(st, NULL, &se));
+    write_text(root, "a.txt", "one\n");
+    OK(sk_session_user_input(se, "{\"content\": \"edit a.txt\"}", &out));
+    sk_string_free(out);
+    OK(sk_session_before_edit(se, "[\"a.txt\"]", &out));
+    sk_string_free(out);
+    out = NULL;
+    char *info = NULL;
+    OK(sk_store_info(st, &info));
+    char *sdir = mj_get_str(info, "dir");
+    sk_string_free(info);
+    char *pack = path_join(sdir, "file-history/.git/objects/pack");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", pack);
+    CHECK(system(cmd) == 0);
+    write_file(pack, "x", 1);
+    write_text(root, "a.txt", "two\n");
+    ERR(sk_session_after_edit(se, "[\"a.txt\"]", &out), SK_IO, "file history");
+    CHECK(sk_last_errno() == ENOTDIR);
+    CHECK(out == NULL);
+
+    /* An error that did not come from the system has none. */
+    ERR(sk_session_set_head(se, "no-such-message"), SK_NOT_FOUND, "no-such-message");
+    CHECK(sk_last_errno() == 0);
+    OK(sk_session_close(&se));
+    sk_store_close(&st);
+    free(pack);
+    free(sdir);
+    free(dir);
+    free(root);
+}
+
 /* ---- tests: threads -------------------------------------------------------- */
 
 struct worker {
@@ -1977,6 +2078,8 @@ int main(int argc, char **argv) {
     run("look-up by id prefix, doctor", test_lookup_and_doctor);
     run("NULL for every pointer argument", test_null_arguments);
     run("bad input leaves the store unchanged", test_bad_input);
+    run("a missing thing is SK_NOT_FOUND", test_missing_is_not_found);
+    run("the system's error number survives", test_last_errno);
     run("two threads share a store and a session", test_threads);
     run("defaults and limits the header states", test_defaults_and_limits);
     run("a forked child may read, not write", test_forked_child);

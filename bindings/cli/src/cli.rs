@@ -9,9 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "sessionkit",
     version,
     about = "See, fork, undo, export and repair coding-agent sessions stored by sessionkit",
-    after_help = "Exit codes: 0 success, 1 doctor found problems, 2 usage, 3 not found, 4 busy, \
-                  5 conflict, 6 invalid input, 7 corrupt, 8 I/O, 9 unsupported, 10 internal.\n\
-                  Colours only on a terminal, never with NO_COLOR set."
+    after_help = crate::ctx::exit_codes_help()
 )]
 pub struct Cli {
     #[command(flatten)]

@@ -35,7 +35,7 @@ impl From<sessionkit::Error> for CliError {
 
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> CliError {
-        CliError::new(ErrorKind::Io, format!("I/O error: {e}"))
+        CliError::new(ErrorKind::of_io(&e), format!("I/O error: {e}"))
     }
 }
 
@@ -44,19 +44,24 @@ pub type Result<T, E = CliError> = std::result::Result<T, E>;
 /// Exit status of `doctor` when it found problems it did not repair.
 pub const EXIT_PROBLEMS: u8 = 1;
 
-/// The one mapping from a core error kind to the process exit status. 1 is
-/// `doctor`'s "problems found" and 2 is clap's usage error, so kinds start at 3.
+/// The one mapping from a core error kind to the process exit status: the
+/// kind's number plus 2, since 1 is `doctor`'s "problems found" and 2 is clap's
+/// usage error (so kinds start at 3).
 pub fn exit_code(kind: ErrorKind) -> u8 {
-    match kind {
-        ErrorKind::NotFound => 3,
-        ErrorKind::Busy => 4,
-        ErrorKind::Conflict => 5,
-        ErrorKind::InvalidInput => 6,
-        ErrorKind::Corrupt => 7,
-        ErrorKind::Io => 8,
-        ErrorKind::Unsupported => 9,
-        ErrorKind::Internal => 10,
-    }
+    u8::try_from(kind.code() + 2).unwrap_or(u8::MAX)
+}
+
+/// The exit codes paragraph of `--help`, from the core's table of error kinds.
+pub fn exit_codes_help() -> String {
+    let kinds: Vec<String> = ErrorKind::ALL
+        .iter()
+        .map(|&k| format!("{} {}", exit_code(k), k.name()))
+        .collect();
+    format!(
+        "Exit codes: 0 success, 1 doctor found problems, 2 usage, {}.\n\
+         Colours only on a terminal, never with NO_COLOR set.",
+        kinds.join(", ")
+    )
 }
 
 /// What a command prints on success.
@@ -232,8 +237,9 @@ impl Ctx {
     pub fn open(g: &Global) -> Result<Ctx> {
         let project = match &g.project {
             Some(p) => p.clone(),
-            None => std::env::current_dir()
-                .map_err(|e| CliError::new(ErrorKind::Io, format!("the current directory: {e}")))?,
+            None => std::env::current_dir().map_err(|e| {
+                CliError::new(ErrorKind::of_io(&e), format!("the current directory: {e}"))
+            })?,
         };
         Ok(Ctx {
             store: Store::open(&project, store_options(g))?,

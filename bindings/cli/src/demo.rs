@@ -24,7 +24,7 @@ fn say(step: &str, text: impl AsRef<str>) {
 fn write(root: &Path, rel: &str, text: &str) -> Result<()> {
     std::fs::write(root.join(rel), text).map_err(|e| {
         CliError::new(
-            sessionkit::ErrorKind::Io,
+            sessionkit::ErrorKind::of_io(&e),
             format!("writing {}: {e}", root.join(rel).display()),
         )
     })

@@ -87,6 +87,31 @@ fn ids_not_found_and_ambiguous_exit_codes() {
     env.fails(&["frobnicate"], 2);
 }
 
+/// Exit codes come from the core's table of error kinds: `--help` and the
+/// README list each kind with its code and name.
+#[test]
+fn help_and_readme_list_every_error_kind_with_its_exit_code() {
+    let out = Env::new().cmd().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    // clap wraps the text to the terminal's width.
+    let help = String::from_utf8(out.stdout).unwrap();
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    for &k in sessionkit::ErrorKind::ALL {
+        let code = k.code() + 2;
+        assert!(
+            help.contains(&format!("{code} {}", k.name())),
+            "{k:?} in:\n{help}"
+        );
+        let row = format!("| {code} | `{}` |", k.name());
+        assert!(
+            readme.lines().any(|l| l.starts_with(&row)),
+            "README lacks {row}"
+        );
+    }
+}
+
 #[test]
 fn tree_json_lists_nodes_and_branches() {
     let env = Env::new();

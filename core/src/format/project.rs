@@ -6,10 +6,11 @@
 //! the first 64 bytes of the sanitized final path component, `-`, and the first 16
 //! lowercase hex digits of SHA-256 of the canonical path bytes.
 
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
+
+use crate::platform::{os_str_bytes, path_bytes};
 
 pub const MAX_CODE_LEN: usize = 200;
 const NAME_PREFIX_LEN: usize = 64;
@@ -29,14 +30,14 @@ fn sanitize(bytes: &[u8]) -> String {
 
 /// Compute the project code of an already canonical path.
 pub fn project_code(canonical: &Path) -> String {
-    let bytes = canonical.as_os_str().as_bytes();
+    let bytes = path_bytes(canonical);
     let code = sanitize(bytes);
     if code.len() <= MAX_CODE_LEN {
         return code;
     }
     let name = canonical
         .file_name()
-        .map(|n| sanitize(n.as_bytes()))
+        .map(|n| sanitize(os_str_bytes(n)))
         .unwrap_or_default();
     let prefix: String = name.chars().take(NAME_PREFIX_LEN).collect();
     let digest = Sha256::digest(bytes);

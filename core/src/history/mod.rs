@@ -292,10 +292,9 @@ fn gerr(git_dir: &Path, what: &str, e: git2::Error) -> Error {
         (ErrorCode::NotFound, _) => Error::NotFound(msg),
         (ErrorCode::Locked, _) => Error::Busy(msg),
         (ErrorCode::Modified, _) => Error::Conflict(msg),
-        (_, ErrorClass::Os | ErrorClass::Filesystem) => Error::Io {
-            path: git_dir.to_path_buf(),
-            source: std::io::Error::other(msg),
-        },
+        // libgit2 ends an OS error's message with the system's text for errno
+        // (and clears errno): Error::system reads the number back from it.
+        (_, ErrorClass::Os | ErrorClass::Filesystem) => Error::system(git_dir, msg),
         (
             _,
             ErrorClass::Odb

@@ -9,15 +9,13 @@
 //! a symlink is read, replaced or removed as a link, never followed.
 
 use std::ffi::{CStr, CString};
-use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+use crate::platform::{self, Dir, Errno, Kind};
 
 /// A validated path of a file in the project: relative, `/`-separated, UTF-8,
 /// without `.`, `..` or empty components, and not inside any `.git` directory.
@@ -182,14 +180,14 @@ pub struct StatKey {
 }
 
 impl StatKey {
-    fn of(st: &libc::stat) -> StatKey {
+    fn of(st: &platform::Stat) -> StatKey {
         StatKey {
-            dev: st.st_dev,
-            ino: st.st_ino,
-            mode: st.st_mode,
-            size: st.st_size,
-            mtime: (st.st_mtime, st.st_mtime_nsec),
-            ctime: (st.st_ctime, st.st_ctime_nsec),
+            dev: st.dev,
+            ino: st.ino,
+            mode: st.mode,
+            size: st.size,
+            mtime: st.mtime,
+            ctime: st.ctime,
         }
     }
 
@@ -203,95 +201,12 @@ impl StatKey {
 
 /// The project root, opened once per operation.
 pub struct Root {
-    fd: OwnedFd,
+    dir: Dir,
     path: PathBuf,
 }
 
 fn cstr(s: &str) -> io::Result<CString> {
     CString::new(s).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))
-}
-
-fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
-}
-
-fn openat(dir: RawFd, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
-    loop {
-        // SAFETY: `name` is a valid C string; the result is a fresh descriptor we own.
-        let fd = unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC, mode) };
-        if fd >= 0 {
-            // SAFETY: `fd` was just returned by openat and is owned by nobody else.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
-fn lstatat(dir: RawFd, name: &CStr) -> io::Result<libc::stat> {
-    // SAFETY: an all-zero `stat` is a valid value to be overwritten by fstatat.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid descriptor, C string and out-pointer.
-    cvt(unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) })?;
-    Ok(st)
-}
-
-fn fstat(fd: RawFd) -> io::Result<libc::stat> {
-    // SAFETY: as in `lstatat`.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid descriptor and out-pointer.
-    cvt(unsafe { libc::fstat(fd, &mut st) })?;
-    Ok(st)
-}
-
-fn readlinkat(dir: RawFd, name: &CStr) -> io::Result<Vec<u8>> {
-    let mut buf = vec![0u8; 256];
-    loop {
-        // SAFETY: the buffer is valid for `buf.len()` bytes.
-        let n = unsafe {
-            libc::readlinkat(
-                dir,
-                name.as_ptr(),
-                buf.as_mut_ptr().cast::<libc::c_char>(),
-                buf.len(),
-            )
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let n = n as usize;
-        if n < buf.len() {
-            buf.truncate(n);
-            return Ok(buf);
-        }
-        buf.resize(buf.len() * 2, 0);
-    }
-}
-
-fn unlinkat(dir: RawFd, name: &CStr) -> io::Result<()> {
-    unlinkat_flags(dir, name, 0)
-}
-
-/// `unlinkat`; with `AT_REMOVEDIR`, removes an empty directory (never through a
-/// link: a link is not a directory).
-fn unlinkat_flags(dir: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
-    // SAFETY: valid descriptor and C string.
-    cvt(unsafe { libc::unlinkat(dir, name.as_ptr(), flags) }).map(drop)
-}
-
-fn renameat(dir: RawFd, from: &CStr, to: &CStr) -> io::Result<()> {
-    // SAFETY: valid descriptor and C strings.
-    cvt(unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) }).map(drop)
-}
-
-fn file_type(st: &libc::stat) -> libc::mode_t {
-    st.st_mode & libc::S_IFMT
 }
 
 /// The name of the temporary file a restore writes before renaming it into place.
@@ -308,7 +223,7 @@ fn temp_name(name: &str) -> String {
 }
 
 enum Parent {
-    Dir(OwnedFd),
+    Dir(Dir),
     /// A directory on the way does not exist (so neither does the file): the
     /// first one missing.
     Missing(String),
@@ -320,12 +235,11 @@ enum Parent {
 
 impl Root {
     pub fn open(path: &Path) -> Result<Root> {
-        let c = CString::new(path.as_os_str().as_bytes())
+        let c = CString::new(platform::path_bytes(path))
             .map_err(|_| Error::invalid(format!("project root {} has a NUL", path.display())))?;
-        let fd = openat(libc::AT_FDCWD, &c, libc::O_RDONLY | libc::O_DIRECTORY, 0)
-            .map_err(|e| Error::io(path, e))?;
+        let dir = Dir::open(&c).map_err(|e| Error::io(path, e.into()))?;
         Ok(Root {
-            fd,
+            dir,
             path: path.to_path_buf(),
         })
     }
@@ -337,62 +251,52 @@ impl Root {
     /// Walk to the directory holding `p`, creating missing directories when asked.
     fn parent(&self, p: &ProjectPath, create: bool) -> Result<Parent> {
         let (dirs, _) = p.components();
-        let mut cur: Option<OwnedFd> = None;
+        let mut cur: Option<Dir> = None;
         let mut walked = String::new();
         for d in dirs {
             if !walked.is_empty() {
                 walked.push('/');
             }
             walked.push_str(d);
-            let dir_fd = cur.as_ref().map_or(self.fd.as_raw_fd(), |f| f.as_raw_fd());
+            let dir = cur.as_ref().unwrap_or(&self.dir);
             let name = cstr(d).map_err(|e| Error::io(&self.full(&walked), e))?;
-            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
-            let opened = match openat(dir_fd, &name, flags, 0) {
+            let opened = match dir.open_dir_nofollow(&name) {
                 Ok(fd) => fd,
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                Err(Errno::NOENT) => {
                     if !create {
                         return Ok(Parent::Missing(walked));
                     }
-                    // SAFETY: valid descriptor and C string.
-                    let r = unsafe { libc::mkdirat(dir_fd, name.as_ptr(), 0o777) };
-                    if r < 0 {
-                        let e = io::Error::last_os_error();
-                        if e.raw_os_error() != Some(libc::EEXIST) {
-                            return Err(Error::io(&self.full(&walked), e));
-                        }
+                    match dir.mkdir(&name, 0o777) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(e) => return Err(Error::io(&self.full(&walked), e.into())),
                     }
-                    match openat(dir_fd, &name, flags, 0) {
+                    match dir.open_dir_nofollow(&name) {
                         Ok(fd) => fd,
-                        Err(_) => return self.classify_block(dir_fd, &name, walked),
+                        Err(_) => return self.classify_block(dir, &name, walked),
                     }
                 }
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::EMLINK)
-                    ) =>
-                {
-                    return self.classify_block(dir_fd, &name, walked);
+                Err(Errno::LOOP | Errno::NOTDIR | Errno::MLINK) => {
+                    return self.classify_block(dir, &name, walked);
                 }
-                Err(e) => return Err(Error::io(&self.full(&walked), e)),
+                Err(e) => return Err(Error::io(&self.full(&walked), e.into())),
             };
             cur = Some(opened);
         }
         match cur {
             Some(fd) => Ok(Parent::Dir(fd)),
             None => {
-                let fd = self.fd.try_clone().map_err(|e| Error::io(&self.path, e))?;
+                let fd = self.dir.try_clone().map_err(|e| Error::io(&self.path, e))?;
                 Ok(Parent::Dir(fd))
             }
         }
     }
 
-    fn classify_block(&self, dir: RawFd, name: &CStr, at: String) -> Result<Parent> {
-        let why = match lstatat(dir, name) {
-            Ok(st) if file_type(&st) == libc::S_IFLNK => Block::Symlink,
+    fn classify_block(&self, dir: &Dir, name: &CStr, at: String) -> Result<Parent> {
+        let why = match dir.stat_nofollow(name) {
+            Ok(st) if st.kind == Kind::Symlink => Block::Symlink,
             Ok(_) => Block::NotDir,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Parent::Missing(at)),
-            Err(e) => return Err(Error::io(&self.full(&at), e)),
+            Err(Errno::NOENT) => return Ok(Parent::Missing(at)),
+            Err(e) => return Err(Error::io(&self.full(&at), e.into())),
         };
         Ok(Parent::Blocked { at, why })
     }
@@ -427,52 +331,47 @@ impl Root {
         // turns that into ELOOP, and we look again.
         let node = |n| Ok(Lookup::Node(n, None));
         for _ in 0..3 {
-            let st = match lstatat(dir.as_raw_fd(), &name) {
+            let st = match dir.stat_nofollow(&name) {
                 Ok(st) => st,
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return node(Node::Absent),
-                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return node(Node::Absent),
-                Err(e) => return Err(at(e)),
+                Err(Errno::NOENT) => return node(Node::Absent),
+                Err(Errno::NOTDIR) => return node(Node::Absent),
+                Err(e) => return Err(at(e.into())),
             };
-            let kind = file_type(&st);
-            if matches!(kind, libc::S_IFLNK | libc::S_IFREG) && known == Some(&StatKey::of(&st)) {
+            if matches!(st.kind, Kind::Symlink | Kind::File) && known == Some(&StatKey::of(&st)) {
                 return Ok(Lookup::Unchanged);
             }
-            match kind {
-                libc::S_IFLNK => match readlinkat(dir.as_raw_fd(), &name) {
+            match st.kind {
+                Kind::Symlink => match dir.read_link(&name) {
                     Ok(target) => {
                         return Ok(Lookup::Node(Node::Link { target }, Some(StatKey::of(&st))))
                     }
-                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => continue,
-                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return node(Node::Absent),
-                    Err(e) => return Err(at(e)),
+                    Err(Errno::INVAL) => continue,
+                    Err(Errno::NOENT) => return node(Node::Absent),
+                    Err(e) => return Err(at(e.into())),
                 },
-                libc::S_IFDIR => return node(Node::Dir),
-                libc::S_IFREG => {
-                    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
-                    let fd = match openat(dir.as_raw_fd(), &name, flags, 0) {
-                        Ok(fd) => fd,
-                        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => continue,
-                        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                            return node(Node::Absent)
-                        }
-                        Err(e) => return Err(at(e)),
+                Kind::Dir => return node(Node::Dir),
+                Kind::File => {
+                    let mut f = match dir.open_file_nofollow(&name) {
+                        Ok(f) => f,
+                        Err(Errno::LOOP) => continue,
+                        Err(Errno::NOENT) => return node(Node::Absent),
+                        Err(e) => return Err(at(e.into())),
                     };
-                    let st = fstat(fd.as_raw_fd()).map_err(at)?;
-                    if file_type(&st) != libc::S_IFREG {
+                    let st = platform::file_stat(&f).map_err(|e| at(e.into()))?;
+                    if st.kind != Kind::File {
                         continue;
                     }
-                    let mut f = File::from(fd);
-                    let mut content = Vec::with_capacity(st.st_size.max(0) as usize);
+                    let mut content = Vec::with_capacity(st.size.max(0) as usize);
                     f.read_to_end(&mut content).map_err(at)?;
                     return Ok(Lookup::Node(
                         Node::File {
                             content,
-                            exec: st.st_mode & libc::S_IXUSR != 0,
+                            exec: st.owner_exec(),
                         },
                         Some(StatKey::of(&st)),
                     ));
                 }
-                _ => return node(Node::Special),
+                Kind::Other => return node(Node::Special),
             }
         }
         Err(Error::Conflict(format!(
@@ -513,22 +412,20 @@ impl Root {
                 )))
             }
         };
-        let dfd = dir.as_raw_fd();
         let (_, last) = p.components();
         let name = cstr(last).map_err(at)?;
         let tmp = cstr(&temp_name(last)).map_err(at)?;
-        match unlinkat(dfd, &tmp) {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
-            Err(e) => return Err(at(e)),
+        match dir.unlink(&tmp) {
+            Ok(()) | Err(Errno::NOENT) => {}
+            Err(e) => return Err(at(e.into())),
         }
-        let existing = match lstatat(dfd, &name) {
+        let existing = match dir.stat_nofollow(&name) {
             Ok(st) => Some(st),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => None,
-            Err(e) => return Err(at(e)),
+            Err(Errno::NOENT) => None,
+            Err(e) => return Err(at(e.into())),
         };
         if let Some(st) = &existing {
-            if file_type(st) == libc::S_IFDIR {
+            if st.kind == Kind::Dir {
                 return Err(Error::Conflict(format!(
                     "{} is a directory; refusing to replace it",
                     full.display()
@@ -541,40 +438,36 @@ impl Root {
                     let target = CString::new(content).map_err(|_| {
                         io::Error::new(io::ErrorKind::InvalidData, "symlink target has a NUL")
                     })?;
-                    // SAFETY: valid C strings and descriptor.
-                    cvt(unsafe { libc::symlinkat(target.as_ptr(), dfd, tmp.as_ptr()) })?;
+                    dir.symlink(&target, &tmp)?;
                 }
                 WriteKind::File { exec } => {
                     let create_mode = if exec { 0o777 } else { 0o666 };
-                    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-                    let fd = openat(dfd, &tmp, flags, create_mode)?;
+                    let mut f = dir.create_file(&tmp, create_mode)?;
                     // Keep the permissions of a file being replaced, with the
                     // executable bits set or cleared as recorded.
-                    if let Some(st) = existing.filter(|s| file_type(s) == libc::S_IFREG) {
-                        let perm = st.st_mode & 0o7777;
+                    if let Some(st) = existing.filter(|s| s.kind == Kind::File) {
+                        let perm = st.mode & 0o7777;
                         let perm = if exec {
                             perm | ((perm & 0o444) >> 2)
                         } else {
                             perm & !0o111
                         };
-                        // SAFETY: valid descriptor.
-                        cvt(unsafe { libc::fchmod(fd.as_raw_fd(), perm) })?;
+                        platform::set_permissions(&f, perm)?;
                     }
-                    let mut f = File::from(fd);
                     f.write_all(content)?;
                     if sync {
                         f.sync_all()?;
                     }
                 }
             }
-            renameat(dfd, &tmp, &name)
+            Ok(dir.rename(&tmp, &name)?)
         })();
         if let Err(e) = result {
-            let _ = unlinkat(dfd, &tmp);
+            let _ = dir.unlink(&tmp);
             return Err(at(e));
         }
         if sync {
-            sync_fd(dfd).map_err(at)?;
+            dir.sync().map_err(|e| at(e.into()))?;
         }
         Ok(())
     }
@@ -585,7 +478,7 @@ impl Root {
         if let Parent::Dir(dir) = self.parent(p, false)? {
             let (_, last) = p.components();
             if let Ok(tmp) = cstr(&temp_name(last)) {
-                let _ = unlinkat(dir.as_raw_fd(), &tmp);
+                let _ = dir.unlink(&tmp);
             }
         }
         Ok(())
@@ -609,26 +502,26 @@ impl Root {
         let (_, last) = p.components();
         let name = cstr(last).map_err(at)?;
         if let Ok(tmp) = cstr(&temp_name(last)) {
-            let _ = unlinkat(dir.as_raw_fd(), &tmp);
+            let _ = dir.unlink(&tmp);
         }
-        match lstatat(dir.as_raw_fd(), &name) {
-            Ok(st) if file_type(&st) == libc::S_IFDIR => {
+        match dir.stat_nofollow(&name) {
+            Ok(st) if st.kind == Kind::Dir => {
                 return Err(Error::Conflict(format!(
                     "{} is a directory; refusing to delete it",
                     full.display()
                 )))
             }
             Ok(_) => {}
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(false),
-            Err(e) => return Err(at(e)),
+            Err(Errno::NOENT) => return Ok(false),
+            Err(e) => return Err(at(e.into())),
         }
-        match unlinkat(dir.as_raw_fd(), &name) {
+        match dir.unlink(&name) {
             Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(false),
-            Err(e) => return Err(at(e)),
+            Err(Errno::NOENT) => return Ok(false),
+            Err(e) => return Err(at(e.into())),
         }
         if sync {
-            sync_fd(dir.as_raw_fd()).map_err(at)?;
+            dir.sync().map_err(|e| at(e.into()))?;
         }
         Ok(true)
     }
@@ -657,14 +550,14 @@ impl Root {
             let Ok(name) = cstr(last) else {
                 break;
             };
-            match unlinkat_flags(parent.as_raw_fd(), &name, libc::AT_REMOVEDIR) {
+            match parent.remove_dir(&name) {
                 Ok(()) => {
                     if sync {
-                        let _ = sync_fd(parent.as_raw_fd());
+                        let _ = parent.sync();
                     }
                     removed.push(d.clone());
                 }
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                Err(Errno::NOENT) => {}
                 Err(_) => break,
             }
         }
@@ -679,14 +572,10 @@ pub enum WriteKind {
     Link,
 }
 
-fn sync_fd(fd: RawFd) -> io::Result<()> {
-    // SAFETY: valid descriptor.
-    cvt(unsafe { libc::fsync(fd) }).map(drop)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
 
     fn pp(root: &str, p: &str) -> Result<ProjectPath> {
         ProjectPath::new(Path::new(root), Path::new("/elsewhere"), Path::new(p))

@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,6 +17,7 @@ use super::objects::NewObjects;
 use super::{gerr, DIR, PENDING_PREFIX};
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil;
+use crate::platform::{self, Private};
 
 pub(super) const GIT_DIR: &str = ".git";
 /// A config file added (at the highest level) to every handle of a store whose
@@ -81,9 +81,10 @@ impl Drop for Held {
 }
 
 pub(super) fn gc_mark(git_dir: &Path) -> Option<(u64, i64, i64)> {
-    fs::metadata(git_dir.join(GC_MARK))
-        .ok()
-        .map(|m| (m.ino(), m.mtime(), m.mtime_nsec()))
+    fs::metadata(git_dir.join(GC_MARK)).ok().map(|m| {
+        let ((_, ino), (s, ns)) = (platform::file_id(&m), platform::mtime(&m));
+        (ino, s, ns)
+    })
 }
 
 pub(super) fn init_repo(git_dir: &Path, sync: bool) -> Result<()> {
@@ -177,7 +178,7 @@ impl HistoryRepo {
             .write(true)
             .create(true)
             .truncate(false)
-            .mode(0o600)
+            .private()
             .open(&lock_path)
             .at(&lock_path)?;
         Ok(Some(HistoryRepo {

@@ -187,9 +187,9 @@ pub(crate) fn open_index(dir: &Path) -> Result<Option<OpenedIndex>> {
 /// Whether `path` still names the file open as `file`. While `file` is open its
 /// inode cannot be reused, so the same device and inode mean the same file.
 pub(crate) fn still_at(file: &File, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
+    use crate::platform::file_id;
     match (file.metadata(), std::fs::metadata(path)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        (Ok(a), Ok(b)) => file_id(&a) == file_id(&b),
         _ => false,
     }
 }

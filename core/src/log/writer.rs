@@ -4,7 +4,6 @@
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -23,6 +22,7 @@ use crate::fsutil;
 use crate::log::message::Message;
 use crate::log::{ReadReport, SkippedLine};
 use crate::options::Durability;
+use crate::platform::{self, Private};
 
 /// An open, locked log file.
 #[derive(Debug)]
@@ -52,8 +52,7 @@ impl LogWriter {
         let mut oo = OpenOptions::new();
         oo.read(true).append(true);
         if create_new {
-            use std::os::unix::fs::OpenOptionsExt;
-            oo.create_new(true).mode(0o600);
+            oo.create_new(true).private();
         }
         let file = oo.open(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {
@@ -88,7 +87,7 @@ impl LogWriter {
         // unlinked inode would lose every append.
         let meta = file.metadata().at(path)?;
         match std::fs::metadata(path) {
-            Ok(m) if m.ino() == meta.ino() && m.dev() == meta.dev() => {}
+            Ok(m) if platform::file_id(&m) == platform::file_id(&meta) => {}
             _ => {
                 return Err(Error::NotFound(format!(
                     "{what} was deleted ({})",

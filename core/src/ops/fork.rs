@@ -356,7 +356,6 @@ impl SourceLines {
 
     /// The line of message `e`, as the outline found it.
     fn line(&mut self, e: &log::Entry) -> Result<&str> {
-        use std::os::unix::fs::FileExt;
         let (offset, len) = (e.offset, e.len);
         let in_window =
             offset >= self.start && offset + len as u64 <= self.start + self.filled as u64;
@@ -366,10 +365,12 @@ impl SourceLines {
             }
             let (mut got, want) = (0, self.window.len());
             while got < want {
-                let n = self
-                    .file
-                    .read_at(&mut self.window[got..], offset + got as u64)
-                    .at(&self.path)?;
+                let n = crate::platform::read_at(
+                    &self.file,
+                    &mut self.window[got..],
+                    offset + got as u64,
+                )
+                .at(&self.path)?;
                 if n == 0 {
                     break;
                 }

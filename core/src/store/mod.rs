@@ -4,7 +4,6 @@
 pub(crate) mod session;
 
 use std::fs::{self, File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -24,6 +23,7 @@ use crate::index::{
 };
 use crate::log::{self, LoadedLog, ReadReport};
 use crate::options::{Durability, StoreOptions};
+use crate::platform::{self, Private};
 use crate::store::session::{CreateOptions, SessionCore};
 use crate::view::{finish_model_view, Branch, Message, ModelViewOptions, TreeNode};
 
@@ -144,8 +144,8 @@ struct IndexCache {
 
 impl IndexCache {
     fn identity(m: &fs::Metadata) -> (u64, i64, i64) {
-        use std::os::unix::fs::MetadataExt;
-        (m.len(), m.mtime(), m.mtime_nsec())
+        let (s, ns) = platform::mtime(m);
+        (m.len(), s, ns)
     }
 
     fn from_loaded(l: crate::index::journal::Loaded) -> IndexCache {
@@ -161,8 +161,7 @@ impl IndexCache {
     }
 
     fn mtime(f: &File) -> (i64, i64) {
-        use std::os::unix::fs::MetadataExt;
-        f.metadata().map_or((0, 0), |m| (m.mtime(), m.mtime_nsec()))
+        f.metadata().map_or((0, 0), |m| platform::mtime(&m))
     }
 
     /// Whether the index file at `path` is still the one this cache holds.
@@ -182,7 +181,6 @@ impl IndexCache {
     /// project lock: read the journal lines appended since. False when the index
     /// or its journal was replaced, and the cache must be read again.
     fn catch_up(&mut self, dir: &Path) -> Result<bool> {
-        use std::os::unix::fs::FileExt;
         if !self.index_current(&dir.join(INDEX_FILE)) {
             return Ok(false);
         }
@@ -206,10 +204,7 @@ impl IndexCache {
         }
         let m = file.metadata().at(&path)?;
         let len = m.len();
-        let changed = {
-            use std::os::unix::fs::MetadataExt;
-            (m.mtime(), m.mtime_nsec()) != self.journal_mtime
-        };
+        let changed = platform::mtime(&m) != self.journal_mtime;
         // Writers only append: the same length with another time, or a shorter
         // file, was not written by the rules.
         if len < self.journal_len || (len == self.journal_len && changed) {
@@ -217,7 +212,7 @@ impl IndexCache {
         }
         if len > self.journal_len {
             let mut bytes = vec![0; (len - self.complete) as usize];
-            file.read_exact_at(&mut bytes, self.complete).at(&path)?;
+            platform::read_exact_at(file, &mut bytes, self.complete).at(&path)?;
             let mut report = journal::JournalReport::default();
             self.complete = journal::apply(&mut self.idx, &bytes, self.complete, 0, &mut report);
             self.journal_len = len;
@@ -417,7 +412,7 @@ impl StoreCore {
             .write(true)
             .create(true)
             .truncate(false)
-            .mode(0o600)
+            .private()
             .open(&path)
             .at(&path)?;
         f.lock().at(&path)?;
@@ -511,7 +506,7 @@ impl StoreCore {
                 .read(true)
                 .append(true)
                 .create(true)
-                .mode(0o600)
+                .private()
                 .open(&path)
                 .at(&path)?;
             st.journal = Some(f);

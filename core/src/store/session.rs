@@ -1,7 +1,6 @@
 //! A session open for writing, and its subagents.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -46,58 +45,20 @@ impl CreateOptions {
 #[derive(Debug, Clone, Copy)]
 struct Owner {
     pid: u32,
-    /// [`fork_count`] when the handle was opened.
+    /// [`crate::platform::fork_count`] when the handle was opened.
     forks: Option<u64>,
-}
-
-/// Forks of this process so far, counted in each child by a `pthread_atfork`
-/// handler, so that checking the owner costs a write no `getpid` system call.
-static FORKS: AtomicU64 = AtomicU64::new(0);
-
-extern "C" fn forked_child() {
-    FORKS.fetch_add(1, Ordering::Relaxed);
-}
-
-/// [`FORKS`], or `None` while the handler is not (or could not be) registered.
-/// Never blocks: a fork while another thread blocked here would leave the child
-/// waiting for a thread it does not have.
-fn fork_count() -> Option<u64> {
-    const UNREGISTERED: u8 = 0;
-    const REGISTERING: u8 = 1;
-    const REGISTERED: u8 = 2;
-    const FAILED: u8 = 3;
-    static STATE: AtomicU8 = AtomicU8::new(UNREGISTERED);
-    match STATE.load(Ordering::Acquire) {
-        REGISTERED => Some(FORKS.load(Ordering::Relaxed)),
-        UNREGISTERED
-            if STATE
-                .compare_exchange(
-                    UNREGISTERED,
-                    REGISTERING,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                )
-                .is_ok() =>
-        {
-            // SAFETY: the handler only increments an atomic (async-signal-safe).
-            let ok = unsafe { libc::pthread_atfork(None, None, Some(forked_child)) } == 0;
-            STATE.store(if ok { REGISTERED } else { FAILED }, Ordering::Release);
-            ok.then(|| FORKS.load(Ordering::Relaxed))
-        }
-        _ => None,
-    }
 }
 
 impl Owner {
     fn current() -> Owner {
         Owner {
             pid: std::process::id(),
-            forks: fork_count(),
+            forks: crate::platform::fork_count(),
         }
     }
 
     fn is_current(&self) -> bool {
-        match (self.forks, fork_count()) {
+        match (self.forks, crate::platform::fork_count()) {
             (Some(then), Some(now)) => then == now,
             _ => self.pid == std::process::id(),
         }

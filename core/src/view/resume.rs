@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -165,7 +164,7 @@ pub(crate) fn model_items(path: &Path) -> Result<Option<Vec<Map<String, Value>>>
     loop {
         let start = end.saturating_sub(CHUNK);
         let mut data = vec![0u8; (end - start) as usize];
-        file.read_exact_at(&mut data, start).at(path)?;
+        crate::platform::read_exact_at(&file, &mut data, start).at(path)?;
         data.extend_from_slice(&pending);
         let mut stop = data.len();
         let mut nls: Vec<usize> = memchr::memchr_iter(b'\n', &data).collect();

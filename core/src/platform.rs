@@ -1,0 +1,326 @@
+//! The platform boundary: every call the core makes that depends on the
+//! operating system goes through this module, behind small safe functions —
+//! the system calls of the project-file walk (through rustix), private modes on
+//! create, file identities and times from metadata, positioned reads, the bytes
+//! of paths, error numbers read back from libgit2's messages, and a count of
+//! the process's forks.
+//!
+//! Linux is tested; other Unix systems should work as they are (rustix and the
+//! standard library's Unix extensions cover them). Windows needs its own
+//! version of this module (and of the walk's no-symlink rules).
+
+use std::ffi::{CStr, OsStr};
+use std::fs::{self, File};
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+
+/// An error number of the system, as the project-file walk tells its cases
+/// apart (`Errno::NOENT`, `Errno::LOOP`, ...); it converts into an `io::Error`.
+pub(crate) use rustix::io::Errno;
+
+/// The error number behind a message that ends with the system's text for it,
+/// as libgit2 writes its OS errors ("failed to make directory '/x': Not a
+/// directory"): libgit2 clears `errno` once it has written the text, so the
+/// number is only found again from the text.
+pub(crate) fn errno_from_message(message: &str) -> Option<i32> {
+    // Past the largest error number of Linux (133) and of the BSDs and macOS.
+    (1..256).find(|&n| {
+        let text = errno_text(n);
+        !text.is_empty()
+            && (message == text
+                || message
+                    .strip_suffix(text.as_str())
+                    .is_some_and(|m| m.ends_with(": ")))
+    })
+}
+
+/// The system's text for error number `n` (`strerror`), as the standard library
+/// gives it in "Not a directory (os error 20)".
+fn errno_text(n: i32) -> String {
+    let shown = io::Error::from_raw_os_error(n).to_string();
+    let suffix = format!(" (os error {n})");
+    match shown.strip_suffix(&suffix) {
+        Some(text) if !text.starts_with("Unknown error") => text.to_string(),
+        _ => String::new(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The standard library's Unix extensions, used by the rest of the core.
+
+/// Files the core creates are 0600 and its directories 0700: transcripts hold
+/// secrets.
+pub(crate) trait Private {
+    /// Create with the owner's permissions only.
+    fn private(&mut self) -> &mut Self;
+}
+
+impl Private for fs::OpenOptions {
+    fn private(&mut self) -> &mut Self {
+        self.mode(0o600)
+    }
+}
+
+impl Private for fs::DirBuilder {
+    fn private(&mut self) -> &mut Self {
+        self.mode(0o700)
+    }
+}
+
+/// The permissions of a private file, for files another crate creates.
+pub(crate) fn private_file_permissions() -> fs::Permissions {
+    fs::Permissions::from_mode(0o600)
+}
+
+/// A file's identity: its device and inode. While a file is open its inode
+/// cannot be reused, so the same identity means the same file.
+pub(crate) fn file_id(m: &fs::Metadata) -> (u64, u64) {
+    (m.dev(), m.ino())
+}
+
+/// A file's modification time as seconds and nanoseconds (as stored, without
+/// the rounding of `SystemTime` conversions).
+pub(crate) fn mtime(m: &fs::Metadata) -> (i64, i64) {
+    (m.mtime(), m.mtime_nsec())
+}
+
+/// Read from `offset` without moving the file's position (`pread`), so threads
+/// sharing the file do not race; returns how much was read.
+pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    file.read_at(buf, offset)
+}
+
+/// As [`read_at`], filling `buf` entirely.
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    file.read_exact_at(buf, offset)
+}
+
+/// The bytes of an OS string, as the system sees them.
+pub(crate) fn os_str_bytes(s: &OsStr) -> &[u8] {
+    s.as_bytes()
+}
+
+/// A path's bytes, as the system sees them.
+pub(crate) fn path_bytes(path: &std::path::Path) -> &[u8] {
+    os_str_bytes(path.as_os_str())
+}
+
+// ---------------------------------------------------------------------------
+// Files reached from an open directory, never through a symlink (`project_fs`).
+// Every call is rustix's safe wrapper of the system call of the same name.
+
+/// What kind of file a status describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    File,
+    Dir,
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+/// The status of a file (`struct stat`), in the core's own types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stat {
+    pub kind: Kind,
+    /// Type and permission bits (`st_mode`).
+    pub mode: u32,
+    pub dev: u64,
+    pub ino: u64,
+    pub size: i64,
+    /// Seconds and nanoseconds.
+    pub mtime: (i64, i64),
+    pub ctime: (i64, i64),
+}
+
+impl Stat {
+    // The field types of `struct stat` differ between systems and architectures;
+    // these casts widen them (or keep them) to the core's types.
+    #[allow(clippy::unnecessary_cast)]
+    fn of(st: &rustix::fs::Stat) -> Stat {
+        let kind = match FileType::from_raw_mode(st.st_mode as _) {
+            FileType::RegularFile => Kind::File,
+            FileType::Directory => Kind::Dir,
+            FileType::Symlink => Kind::Symlink,
+            _ => Kind::Other,
+        };
+        Stat {
+            kind,
+            mode: st.st_mode as u32,
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+            size: st.st_size as i64,
+            mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            ctime: (st.st_ctime as i64, st.st_ctime_nsec as i64),
+        }
+    }
+
+    /// Whether the owner may execute the file.
+    pub fn owner_exec(&self) -> bool {
+        self.mode & 0o100 != 0
+    }
+}
+
+/// An open directory; names given to its methods are single components.
+pub(crate) struct Dir(OwnedFd);
+
+impl Dir {
+    /// Open the directory at `path` (which may pass through symlinks).
+    pub fn open(path: &CStr) -> Result<Dir, Errno> {
+        open(rustix::fs::CWD, path, OFlags::RDONLY | OFlags::DIRECTORY, 0).map(Dir)
+    }
+
+    /// Open the subdirectory `name`; a symlink is refused (`ELOOP`), a file too
+    /// (`ENOTDIR`).
+    pub fn open_dir_nofollow(&self, name: &CStr) -> Result<Dir, Errno> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW;
+        open(&self.0, name, flags, 0).map(Dir)
+    }
+
+    /// Open the file `name` for reading; a symlink is refused (`ELOOP`), and a
+    /// FIFO does not block the open.
+    pub fn open_file_nofollow(&self, name: &CStr) -> Result<File, Errno> {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+        open(&self.0, name, flags, 0).map(File::from)
+    }
+
+    /// Create the file `name`, which must not exist (not even as a symlink), with
+    /// permissions `mode` (less the umask).
+    pub fn create_file(&self, name: &CStr, mode: u32) -> Result<File, Errno> {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW;
+        open(&self.0, name, flags, mode).map(File::from)
+    }
+
+    /// The status of `name` itself, a symlink included (`lstat`).
+    pub fn stat_nofollow(&self, name: &CStr) -> Result<Stat, Errno> {
+        rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW).map(|st| Stat::of(&st))
+    }
+
+    /// The target of the symlink `name`, as bytes.
+    pub fn read_link(&self, name: &CStr) -> Result<Vec<u8>, Errno> {
+        rustix::fs::readlinkat(&self.0, name, Vec::new()).map(|t| t.into_bytes())
+    }
+
+    /// Create the symlink `name` pointing at `target`.
+    pub fn symlink(&self, target: &CStr, name: &CStr) -> Result<(), Errno> {
+        rustix::fs::symlinkat(target, &self.0, name)
+    }
+
+    /// Create the directory `name` with permissions `mode` (less the umask).
+    pub fn mkdir(&self, name: &CStr, mode: u32) -> Result<(), Errno> {
+        rustix::fs::mkdirat(&self.0, name, Mode::from_raw_mode(mode as _))
+    }
+
+    /// Remove the file or symlink `name` (never a directory).
+    pub fn unlink(&self, name: &CStr) -> Result<(), Errno> {
+        rustix::fs::unlinkat(&self.0, name, AtFlags::empty())
+    }
+
+    /// Remove the directory `name` if it is empty (a symlink is not one).
+    pub fn remove_dir(&self, name: &CStr) -> Result<(), Errno> {
+        rustix::fs::unlinkat(&self.0, name, AtFlags::REMOVEDIR)
+    }
+
+    /// Rename `from` to `to`, both in this directory, replacing `to`.
+    pub fn rename(&self, from: &CStr, to: &CStr) -> Result<(), Errno> {
+        rustix::fs::renameat(&self.0, from, &self.0, to)
+    }
+
+    /// Make the directory's entries durable (`fsync`).
+    pub fn sync(&self) -> Result<(), Errno> {
+        rustix::fs::fsync(&self.0)
+    }
+
+    pub fn try_clone(&self) -> io::Result<Dir> {
+        self.0.try_clone().map(Dir)
+    }
+}
+
+/// `openat`, close-on-exec, retried when a signal interrupts it.
+fn open(dir: impl AsFd, name: &CStr, flags: OFlags, mode: u32) -> Result<OwnedFd, Errno> {
+    let mode = Mode::from_raw_mode(mode as _);
+    loop {
+        match rustix::fs::openat(&dir, name, flags | OFlags::CLOEXEC, mode) {
+            Err(Errno::INTR) => continue,
+            r => return r,
+        }
+    }
+}
+
+/// The status of an open file (`fstat`).
+pub(crate) fn file_stat(file: &File) -> Result<Stat, Errno> {
+    rustix::fs::fstat(file).map(|st| Stat::of(&st))
+}
+
+/// Set the permission bits of an open file (`fchmod`).
+pub(crate) fn set_permissions(file: &File, mode: u32) -> Result<(), Errno> {
+    rustix::fs::fchmod(file, Mode::from_raw_mode(mode as _))
+}
+
+// ---------------------------------------------------------------------------
+// Forks of the process, so that a writer handle can tell it was inherited.
+
+/// Forks of this process so far, counted in each child by a `pthread_atfork`
+/// handler, so that checking the owner costs a write no `getpid` system call.
+static FORKS: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn forked_child() {
+    FORKS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// [`FORKS`], or `None` while the handler is not (or could not be) registered.
+/// Never blocks: a fork while another thread blocked here would leave the child
+/// waiting for a thread it does not have.
+pub(crate) fn fork_count() -> Option<u64> {
+    const UNREGISTERED: u8 = 0;
+    const REGISTERING: u8 = 1;
+    const REGISTERED: u8 = 2;
+    const FAILED: u8 = 3;
+    static STATE: AtomicU8 = AtomicU8::new(UNREGISTERED);
+    match STATE.load(Ordering::Acquire) {
+        REGISTERED => Some(FORKS.load(Ordering::Relaxed)),
+        UNREGISTERED
+            if STATE
+                .compare_exchange(
+                    UNREGISTERED,
+                    REGISTERING,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_ok() =>
+        {
+            // pthread_atfork has no safe form in rustix, hence libc here.
+            // SAFETY: the handler only increments an atomic (async-signal-safe).
+            let ok = unsafe { libc::pthread_atfork(None, None, Some(forked_child)) } == 0;
+            STATE.store(if ok { REGISTERED } else { FAILED }, Ordering::Release);
+            ok.then(|| FORKS.load(Ordering::Relaxed))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_number_is_found_again_from_its_text() {
+        for n in [2, 13, 20, 28, 36] {
+            let text = errno_text(n);
+            assert!(!text.is_empty(), "{n}");
+            let msg = format!("failed to make directory '/tmp/x': {text}");
+            assert_eq!(errno_from_message(&msg), Some(n), "{msg}");
+            assert_eq!(errno_from_message(&text), Some(n));
+        }
+        assert_eq!(errno_from_message("object not found"), None);
+        assert_eq!(errno_from_message(""), None);
+        // Only a whole text after ": " counts ("Is a directory" is not "a directory").
+        let text = errno_text(21);
+        assert_eq!(errno_from_message(&format!("x{text}")), None);
+    }
+}
