@@ -5,6 +5,8 @@
 //! messages. Views such as the active path are folds of those records. The byte
 //! format is specified in `docs/FORMAT.md`.
 
+#![warn(missing_docs)]
+
 mod api;
 mod blobs;
 mod error;

@@ -138,14 +138,17 @@ impl Session {
         self.core.model_view(opts)
     }
 
+    /// The session id.
     pub fn id(&self) -> &str {
         self.core.id()
     }
 
+    /// The path of the session's log.
     pub fn path(&self) -> &std::path::Path {
         self.core.path()
     }
 
+    /// The store this session belongs to.
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -207,6 +210,8 @@ impl Session {
         self.core.update_state(set)
     }
 
+    /// Set the session's title: [`Session::update_state`] with `{"title": title}`.
+    /// Returns the updated index entry.
     pub fn rename(&self, title: &str) -> Result<IndexEntry> {
         self.core.rename(title)
     }
@@ -230,6 +235,8 @@ impl Session {
         self.core.read().map(SessionView::from_core)
     }
 
+    /// The messages from the root to the head, read back from the log
+    /// (see [`SessionView::active_path`]).
     pub fn active_path(&self) -> Result<Vec<Message>> {
         self.core.active_path()
     }

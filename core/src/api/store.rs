@@ -88,10 +88,13 @@ impl Store {
         self.core.dir()
     }
 
+    /// The project's directory name under `<home>/projects/`, derived from the
+    /// canonical project root (see [`crate::project_code`]).
     pub fn project_code(&self) -> &str {
         self.core.project_code()
     }
 
+    /// The options the store was opened with.
     pub fn options(&self) -> &StoreOptions {
         self.core.options()
     }
@@ -102,10 +105,14 @@ impl Store {
         self.core.blobs()
     }
 
+    /// Where the log of session `id` lives (whether or not it exists). Fails with
+    /// `InvalidInput` if `id` is not a valid session id, so that no id can name a
+    /// path outside the store.
     pub fn log_path(&self, id: &str) -> Result<PathBuf> {
         self.core.log_path(id)
     }
 
+    /// Where the project's sessions index (`sessions-index.json`) lives.
     pub fn index_path(&self) -> PathBuf {
         self.core.index_path()
     }

@@ -20,30 +20,44 @@ impl SessionView {
         SessionView { core }
     }
 
+    /// The messages from the root to the head, as stored (patches applied,
+    /// blobs inlined). Empty when the session has no head. Fails with `Corrupt`
+    /// if the parent chain loops.
     pub fn active_path(&self) -> Result<Vec<Message>> {
         self.core.active_path()
     }
 
+    /// The active path for display: every message keeps its place, with
+    /// `visible` and `compacted` always present as booleans (`compacted` is true
+    /// for messages a compaction on the path replaced).
     pub fn ui_view(&self) -> Result<Vec<Message>> {
         self.core.ui_view()
     }
 
+    /// One message by id, on the active path or not, with patches applied and
+    /// blobs inlined. Fails with `NotFound` for an id the log does not hold.
     pub fn message(&self, id: &str) -> Result<Message> {
         self.core.message(id)
     }
 
+    /// The head message id; `None` before the first message (or after a head
+    /// move to before it).
     pub fn head(&self) -> Option<&str> {
         self.core.head()
     }
 
+    /// The log's `session` header record (format version, id, project,
+    /// lineage), if it has one: a plain transcript of messages has none.
     pub fn header(&self) -> Option<&serde_json::Map<String, Value>> {
         self.core.header()
     }
 
+    /// What reading found: skipped lines, a torn tail, broken chains.
     pub fn report(&self) -> &ReadReport {
         self.core.report()
     }
 
+    /// How many messages the log holds, on every branch.
     pub fn message_count(&self) -> usize {
         self.core.message_count()
     }
@@ -64,10 +78,13 @@ impl SessionView {
         self.core.model_view(opts)
     }
 
+    /// Every message with its place in the tree, in log order.
     pub fn tree(&self) -> Result<Vec<TreeNode>> {
         self.core.tree()
     }
 
+    /// The branches of the session: one per leaf (and one ending at the head),
+    /// the active one marked.
     pub fn branches(&self) -> Result<Vec<Branch>> {
         self.core.branches()
     }
