@@ -58,7 +58,7 @@ pub struct StoreOptions {
     /// fixtures; `None` (the default) in production.
     pub deterministic: Option<Deterministic>,
     /// The size past which the index journal is compacted even when the index is
-    /// smaller (default [`crate::index::journal::JOURNAL_MIN_BYTES`]). For tests
+    /// smaller (default `JOURNAL_MIN_BYTES`). For tests
     /// that want compactions to happen often; not part of the JSON options.
     #[doc(hidden)]
     #[serde(skip)]

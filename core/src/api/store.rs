@@ -144,7 +144,7 @@ impl Store {
 
     /// Delete the blobs that no session or subagent log of the project refers to
     /// (left by deleted sessions), and report what was freed. A blob younger than
-    /// [`BLOB_GC_GRACE`] is kept even when unreferenced: a writer stores (or
+    /// [`BLOB_GC_GRACE`](crate::BLOB_GC_GRACE) is kept even when unreferenced: a writer stores (or
     /// touches, when it reuses one) a blob before it writes the line that refers
     /// to it, so an append in flight never loses its blob. Takes no lock.
     pub fn gc_blobs(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<BlobGcReport> {
@@ -164,7 +164,7 @@ impl Store {
     /// renaming them (FORMAT.md §1.2): in the project directory, the blob store
     /// and the sessions' `subagents/` directories; and index journals that the
     /// index does not name (§10.7). An atomic replace in flight
-    /// holds its temp file for milliseconds, so one older than [`BLOB_GC_GRACE`]
+    /// holds its temp file for milliseconds, so one older than [`BLOB_GC_GRACE`](crate::BLOB_GC_GRACE)
     /// is garbage; younger ones are kept. Also deletes a structure cache whose
     /// session log is gone (FORMAT.md §5.1). Takes no lock; never follows a link.
     pub fn gc_temp_files(&self) -> Result<TempGcReport> {

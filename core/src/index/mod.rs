@@ -805,7 +805,7 @@ pub struct IndexFile {
     /// The index format version.
     pub version: u64,
     /// The generation of the journal whose lines apply on top of this file
-    /// ([`crate::index::journal`]); `None` for an index without one.
+    /// (FORMAT.md §10.7); `None` for an index without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<u64>,
     /// One entry per session.
