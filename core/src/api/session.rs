@@ -100,7 +100,38 @@ impl Session {
     }
 
     /// The dry run of rewinding the files to before a user message: for each file,
-    /// restore, recreate or delete, and any conflict. Changes nothing.
+    /// restore, recreate or delete, and any conflict. Changes nothing. Fails with
+    /// `InvalidInput` if the message is not a user message, and with `NotFound`
+    /// for an unknown message or one without a snapshot (not appended with
+    /// [`Session::user_input`]).
+    ///
+    /// ```
+    /// # use sessionkit::{CreateOptions, FileAction, RewindMode, Store, StoreOptions};
+    /// # use serde_json::json;
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let project = tmp.path().join("project");
+    /// # std::fs::create_dir(&project).expect("project dir");
+    /// # std::fs::write(project.join("notes.txt"), "one\n").expect("write");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(&project, options)?;
+    /// let session = store.create_session(CreateOptions::default())?;
+    /// session.track_read(&["notes.txt"])?;
+    /// let ask = session.user_input(json!({"content": "Add a line"}))?; // snapshots notes.txt
+    /// session.before_edit(&["notes.txt"])?;
+    /// std::fs::write(project.join("notes.txt"), "one\ntwo\n").expect("write");
+    /// session.after_edit(&["notes.txt"])?;
+    ///
+    /// let plan = session.rewind_plan(ask.id())?;
+    /// assert_eq!(plan.files[0].path, "notes.txt");
+    /// assert_eq!(plan.files[0].action, FileAction::Restore);
+    /// assert_eq!(plan.files[0].lines_added, 1);
+    /// // The dry run changed nothing; the rewind restores the file.
+    /// session.rewind(ask.id(), RewindMode::Files, false)?;
+    /// assert_eq!(std::fs::read_to_string(project.join("notes.txt")).expect("read"), "one\n");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn rewind_plan(&self, message_id: &str) -> Result<RewindPlan> {
         self.core.rewind_plan(message_id)
     }
@@ -180,7 +211,34 @@ impl Session {
         self.core.entry()
     }
 
-    /// Append one message. Returns it as stored (id, parent and time filled in).
+    /// Append one message (a JSON object with a `role`: system, user, assistant
+    /// or tool). The store fills in `id` (unless given), `parentId` (the head,
+    /// unless given), `sessionId` and `timestamp`; the message becomes the head.
+    /// One `write(2)`: once it returns, a killed process has lost nothing (and
+    /// with [`Durability::Always`](crate::Durability::Always) it is fsynced).
+    /// Returns the message as stored.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a message that is not an object, has no valid role or
+    /// is too large; `Conflict` for an `id` the session already has.
+    ///
+    /// ```
+    /// # use sessionkit::{CreateOptions, Store, StoreOptions};
+    /// use serde_json::json;
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(tmp.path(), options)?;
+    /// # let session = store.create_session(CreateOptions::default())?;
+    /// let q = session.append(json!({"role": "user", "content": "Why is CI red?"}))?;
+    /// let a = session.append(json!({"role": "assistant", "content": "A flaky test."}))?;
+    /// assert_eq!(a.parent_id(), Some(q.id()));
+    /// assert_eq!(session.head().as_deref(), Some(a.id()));
+    /// assert!(session.append(json!({"content": "no role"})).is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn append(&self, message: Value) -> Result<Message> {
         self.core.append(message)
     }

@@ -39,7 +39,29 @@ impl Store {
 
     /// Fork `source` (whole, or at `options.at`) into a new session. Reads the
     /// source without locking it, so a session another process is writing can be
-    /// forked; the fork sees the source as of its last complete line.
+    /// forked; the fork sees the source as of its last complete line. Returns the
+    /// fork open for writing; its lineage is in its header and index entry.
+    /// Fails with `NotFound` for an unknown session or message.
+    ///
+    /// ```
+    /// # use sessionkit::{CreateOptions, ForkOptions, Store, StoreOptions};
+    /// # use serde_json::json;
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(tmp.path(), options)?;
+    /// let s = store.create_session(CreateOptions::default())?;
+    /// let first = s.append(json!({"role": "user", "content": "Try plan A"}))?;
+    /// s.append(json!({"role": "assistant", "content": "Plan A failed."}))?;
+    ///
+    /// // Go back to the first message, in a new session.
+    /// let at = ForkOptions { at: Some(first.id().to_string()), ..ForkOptions::default() };
+    /// let fork = store.fork_session(s.id(), at)?;
+    /// assert_eq!(fork.active_path()?.len(), 1);
+    /// assert_eq!(fork.entry().forked_from.unwrap().session_id, s.id());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn fork_session(&self, source: &str, options: ForkOptions) -> Result<Session> {
         self.core
             .fork_session(source, options)
@@ -73,7 +95,25 @@ impl Store {
         self.core.branch_file_history(session_id, snapshot)
     }
 
-    /// Open (creating if needed) the store of the project rooted at `project_root`.
+    /// Open (creating if needed) the store of the project rooted at `project_root`:
+    /// the directory `<home>/projects/<project code>/`, where home is
+    /// `options.home`, else `$SESSIONKIT_HOME`, else `~/.sessionkit`. Takes no
+    /// lock. Fails with `NotFound` if the project root does not exist and with
+    /// `InvalidInput` if it is not a directory or the options are invalid.
+    ///
+    /// ```
+    /// use sessionkit::{Store, StoreOptions};
+    ///
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let project_root = tmp.path();
+    /// let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// let store = Store::open(project_root, options)?;
+    /// assert!(store.dir().starts_with(tmp.path().join("home").join("projects")));
+    /// assert!(store.list_sessions()?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn open(project_root: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         StoreCore::open(project_root, options).map(Store::from_core)
     }
@@ -194,8 +234,23 @@ impl Store {
         self.core.continue_session()
     }
 
-    /// Start a new session; older sessions beyond `max_sessions` are pruned and
-    /// named in [`Session::pruned`].
+    /// Start a new session, open for writing (it holds the session's lock), with
+    /// a header record written and an index entry. Older sessions beyond
+    /// `max_sessions` are pruned and named in [`Session::pruned`]. Fails with
+    /// `InvalidInput` for an invalid id and `Conflict` if the id is taken.
+    ///
+    /// ```
+    /// # use sessionkit::{CreateOptions, Store, StoreOptions};
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(tmp.path(), options)?;
+    /// let title = Some("Fix the failing test".to_string());
+    /// let session = store.create_session(CreateOptions { title, ..CreateOptions::default() })?;
+    /// assert_eq!(store.session_entry(session.id())?.title, "Fix the failing test");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn create_session(&self, options: CreateOptions) -> Result<Session> {
         self.core
             .create_session(options)
@@ -210,7 +265,28 @@ impl Store {
             .map(|core| Session::from_core(core, self.clone()))
     }
 
-    /// Load a session for reading, without a lock.
+    /// Load a session for reading, without a lock: a writer may be appending
+    /// meanwhile, and the view is the log as it was read. Damaged lines are
+    /// skipped and reported in [`SessionView::report`], not fatal. Fails with
+    /// `NotFound` for an unknown session.
+    ///
+    /// ```
+    /// # use sessionkit::{CreateOptions, Store, StoreOptions};
+    /// # use serde_json::json;
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(tmp.path(), options)?;
+    /// let s = store.create_session(CreateOptions::default())?;
+    /// s.append(json!({"role": "user", "content": "hello"}))?;
+    ///
+    /// // The writer still holds the session; reading needs no lock.
+    /// let view = store.read_session(s.id())?;
+    /// assert_eq!(view.active_path()?[0].value()["content"], "hello");
+    /// assert!(view.report().is_clean());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn read_session(&self, id: &str) -> Result<SessionView> {
         self.core.read_session(id).map(SessionView::from_core)
     }

@@ -73,7 +73,34 @@ impl SessionView {
         self.core.log()
     }
 
-    /// What goes to the model (folded from the whole log).
+    /// What goes to the model, folded from the whole log: the active path with
+    /// compacted messages replaced by their summary, and a synthetic
+    /// "interrupted" result for any tool call left without one.
+    /// [`Store::model_view`](crate::Store::model_view) gives the same for a resume,
+    /// reading only the log after the latest compaction.
+    ///
+    /// ```
+    /// # use sessionkit::{CreateOptions, ModelViewOptions, Store, StoreOptions};
+    /// # use serde_json::json;
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(tmp.path(), options)?;
+    /// # let session = store.create_session(CreateOptions::default())?;
+    /// session.append(json!({"role": "system", "content": "You are terse."}))?;
+    /// for i in 0..5 {
+    ///     session.append(json!({"role": "user", "content": format!("question {i}")}))?;
+    /// }
+    /// let view = store.read_session(session.id())?;
+    /// // The leading system messages, then the last two.
+    /// let last_two = ModelViewOptions { last_n: Some(2), ..ModelViewOptions::default() };
+    /// let sent = view.model_view(&last_two)?;
+    /// let roles: Vec<_> = sent.iter().map(|m| m.value()["role"].clone()).collect();
+    /// assert_eq!(roles, ["system", "user", "user"]);
+    /// assert_eq!(sent[2].value()["content"], "question 4");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn model_view(&self, opts: &ModelViewOptions) -> Result<Vec<Message>> {
         self.core.model_view(opts)
     }
