@@ -110,5 +110,12 @@ pub mod testing {
     pub use crate::index::IndexFile;
 }
 
+/// The README's examples, compiled and run with the doc tests. Its Rust example
+/// opens the default store, so the test suite runs them with `SESSIONKIT_HOME`
+/// set to a temporary directory (`tests/run-all.sh`).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
 /// The crate version, from Cargo.toml.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
