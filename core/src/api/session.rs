@@ -46,7 +46,8 @@ impl Session {
 
     /// Append a user message, taking a snapshot of the tracked files first. The
     /// snapshot id is stored as the message's `checkpointHash`; `role` defaults to
-    /// `user` and may not be anything else.
+    /// `user` and may not be anything else (`InvalidInput`). Returns the message as
+    /// stored, like [`Session::append`].
     pub fn user_input(&self, message: Value) -> Result<Message> {
         self.core.user_input(message)
     }
@@ -312,7 +313,8 @@ impl Session {
         self.core.open_subagent(agent_id).map(Subagent::from_core)
     }
 
-    /// Flush the index entry and release the lock.
+    /// Flush the index entry and release the lock. Dropping the handle does the
+    /// same but cannot report a failed flush (the next list refolds a stale entry).
     pub fn close(self) -> Result<()> {
         self.core.close()
     }

@@ -223,7 +223,8 @@ impl Store {
         self.core.list_sessions()
     }
 
-    /// One session's index entry (refreshed from its log if stale).
+    /// One session's index entry (refreshed from its log if stale). Fails with
+    /// `NotFound` for an unknown session.
     pub fn session_entry(&self, id: &str) -> Result<IndexEntry> {
         self.core.session_entry(id)
     }
@@ -257,8 +258,11 @@ impl Store {
             .map(|core| Session::from_core(core, self.clone()))
     }
 
-    /// Open a session for writing. A second writer, in this or another process,
-    /// gets `Busy`.
+    /// Open a session for writing, taking its exclusive lock (held until the
+    /// [`Session`] is closed or dropped). A torn last line is terminated and
+    /// damaged lines are quarantined, as [`Session::open_report`] tells. Fails with
+    /// `Busy` while another writer, in this or another process, holds the session,
+    /// `NotFound` for an unknown session, and `InvalidInput` for an invalid id.
     pub fn open_session(&self, id: &str) -> Result<Session> {
         self.core
             .open_session(id)
@@ -293,7 +297,8 @@ impl Store {
 
     /// What goes to the model on resume. Reads the log from its end back to the
     /// latest compaction on the active path, so the cost follows the live context,
-    /// not the history.
+    /// not the history. Takes no lock. Fails with `NotFound` for an unknown
+    /// session.
     pub fn model_view(&self, id: &str, opts: &ModelViewOptions) -> Result<Vec<Message>> {
         self.core.model_view(id, opts)
     }
@@ -305,7 +310,10 @@ impl Store {
         self.core.rename_session(id, title)
     }
 
-    /// Delete a session: its index entry, log, sidecars and quarantine file.
+    /// Delete a session: its index entry, log, sidecars, quarantine file and
+    /// file-history branch. Takes the session's writer lock while deleting, so it
+    /// fails with `Busy` while another writer holds it, and with `NotFound` for an
+    /// unknown session.
     pub fn delete_session(&self, id: &str) -> Result<()> {
         self.core.delete_session(id)
     }
