@@ -12,8 +12,13 @@ cargo fmt --all -- --check
 step "lint (cargo clippy -D warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "API docs (cargo doc -D warnings: every public item documented, links resolve)"
+RUSTDOCFLAGS="-D warnings" cargo doc -p sessionkit --no-deps --locked
+
 step "Rust tests"
-cargo test --workspace --locked
+# The README's example, run as a doc test, opens the default store: keep it out of
+# the user's ~/.sessionkit.
+SESSIONKIT_HOME="$(mktemp -d)" cargo test --workspace --locked
 
 step "C ABI: header, C tests under ASan and valgrind, examples (tests/c/run.sh)"
 CARGO_LOCKED=1 bash tests/c/run.sh

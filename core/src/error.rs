@@ -78,26 +78,38 @@ impl ErrorKind {
 }
 
 /// Every failure the library reports. Messages say what was wrong and with what.
+/// Each variant is one [`ErrorKind`] (see there for when it occurs); match on
+/// [`Error::kind`] rather than on the message text.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// [`ErrorKind::NotFound`]; the message names what is missing.
     #[error("not found: {0}")]
     NotFound(String),
+    /// [`ErrorKind::Busy`]; the message names the session or lock.
     #[error("busy: {0}")]
     Busy(String),
+    /// [`ErrorKind::Conflict`]; the message names the conflicting ids or files.
     #[error("conflict: {0}")]
     Conflict(String),
+    /// [`ErrorKind::InvalidInput`]; the message says which input and why.
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// [`ErrorKind::Corrupt`]; the message names the file and what is wrong.
     #[error("corrupt: {0}")]
     Corrupt(String),
+    /// [`ErrorKind::Io`]: an operating-system error on a path.
     #[error("I/O error on {path}: {source}")]
     Io {
+        /// The file or directory the failed call was about.
         path: PathBuf,
+        /// What the operating system reported.
         #[source]
         source: std::io::Error,
     },
+    /// [`ErrorKind::Unsupported`]; the message names the version found.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// [`ErrorKind::Internal`]: a bug in sessionkit.
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -175,6 +187,7 @@ impl std::fmt::Display for SystemError {
 
 impl std::error::Error for SystemError {}
 
+/// The result of every fallible call of the library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Attach a path to an `io::Result`.

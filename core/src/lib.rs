@@ -4,6 +4,67 @@
 //! and one append-only JSONL log per session, whose records form a tree of
 //! messages. Views such as the active path are folds of those records. The byte
 //! format is specified in `docs/FORMAT.md`.
+//!
+//! # A session from start to undo
+//!
+//! Open the store of a project, write a session, read its views, fork it,
+//! compact it, and undo an edit the agent made to the project's files:
+//!
+//! ```
+//! use serde_json::json;
+//! use sessionkit::{
+//!     CompactionPolicy, CreateOptions, FileAction, ForkOptions, ModelViewOptions, RewindMode,
+//!     Store, StoreOptions,
+//! };
+//!
+//! # fn main() -> sessionkit::Result<()> {
+//! # let tmp = tempfile::tempdir().expect("temp dir");
+//! # let project = tmp.path().join("project");
+//! # std::fs::create_dir(&project).expect("project dir");
+//! // `home: None` (the default) keeps the stores under $SESSIONKIT_HOME or ~/.sessionkit.
+//! let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+//! let store = Store::open(&project, options)?;
+//!
+//! // A session open for writing holds its lock until it is closed or dropped.
+//! let session = store.create_session(CreateOptions::default())?;
+//! session.append(json!({"role": "user", "content": "What does this project do?"}))?;
+//! session.append(json!({"role": "assistant", "content": "It greets people."}))?;
+//!
+//! // A user input snapshots the files the session tracks, so its turn can be undone;
+//! // a tool edit is wrapped in `before_edit` and `after_edit`.
+//! let ask = session.user_input(json!({"content": "Add a greeting file"}))?;
+//! session.before_edit(&["hello.txt"])?;
+//! std::fs::write(project.join("hello.txt"), "hello\n").expect("write");
+//! session.after_edit(&["hello.txt"])?;
+//! session.append(json!({"role": "assistant", "content": "Added hello.txt."}))?;
+//!
+//! // Views are folds of the log; reading takes no lock.
+//! let view = store.read_session(session.id())?;
+//! assert_eq!(view.active_path()?.len(), 4);
+//! assert_eq!(view.model_view(&ModelViewOptions::default())?.len(), 4);
+//!
+//! // A fork is a new session holding the same messages, with its own lock.
+//! let fork = store.fork_session(session.id(), ForkOptions::default())?;
+//! assert_eq!(fork.active_path()?.len(), 4);
+//!
+//! // Compaction: the policy picks what to replace, the host writes the summary.
+//! let policy = CompactionPolicy { keep_last_turns: 1, ..CompactionPolicy::new(10) };
+//! if let Some(plan) = session.select_compaction(&policy)? {
+//!     session.apply_compaction(&plan.replaces, json!("The user asked what the project does."))?;
+//! }
+//! assert_eq!(session.model_view(&ModelViewOptions::default())?.len(), 3);
+//!
+//! // Undo: the dry run says what would happen to each file; the rewind does it.
+//! let plan = session.rewind_plan(ask.id())?;
+//! assert_eq!(plan.files[0].action, FileAction::Delete);
+//! session.rewind(ask.id(), RewindMode::Both, false)?;
+//! assert!(!project.join("hello.txt").exists());
+//! session.close()?;
+//! # Ok(())
+//! # }
+//! ```
+
+#![warn(missing_docs)]
 
 mod api;
 mod blobs;
@@ -57,6 +118,13 @@ pub mod testing {
     pub use crate::format::ids::{format_ms, validate_message_id, validate_path_id};
     pub use crate::index::IndexFile;
 }
+
+/// The README's examples, compiled and run with the doc tests. Its Rust example
+/// opens the default store, so the test suite runs them with `SESSIONKIT_HOME`
+/// set to a temporary directory (`tests/run-all.sh`).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
 
 /// The crate version, from Cargo.toml.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -44,6 +44,7 @@ fn default_step() -> u64 {
 pub struct StoreOptions {
     /// Root of all stores. Default: `$SESSIONKIT_HOME`, else `~/.sessionkit`.
     pub home: Option<PathBuf>,
+    /// When appends are fsynced (default [`Durability::OnSync`]).
     pub durability: Durability,
     /// Sessions kept in a project; older ones are pruned (and reported) on create.
     /// 0 keeps all.
@@ -53,9 +54,11 @@ pub struct StoreOptions {
     pub blob_threshold: usize,
     /// Largest log line accepted after large values went to blobs.
     pub max_record_bytes: usize,
+    /// A reproducible clock and ids instead of the system's, for tests and
+    /// fixtures; `None` (the default) in production.
     pub deterministic: Option<Deterministic>,
     /// The size past which the index journal is compacted even when the index is
-    /// smaller (default [`crate::index::journal::JOURNAL_MIN_BYTES`]). For tests
+    /// smaller (default `JOURNAL_MIN_BYTES`). For tests
     /// that want compactions to happen often; not part of the JSON options.
     #[doc(hidden)]
     #[serde(skip)]

@@ -46,7 +46,8 @@ impl Session {
 
     /// Append a user message, taking a snapshot of the tracked files first. The
     /// snapshot id is stored as the message's `checkpointHash`; `role` defaults to
-    /// `user` and may not be anything else.
+    /// `user` and may not be anything else (`InvalidInput`). Returns the message as
+    /// stored, like [`Session::append`].
     pub fn user_input(&self, message: Value) -> Result<Message> {
         self.core.user_input(message)
     }
@@ -100,7 +101,38 @@ impl Session {
     }
 
     /// The dry run of rewinding the files to before a user message: for each file,
-    /// restore, recreate or delete, and any conflict. Changes nothing.
+    /// restore, recreate or delete, and any conflict. Changes nothing. Fails with
+    /// `InvalidInput` if the message is not a user message, and with `NotFound`
+    /// for an unknown message or one without a snapshot (not appended with
+    /// [`Session::user_input`]).
+    ///
+    /// ```
+    /// # use sessionkit::{CreateOptions, FileAction, RewindMode, Store, StoreOptions};
+    /// # use serde_json::json;
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let project = tmp.path().join("project");
+    /// # std::fs::create_dir(&project).expect("project dir");
+    /// # std::fs::write(project.join("notes.txt"), "one\n").expect("write");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(&project, options)?;
+    /// let session = store.create_session(CreateOptions::default())?;
+    /// session.track_read(&["notes.txt"])?;
+    /// let ask = session.user_input(json!({"content": "Add a line"}))?; // snapshots notes.txt
+    /// session.before_edit(&["notes.txt"])?;
+    /// std::fs::write(project.join("notes.txt"), "one\ntwo\n").expect("write");
+    /// session.after_edit(&["notes.txt"])?;
+    ///
+    /// let plan = session.rewind_plan(ask.id())?;
+    /// assert_eq!(plan.files[0].path, "notes.txt");
+    /// assert_eq!(plan.files[0].action, FileAction::Restore);
+    /// assert_eq!(plan.files[0].lines_added, 1);
+    /// // The dry run changed nothing; the rewind restores the file.
+    /// session.rewind(ask.id(), RewindMode::Files, false)?;
+    /// assert_eq!(std::fs::read_to_string(project.join("notes.txt")).expect("read"), "one\n");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn rewind_plan(&self, message_id: &str) -> Result<RewindPlan> {
         self.core.rewind_plan(message_id)
     }
@@ -138,14 +170,17 @@ impl Session {
         self.core.model_view(opts)
     }
 
+    /// The session id.
     pub fn id(&self) -> &str {
         self.core.id()
     }
 
+    /// The path of the session's log.
     pub fn path(&self) -> &std::path::Path {
         self.core.path()
     }
 
+    /// The store this session belongs to.
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -177,7 +212,34 @@ impl Session {
         self.core.entry()
     }
 
-    /// Append one message. Returns it as stored (id, parent and time filled in).
+    /// Append one message (a JSON object with a `role`: system, user, assistant
+    /// or tool). The store fills in `id` (unless given), `parentId` (the head,
+    /// unless given), `sessionId` and `timestamp`; the message becomes the head.
+    /// One `write(2)`: once it returns, a killed process has lost nothing (and
+    /// with [`Durability::Always`](crate::Durability::Always) it is fsynced).
+    /// Returns the message as stored.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a message that is not an object, has no valid role or
+    /// is too large; `Conflict` for an `id` the session already has.
+    ///
+    /// ```
+    /// # use sessionkit::{CreateOptions, Store, StoreOptions};
+    /// use serde_json::json;
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(tmp.path(), options)?;
+    /// # let session = store.create_session(CreateOptions::default())?;
+    /// let q = session.append(json!({"role": "user", "content": "Why is CI red?"}))?;
+    /// let a = session.append(json!({"role": "assistant", "content": "A flaky test."}))?;
+    /// assert_eq!(a.parent_id(), Some(q.id()));
+    /// assert_eq!(session.head().as_deref(), Some(a.id()));
+    /// assert!(session.append(json!({"content": "no role"})).is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn append(&self, message: Value) -> Result<Message> {
         self.core.append(message)
     }
@@ -207,6 +269,8 @@ impl Session {
         self.core.update_state(set)
     }
 
+    /// Set the session's title: [`Session::update_state`] with `{"title": title}`.
+    /// Returns the updated index entry.
     pub fn rename(&self, title: &str) -> Result<IndexEntry> {
         self.core.rename(title)
     }
@@ -230,6 +294,8 @@ impl Session {
         self.core.read().map(SessionView::from_core)
     }
 
+    /// The messages from the root to the head, read back from the log
+    /// (see [`SessionView::active_path`]).
     pub fn active_path(&self) -> Result<Vec<Message>> {
         self.core.active_path()
     }
@@ -247,8 +313,10 @@ impl Session {
         self.core.open_subagent(agent_id).map(Subagent::from_core)
     }
 
-    /// Flush the index entry and release the lock. In a forked child, only
-    /// release the child's copy: the entry is the opening process's to write.
+    /// Flush the index entry and release the lock. Dropping the handle does the
+    /// same but cannot report a failed flush (the next list refolds a stale entry).
+    /// In a forked child, only release the child's copy: the entry is the
+    /// opening process's to write.
     pub fn close(self) -> Result<()> {
         self.core.close()
     }

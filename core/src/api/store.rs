@@ -39,7 +39,29 @@ impl Store {
 
     /// Fork `source` (whole, or at `options.at`) into a new session. Reads the
     /// source without locking it, so a session another process is writing can be
-    /// forked; the fork sees the source as of its last complete line.
+    /// forked; the fork sees the source as of its last complete line. Returns the
+    /// fork open for writing; its lineage is in its header and index entry.
+    /// Fails with `NotFound` for an unknown session or message.
+    ///
+    /// ```
+    /// # use sessionkit::{CreateOptions, ForkOptions, Store, StoreOptions};
+    /// # use serde_json::json;
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(tmp.path(), options)?;
+    /// let s = store.create_session(CreateOptions::default())?;
+    /// let first = s.append(json!({"role": "user", "content": "Try plan A"}))?;
+    /// s.append(json!({"role": "assistant", "content": "Plan A failed."}))?;
+    ///
+    /// // Go back to the first message, in a new session.
+    /// let at = ForkOptions { at: Some(first.id().to_string()), ..ForkOptions::default() };
+    /// let fork = store.fork_session(s.id(), at)?;
+    /// assert_eq!(fork.active_path()?.len(), 1);
+    /// assert_eq!(fork.entry().forked_from.unwrap().session_id, s.id());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn fork_session(&self, source: &str, options: ForkOptions) -> Result<Session> {
         self.core
             .fork_session(source, options)
@@ -73,7 +95,25 @@ impl Store {
         self.core.branch_file_history(session_id, snapshot)
     }
 
-    /// Open (creating if needed) the store of the project rooted at `project_root`.
+    /// Open (creating if needed) the store of the project rooted at `project_root`:
+    /// the directory `<home>/projects/<project code>/`, where home is
+    /// `options.home`, else `$SESSIONKIT_HOME`, else `~/.sessionkit`. Takes no
+    /// lock. Fails with `NotFound` if the project root does not exist and with
+    /// `InvalidInput` if it is not a directory or the options are invalid.
+    ///
+    /// ```
+    /// use sessionkit::{Store, StoreOptions};
+    ///
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let project_root = tmp.path();
+    /// let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// let store = Store::open(project_root, options)?;
+    /// assert!(store.dir().starts_with(tmp.path().join("home").join("projects")));
+    /// assert!(store.list_sessions()?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn open(project_root: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         StoreCore::open(project_root, options).map(Store::from_core)
     }
@@ -88,10 +128,13 @@ impl Store {
         self.core.dir()
     }
 
+    /// The project's directory name under `<home>/projects/`, derived from the
+    /// canonical project root (see [`crate::project_code`]).
     pub fn project_code(&self) -> &str {
         self.core.project_code()
     }
 
+    /// The options the store was opened with.
     pub fn options(&self) -> &StoreOptions {
         self.core.options()
     }
@@ -102,10 +145,14 @@ impl Store {
         self.core.blobs()
     }
 
+    /// Where the log of session `id` lives (whether or not it exists). Fails with
+    /// `InvalidInput` if `id` is not a valid session id, so that no id can name a
+    /// path outside the store.
     pub fn log_path(&self, id: &str) -> Result<PathBuf> {
         self.core.log_path(id)
     }
 
+    /// Where the project's sessions index (`sessions-index.json`) lives.
     pub fn index_path(&self) -> PathBuf {
         self.core.index_path()
     }
@@ -137,7 +184,7 @@ impl Store {
 
     /// Delete the blobs that no session or subagent log of the project refers to
     /// (left by deleted sessions), and report what was freed. A blob younger than
-    /// [`BLOB_GC_GRACE`] is kept even when unreferenced: a writer stores (or
+    /// [`BLOB_GC_GRACE`](crate::BLOB_GC_GRACE) is kept even when unreferenced: a writer stores (or
     /// touches, when it reuses one) a blob before it writes the line that refers
     /// to it, so an append in flight never loses its blob. Takes no lock.
     pub fn gc_blobs(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<BlobGcReport> {
@@ -157,7 +204,7 @@ impl Store {
     /// renaming them (FORMAT.md §1.2): in the project directory, the blob store
     /// and the sessions' `subagents/` directories; and index journals that the
     /// index does not name (§10.7). An atomic replace in flight
-    /// holds its temp file for milliseconds, so one older than [`BLOB_GC_GRACE`]
+    /// holds its temp file for milliseconds, so one older than [`BLOB_GC_GRACE`](crate::BLOB_GC_GRACE)
     /// is garbage; younger ones are kept. Also deletes a structure cache whose
     /// session log is gone (FORMAT.md §5.1). Takes no lock; never follows a link.
     pub fn gc_temp_files(&self) -> Result<TempGcReport> {
@@ -176,7 +223,8 @@ impl Store {
         self.core.list_sessions()
     }
 
-    /// One session's index entry (refreshed from its log if stale).
+    /// One session's index entry (refreshed from its log if stale). Fails with
+    /// `NotFound` for an unknown session.
     pub fn session_entry(&self, id: &str) -> Result<IndexEntry> {
         self.core.session_entry(id)
     }
@@ -187,30 +235,70 @@ impl Store {
         self.core.continue_session()
     }
 
-    /// Start a new session; older sessions beyond `max_sessions` are pruned and
-    /// named in [`Session::pruned`].
+    /// Start a new session, open for writing (it holds the session's lock), with
+    /// a header record written and an index entry. Older sessions beyond
+    /// `max_sessions` are pruned and named in [`Session::pruned`]. Fails with
+    /// `InvalidInput` for an invalid id and `Conflict` if the id is taken.
+    ///
+    /// ```
+    /// # use sessionkit::{CreateOptions, Store, StoreOptions};
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(tmp.path(), options)?;
+    /// let title = Some("Fix the failing test".to_string());
+    /// let session = store.create_session(CreateOptions { title, ..CreateOptions::default() })?;
+    /// assert_eq!(store.session_entry(session.id())?.title, "Fix the failing test");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn create_session(&self, options: CreateOptions) -> Result<Session> {
         self.core
             .create_session(options)
             .map(|core| Session::from_core(core, self.clone()))
     }
 
-    /// Open a session for writing. A second writer, in this or another process,
-    /// gets `Busy`.
+    /// Open a session for writing, taking its exclusive lock (held until the
+    /// [`Session`] is closed or dropped). A torn last line is terminated and
+    /// damaged lines are quarantined, as [`Session::open_report`] tells. Fails with
+    /// `Busy` while another writer, in this or another process, holds the session,
+    /// `NotFound` for an unknown session, and `InvalidInput` for an invalid id.
     pub fn open_session(&self, id: &str) -> Result<Session> {
         self.core
             .open_session(id)
             .map(|core| Session::from_core(core, self.clone()))
     }
 
-    /// Load a session for reading, without a lock.
+    /// Load a session for reading, without a lock: a writer may be appending
+    /// meanwhile, and the view is the log as it was read. Damaged lines are
+    /// skipped and reported in [`SessionView::report`], not fatal. Fails with
+    /// `NotFound` for an unknown session.
+    ///
+    /// ```
+    /// # use sessionkit::{CreateOptions, Store, StoreOptions};
+    /// # use serde_json::json;
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(tmp.path(), options)?;
+    /// let s = store.create_session(CreateOptions::default())?;
+    /// s.append(json!({"role": "user", "content": "hello"}))?;
+    ///
+    /// // The writer still holds the session; reading needs no lock.
+    /// let view = store.read_session(s.id())?;
+    /// assert_eq!(view.active_path()?[0].value()["content"], "hello");
+    /// assert!(view.report().is_clean());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn read_session(&self, id: &str) -> Result<SessionView> {
         self.core.read_session(id).map(SessionView::from_core)
     }
 
     /// What goes to the model on resume. Reads the log from its end back to the
     /// latest compaction on the active path, so the cost follows the live context,
-    /// not the history.
+    /// not the history. Takes no lock. Fails with `NotFound` for an unknown
+    /// session.
     pub fn model_view(&self, id: &str, opts: &ModelViewOptions) -> Result<Vec<Message>> {
         self.core.model_view(id, opts)
     }
@@ -222,7 +310,10 @@ impl Store {
         self.core.rename_session(id, title)
     }
 
-    /// Delete a session: its index entry, log, sidecars and quarantine file.
+    /// Delete a session: its index entry, log, sidecars, quarantine file and
+    /// file-history branch. Takes the session's writer lock while deleting, so it
+    /// fails with `Busy` while another writer holds it, and with `NotFound` for an
+    /// unknown session.
     pub fn delete_session(&self, id: &str) -> Result<()> {
         self.core.delete_session(id)
     }

@@ -24,18 +24,28 @@ impl Subagent {
         Subagent { core }
     }
 
+    /// The subagent's id (its agent id).
     pub fn id(&self) -> &str {
         self.core.id()
     }
 
+    /// The id of the session that spawned it.
     pub fn session_id(&self) -> &str {
         self.core.session_id()
     }
 
+    /// Append one message to the sidechain log, as [`Session::append`] does for
+    /// a session.
+    ///
+    /// [`Session::append`]: crate::Session::append
     pub fn append(&self, message: Value) -> Result<Message> {
         self.core.append(message)
     }
 
+    /// Append messages to the sidechain in one write, as
+    /// [`Session::append_batch`] does.
+    ///
+    /// [`Session::append_batch`]: crate::Session::append_batch
     pub fn append_batch(&self, messages: Vec<Value>) -> Result<Vec<Message>> {
         self.core.append_batch(messages)
     }
@@ -46,6 +56,7 @@ impl Subagent {
         self.core.finish(result, failed)
     }
 
+    /// Read the sidechain log back as a [`SessionView`].
     pub fn read(&self) -> Result<SessionView> {
         self.core.read().map(SessionView::from_core)
     }

@@ -20,9 +20,11 @@ pub enum ToolStyle {
 /// One tool call of a message, borrowed from it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ToolCall<'a> {
+    /// Which of the two styles the call is written in.
     pub style: ToolStyle,
     /// The message field it is in: `messageParams`, `contentParams` or `content`.
     pub field: &'static str,
+    /// The call id a result answers with (`id`), if it has one.
     pub id: Option<&'a str>,
     /// The tool's name (OpenAI `function.name`, or `name`).
     pub name: Option<&'a str>,
@@ -47,6 +49,7 @@ impl ToolCall<'_> {
 /// One tool result of a message, borrowed from it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ToolResult<'a> {
+    /// Which of the two styles the result is written in.
     pub style: ToolStyle,
     /// The message field it is in: `content` for a `tool` message, else the
     /// field holding the `tool_result` block.

@@ -128,6 +128,7 @@ impl ConflictKind {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiffStats {
+    /// Files that differ.
     pub files_changed: usize,
     /// Lines present now that were not at the snapshot (binary files count 0).
     pub lines_added: usize,
@@ -141,13 +142,17 @@ pub struct DiffStats {
 pub struct FilePlan {
     /// Path relative to the project root, `/`-separated.
     pub path: String,
+    /// What the restore does to the file.
     pub action: FileAction,
+    /// Why restoring the file is not safe, if it is not: a rewind refuses with
+    /// `Conflict` unless forced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conflict: Option<ConflictKind>,
     /// Lines added since the snapshot (the restore removes them).
     pub lines_added: usize,
     /// Lines removed since the snapshot (the restore puts them back).
     pub lines_removed: usize,
+    /// Whether either side is binary (its lines are not counted).
     pub binary: bool,
 }
 
@@ -164,6 +169,7 @@ pub struct RewindPlan {
     pub files: Vec<FilePlan>,
     /// Paths that have a conflict (also flagged in `files`).
     pub conflicts: Vec<String>,
+    /// The totals over `files`.
     pub stats: DiffStats,
 }
 
@@ -183,22 +189,27 @@ pub enum RewindMode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RewindResult {
+    /// The mode applied.
     pub mode: RewindMode,
+    /// The user message rewound to (none when a snapshot was restored).
     pub message_id: Option<String>,
     /// The snapshot restored (none for a conversation-only rewind).
     pub snapshot: Option<String>,
     /// A snapshot of the files as they were just before the restore: restoring it
-    /// (`SessionCore::restore_snapshot`) undoes the file side of this rewind.
+    /// ([`crate::Session::restore_snapshot`]) undoes the file side of this rewind.
     pub undo_snapshot: Option<String>,
     /// The snapshot taken after the restore.
     pub snapshot_after: Option<String>,
-    /// The head before the rewind: `SessionCore::set_head(previous_head)` undoes the
-    /// conversation side.
+    /// The head before the rewind: [`crate::Session::set_head`] with it undoes
+    /// the conversation side.
     pub previous_head: Option<String>,
     /// The head after the rewind.
     pub head: Option<String>,
+    /// Files given back the snapshot's content.
     pub restored: Vec<String>,
+    /// Files that were gone and were written back.
     pub recreated: Vec<String>,
+    /// Files that did not exist at the snapshot, deleted.
     pub deleted: Vec<String>,
     /// Files left alone although forced: a directory or a symlink was in the way.
     pub skipped: Vec<FilePlan>,
@@ -208,10 +219,13 @@ pub struct RewindResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UndoCandidate {
+    /// The user message's id.
     pub message_id: String,
+    /// The message's `timestamp`.
     pub timestamp: Option<String>,
     /// The first 100 characters of the message text.
     pub preview: String,
+    /// The snapshot taken before the message (its `checkpointHash`).
     pub checkpoint_hash: Option<String>,
     /// Whether the files can be restored to the message's snapshot.
     pub restorable: bool,
@@ -226,9 +240,13 @@ pub struct UndoCandidate {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ChangeStatus {
+    /// The content is as the agent last read or wrote it.
     Unchanged,
+    /// The content differs.
     Modified,
+    /// The file existed then and is gone now.
     Deleted,
+    /// The file was absent then and exists now.
     Created,
     /// The session never recorded a read (or an edit) of this file.
     NotRead,
@@ -238,7 +256,9 @@ pub enum ChangeStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExternalChange {
+    /// Path relative to the project root, `/`-separated.
     pub path: String,
+    /// Whether and how it changed.
     pub status: ChangeStatus,
 }
 
@@ -246,12 +266,17 @@ pub struct ExternalChange {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GcReport {
+    /// Refs (session branches and pending restores) whose objects were kept.
     pub branches: usize,
+    /// Objects in the repository before.
     pub objects_before: usize,
+    /// Objects kept.
     pub objects_after: usize,
     /// Bytes of the object files (loose objects and packs) before and after.
     pub bytes_before: u64,
+    /// Bytes of the object files after.
     pub bytes_after: u64,
+    /// `bytes_before - bytes_after` (0 if it grew).
     pub bytes_freed: u64,
 }
 
@@ -259,11 +284,13 @@ pub struct GcReport {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HistorySize {
+    /// The session the branch belongs to.
     pub session_id: String,
     /// Commits on the session's branch.
     pub snapshots: usize,
     /// Objects the branch reaches, and their uncompressed bytes.
     pub objects: usize,
+    /// The uncompressed bytes of those objects.
     pub bytes: u64,
     /// Uncompressed bytes of the objects no other branch reaches (about what
     /// deleting the session and running `gc` frees, before compression).
@@ -276,6 +303,7 @@ pub struct HistorySize {
 pub struct HistorySizeReport {
     /// Bytes of the object files on disk (compressed, shared between sessions).
     pub disk_bytes: u64,
+    /// One entry per session branch.
     pub sessions: Vec<HistorySize>,
 }
 

@@ -25,8 +25,11 @@ pub enum GcPhase {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GcProgress {
+    /// The phase running.
     pub phase: GcPhase,
+    /// Units of the phase done so far.
     pub done: u64,
+    /// Units the phase has in all.
     pub total: u64,
 }
 
@@ -37,7 +40,7 @@ pub struct FileHistoryCheck {
     /// Whether the store has a file-history repository (made by the first
     /// snapshot, never deleted).
     pub exists: bool,
-    /// SessionCore branches in the repository.
+    /// Session branches in the repository.
     pub branches: usize,
     /// Refs of sessions whose log no longer exists: garbage, which
     /// [`crate::Store::prune_orphan_file_history`] deletes.
@@ -66,7 +69,9 @@ impl FileHistoryCheck {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryRef {
+    /// The session the ref belongs to.
     pub session_id: String,
+    /// The full ref name.
     #[serde(rename = "ref")]
     pub ref_name: String,
     /// The commit it points at.
@@ -77,9 +82,12 @@ pub struct HistoryRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BrokenRef {
+    /// The session the ref belongs to.
     pub session_id: String,
+    /// The full ref name.
     #[serde(rename = "ref")]
     pub ref_name: String,
+    /// The commit it points at.
     pub target: String,
     /// The first commit of the chain (the target or an ancestor) that is
     /// missing or unreadable.
@@ -91,9 +99,13 @@ pub struct BrokenRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DanglingCheckpoint {
+    /// The session whose log holds the message.
     pub session_id: String,
+    /// The message carrying the `checkpointHash`.
     pub message_id: String,
+    /// The commit id it names.
     pub checkpoint_hash: String,
+    /// Why it names no snapshot.
     pub reason: CheckpointProblem,
 }
 

@@ -92,7 +92,9 @@ pub struct JournalReport {
 /// The index as stored: the index file with its journal applied.
 #[derive(Debug, Clone, Default)]
 pub struct StoredIndex {
+    /// The index file with the journal's lines applied.
     pub index: IndexFile,
+    /// What reading the journal found.
     pub journal: JournalReport,
 }
 

@@ -26,17 +26,25 @@ pub const SUMMARY_CHARS: usize = 2000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// Nothing reported yet (`pending`, the default).
     #[default]
     Pending,
+    /// The agent is working (`processing`).
     Processing,
+    /// The agent finished its turn (`completed`).
     Completed,
+    /// The agent's turn failed (`failed`).
     Failed,
+    /// The turn was cut short (`interrupted`).
     Interrupted,
+    /// The agent waits for a permission (`ask_permission`).
     AskPermission,
+    /// The agent waits for the user's input (`waiting_for_user`).
     WaitingForUser,
 }
 
 impl Status {
+    /// The seven statuses as written on disk, in declaration order.
     pub const ALL: [&'static str; 7] = [
         "pending",
         "processing",
@@ -52,7 +60,9 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Lineage {
+    /// The source session.
     pub session_id: String,
+    /// The message forked at; `None` for a fork of the whole session.
     pub message_id: Option<String>,
 }
 
@@ -60,42 +70,60 @@ pub struct Lineage {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexEntry {
+    /// The session id.
     pub id: String,
+    /// The title: given at create or by rename, else the first 100 characters
+    /// of the first user message's text; `""` until there is one.
     pub title: String,
     /// True once a title was given explicitly (at create or by rename).
     #[serde(default)]
     pub title_set: bool,
+    /// Creation time (RFC 3339, UTC, milliseconds).
     pub created_at: String,
+    /// The time of the latest record.
     pub updated_at: String,
+    /// The status the host last reported ([`crate::Session::update_state`]).
     #[serde(default)]
     pub status: Status,
+    /// Text of the last assistant message, cut to 2000 characters.
     #[serde(default)]
     pub last_assistant_reply: Option<String>,
+    /// Host-reported thinking text, cut to 2000 characters.
     #[serde(default)]
     pub thinking: Option<String>,
+    /// Host-reported refusal reason, cut to 2000 characters.
     #[serde(default)]
     pub refusal_reason: Option<String>,
+    /// Host-reported failure reason, cut to 2000 characters.
     #[serde(default)]
     pub failure_reason: Option<String>,
+    /// The last tool call seen (or reported), every string in it cut to 2000
+    /// characters.
     #[serde(default)]
     pub last_tool_call: Option<Value>,
     /// Sums of the numeric fields of every `meta.usage` reported.
     #[serde(default)]
     pub token_usage: Map<String, Value>,
+    /// Host-reported size of the live context in tokens.
     #[serde(default)]
     pub active_tokens: Option<u64>,
+    /// Host-reported child processes (free-form entries).
     #[serde(default)]
     pub child_processes: Vec<Value>,
+    /// The head message.
     #[serde(default)]
     pub head_id: Option<String>,
+    /// Messages in the log, on every branch.
     #[serde(default)]
     pub message_count: u64,
+    /// Where the session was forked from, if it is a fork.
     #[serde(default)]
     pub forked_from: Option<Lineage>,
     /// Log length this entry was folded from; a log of another length means the
     /// entry is stale and is folded again.
     #[serde(default)]
     pub log_bytes: u64,
+    /// Fields this version does not know, kept when the index is rewritten.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -223,6 +251,7 @@ pub(crate) fn validate_state(set: &Map<String, Value>) -> Result<()> {
 }
 
 impl IndexEntry {
+    /// An empty entry for session `id`: the start of the fold from its log.
     pub fn new(id: &str) -> IndexEntry {
         IndexEntry {
             id: id.to_string(),
@@ -759,11 +788,13 @@ type WrittenEntry = (Box<IndexEntry>, Vec<u8>);
 /// The index file as stored.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexFile {
+    /// The index format version.
     pub version: u64,
     /// The generation of the journal whose lines apply on top of this file
-    /// ([`crate::index::journal`]); `None` for an index without one.
+    /// (FORMAT.md §10.7); `None` for an index without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<u64>,
+    /// One entry per session.
     pub sessions: Vec<IndexEntry>,
 }
 
@@ -794,6 +825,7 @@ impl IndexFile {
         Ok(idx)
     }
 
+    /// The file's bytes: compact JSON and a newline.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut b = serde_json::to_vec(self).unwrap_or_default();
         b.push(b'\n');
@@ -846,10 +878,12 @@ impl IndexFile {
         out
     }
 
+    /// The entry of session `id`, if the index has one.
     pub fn get(&self, id: &str) -> Option<&IndexEntry> {
         self.sessions.iter().find(|e| e.id == id)
     }
 
+    /// Replace the entry with the same id, or add it at the end.
     pub fn upsert(&mut self, entry: IndexEntry) {
         match self.sessions.iter_mut().find(|e| e.id == entry.id) {
             Some(e) => *e = entry,
@@ -857,6 +891,7 @@ impl IndexFile {
         }
     }
 
+    /// Remove the entry of session `id`, returning it.
     pub fn remove(&mut self, id: &str) -> Option<IndexEntry> {
         let i = self.sessions.iter().position(|e| e.id == id)?;
         Some(self.sessions.remove(i))

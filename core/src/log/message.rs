@@ -15,10 +15,12 @@ pub struct Message {
 }
 
 impl Message {
+    /// The message id.
     pub fn id(&self) -> &str {
         &self.id
     }
 
+    /// The parent message id; `None` for a root message.
     pub fn parent_id(&self) -> Option<&str> {
         self.parent_id.as_deref()
     }

@@ -40,7 +40,9 @@ pub struct SkippedLine {
     pub line: u64,
     /// Byte offset of the skipped bytes in the file.
     pub offset: u64,
+    /// How many bytes were skipped.
     pub length: u64,
+    /// Why the bytes could not be used.
     pub reason: String,
 }
 
@@ -48,7 +50,9 @@ pub struct SkippedLine {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BrokenChain {
+    /// The message whose parent is missing.
     pub message_id: String,
+    /// The `parentId` it names.
     pub missing_parent_id: String,
 }
 
@@ -60,6 +64,7 @@ pub struct ReadReport {
     pub skipped: Vec<SkippedLine>,
     /// A last line with no newline: a write cut short by a crash.
     pub torn_tail: Option<SkippedLine>,
+    /// Messages whose parent is missing; each is a root of the tree.
     pub broken_chains: Vec<BrokenChain>,
     /// Message ids seen more than once; the first occurrence is used.
     pub duplicate_ids: Vec<String>,
@@ -70,6 +75,7 @@ pub struct ReadReport {
 }
 
 impl ReadReport {
+    /// Whether reading found nothing wrong (unknown record types do not count).
     pub fn is_clean(&self) -> bool {
         self.skipped.is_empty()
             && self.torn_tail.is_none()

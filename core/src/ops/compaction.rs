@@ -33,6 +33,7 @@ fn default_summary() -> u64 {
 }
 
 impl CompactionPolicy {
+    /// A policy for a budget of `token_budget` tokens, with the default `keep_last_turns` (2) and `summary_tokens` (1000).
     pub fn new(token_budget: u64) -> CompactionPolicy {
         CompactionPolicy {
             token_budget,
@@ -41,19 +42,23 @@ impl CompactionPolicy {
         }
     }
 
+    /// Parse a policy from a JSON object (`tokenBudget`, and optionally
+    /// `keepLastTurns` and `summaryTokens`). Fails with `InvalidInput`.
     pub fn from_json(json: &str) -> Result<CompactionPolicy> {
         serde_json::from_str(json).map_err(|e| Error::invalid(format!("compaction policy: {e}")))
     }
 }
 
 /// What the policy picked: the host summarises `messages` and passes `replaces`
-/// back to [`SessionCore::apply_compaction`].
+/// back to [`crate::Session::apply_compaction`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionPlan {
+    /// The ids of the messages to replace, a contiguous run of the model view.
     pub replaces: Vec<String>,
     /// The messages to summarise, in full.
     pub messages: Vec<Value>,
+    /// Tokens of the model view now.
     pub tokens_before: u64,
     /// Tokens of the model view after the compaction, without the summary.
     pub tokens_after: u64,

@@ -14,7 +14,7 @@ use crate::index::journal::JournalReport;
 use crate::log::{BrokenChain, SkippedLine};
 use crate::store::{StoreCore, ViewCore};
 
-/// What [`Store::doctor`] is asked to do.
+/// What [`crate::Store::doctor`] is asked to do.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DoctorOptions {
@@ -54,8 +54,11 @@ pub enum DoctorPhase {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DoctorProgress {
+    /// The step running.
     pub phase: DoctorPhase,
+    /// Items of the step done so far; only grows within a step.
     pub done: u64,
+    /// Items the step has in all.
     pub total: u64,
 }
 
@@ -63,7 +66,9 @@ pub struct DoctorProgress {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum IndexState {
+    /// Present and parseable.
     Ok,
+    /// There is no index file; it can be rebuilt from the logs.
     Missing,
     /// Not parseable: a repair rebuilds it.
     Corrupt,
@@ -77,7 +82,9 @@ pub enum IndexState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexCheck {
+    /// What reading the index file found.
     pub state: IndexState,
+    /// Why the index could not be read, with the path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Logs without an index entry.
@@ -132,24 +139,33 @@ impl IndexCheck {
 pub struct LogCheck {
     /// The session id, or `<session>/<agent>` for a subagent sidechain.
     pub id: String,
+    /// The session the log belongs to.
     pub session_id: String,
+    /// The subagent, for a sidechain log.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
+    /// The log file.
     pub path: String,
+    /// Messages read from it, on every branch.
     pub messages: usize,
     /// Whether the log has no problem at all (nothing to repair, nothing lost).
     pub ok: bool,
     /// The log could not be read at all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A last line cut short by a crash mid-write, if there is one.
     pub torn_tail: Option<SkippedLine>,
+    /// Lines that could not be read, with their offsets and reasons.
     pub skipped: Vec<SkippedLine>,
     /// Skipped lines not yet copied to the `.corrupt` file.
     pub unquarantined: usize,
     /// Records in the `.corrupt` file.
     pub quarantined: usize,
+    /// Messages whose parent is missing from the log.
     pub broken_chains: Vec<BrokenChain>,
+    /// Message ids that appear on more than one line of the log.
     pub duplicate_ids: Vec<String>,
+    /// Other findings that lose nothing but are worth a look.
     pub warnings: Vec<String>,
     /// Messages whose blob is missing or does not match its digest.
     pub bad_blobs: Vec<String>,
@@ -215,6 +231,7 @@ impl LogCheck {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum HistoryState {
+    /// The repository is readable.
     Ok,
     /// The store never took a snapshot.
     Absent,
@@ -226,9 +243,12 @@ pub enum HistoryState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryCheck {
+    /// What opening the repository found.
     pub state: HistoryState,
+    /// Why the repository could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The links between the logs and the repository.
     #[serde(flatten)]
     pub found: FileHistoryCheck,
 }
@@ -239,7 +259,7 @@ impl HistoryCheck {
     }
 }
 
-/// What [`Store::doctor`] found and did.
+/// What [`crate::Store::doctor`] found and did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DoctorReport {
@@ -249,9 +269,11 @@ pub struct DoctorReport {
     pub ok: bool,
     /// Whether a repair was asked for.
     pub repair: bool,
+    /// The index against the logs.
     pub index: IndexCheck,
     /// Each session log, followed by its subagent logs.
     pub logs: Vec<LogCheck>,
+    /// The file history against the logs.
     pub file_history: HistoryCheck,
     /// What the repair did to the store as a whole.
     pub repaired: Vec<String>,

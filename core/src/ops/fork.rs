@@ -28,6 +28,8 @@ pub struct ForkOptions {
 }
 
 impl ForkOptions {
+    /// Parse options from a JSON object (`at`, `title`); empty text gives the
+    /// defaults. Fails with `InvalidInput` on unknown fields or bad JSON.
     pub fn from_json(json: &str) -> Result<ForkOptions> {
         if json.trim().is_empty() {
             return Ok(ForkOptions::default());

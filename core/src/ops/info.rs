@@ -19,7 +19,9 @@ pub struct StoreInfo {
     pub project_root: PathBuf,
     /// The directory holding the project's session logs.
     pub dir: PathBuf,
+    /// The project code: the name of `dir` under the home (FORMAT.md §1).
     pub project_code: String,
+    /// The sessions index file.
     pub index_path: PathBuf,
 }
 
@@ -27,10 +29,13 @@ pub struct StoreInfo {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
+    /// The session id.
     pub id: String,
     /// Its log.
     pub path: PathBuf,
+    /// The message the conversation continues from; `None` before the first.
     pub head: Option<String>,
+    /// Its index entry as this writer keeps it.
     pub entry: IndexEntry,
     /// What opening the log found (and repaired or quarantined).
     pub open_report: ReadReport,
@@ -42,10 +47,13 @@ pub struct SessionInfo {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ViewInfo {
+    /// The head of the loaded log; `None` before the first message.
     pub head: Option<String>,
+    /// The `session` header record, if the log has one.
     pub header: Option<Map<String, Value>>,
     /// Messages on every branch.
     pub message_count: usize,
+    /// What reading found: skipped lines, a torn tail, broken chains.
     pub report: ReadReport,
     /// State and subagent records, in log order.
     pub records: Vec<Value>,
@@ -56,7 +64,9 @@ pub struct ViewInfo {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenTotals {
+    /// Input (prompt) tokens, if any message reported them.
     pub input: Option<u64>,
+    /// Output (completion) tokens, if any message reported them.
     pub output: Option<u64>,
     /// Input plus output; `None` when neither was reported.
     pub total: Option<u64>,

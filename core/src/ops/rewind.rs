@@ -45,6 +45,7 @@ impl std::fmt::Display for RewindMode {
 /// A move of the conversation head.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HeadMove {
+    /// The head before the move; `None` when it was before the first message.
     pub from: Option<String>,
     /// `None`: before the first message (the active path is empty).
     pub to: Option<String>,
@@ -56,6 +57,7 @@ pub struct HeadMove {
 pub struct RewindPreview {
     /// The user message rewound to (the state before it).
     pub message_id: String,
+    /// What is rewound: files, the conversation, or both.
     pub mode: RewindMode,
     /// The file plan; `None` for a conversation-only rewind.
     pub plan: Option<RewindPlan>,

@@ -43,37 +43,46 @@ pub(crate) struct StoreInner {
     written_entries: parking_lot::Mutex<WrittenEntries>,
 }
 
-/// How old an unreferenced blob must be before [`StoreCore::gc_blobs`] deletes it.
+/// How old an unreferenced blob must be before [`crate::Store::gc_blobs`] deletes it.
 pub const BLOB_GC_GRACE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
-/// What [`StoreCore::gc_blobs`] did.
+/// What [`crate::Store::gc_blobs`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BlobGcReport {
+    /// Blobs in the store before.
     pub blobs_before: usize,
+    /// Their bytes.
     pub bytes_before: u64,
+    /// Blobs deleted.
     pub blobs_removed: usize,
+    /// Bytes of the blobs deleted.
     pub bytes_freed: u64,
     /// Unreferenced blobs kept because they are younger than the grace period.
     pub kept_young: usize,
 }
 
-/// What [`StoreCore::gc_all`] did: the file history's report, with the blobs' and
+/// What [`crate::Store::gc_all`] did: the file history's report, with the blobs' and
 /// the temp files' beside it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoreGcReport {
+    /// The file-history gc (its fields at the top level of the JSON).
     #[serde(flatten)]
     pub file_history: crate::history::GcReport,
+    /// The blob gc.
     pub blobs: BlobGcReport,
+    /// The temp-file sweep.
     pub temp_files: TempGcReport,
 }
 
-/// What [`StoreCore::gc_temp_files`] did.
+/// What [`crate::Store::gc_temp_files`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TempGcReport {
+    /// Files deleted.
     pub removed: usize,
+    /// Their bytes.
     pub bytes_freed: u64,
     /// Temp files kept because they are younger than the grace period.
     pub kept_young: usize,
@@ -240,6 +249,7 @@ impl std::fmt::Debug for StoreCore {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RebuildReport {
+    /// Sessions in the rebuilt index.
     pub sessions: usize,
     /// Logs that had something to report, with what.
     pub problems: Vec<(String, ReadReport)>,

@@ -31,6 +31,8 @@ pub struct CreateOptions {
 }
 
 impl CreateOptions {
+    /// Parse options from a JSON object (`title`, `id`); empty text gives the
+    /// defaults. Fails with `InvalidInput` on unknown fields or bad JSON.
     pub fn from_json(json: &str) -> Result<CreateOptions> {
         if json.trim().is_empty() {
             return Ok(CreateOptions::default());

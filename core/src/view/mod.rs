@@ -206,6 +206,8 @@ pub struct ModelViewOptions {
 }
 
 impl ModelViewOptions {
+    /// Parse options from a JSON object (`lastN`, `tokenBudget`); empty text
+    /// gives the defaults. Fails with `InvalidInput` on unknown fields or bad JSON.
     pub fn from_json(json: &str) -> Result<ModelViewOptions> {
         if json.trim().is_empty() {
             return Ok(ModelViewOptions::default());
@@ -421,15 +423,23 @@ pub(crate) fn prefix_with_patches<'a>(
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TreeNode {
+    /// The message id.
     pub id: String,
+    /// Its parent, if it has one in the log.
     pub parent_id: Option<String>,
+    /// Its `role` (`""` if it has none).
     pub role: String,
+    /// Its `timestamp`.
     pub timestamp: Option<String>,
     /// The first 80 characters of the message's text.
     pub preview: String,
+    /// How many messages have it as their parent.
     pub children: usize,
+    /// Whether it is on the path from the root to the head.
     pub on_active_path: bool,
+    /// Whether it is the head.
     pub is_head: bool,
+    /// Whether a compaction on the active path replaced it.
     pub compacted: bool,
 }
 
@@ -437,11 +447,15 @@ pub struct TreeNode {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Branch {
+    /// The last message of the branch (a leaf, or the head).
     pub leaf_id: String,
+    /// Messages from the root to the leaf.
     pub length: usize,
     /// The last message this branch shares with the active path.
     pub fork_point_id: Option<String>,
+    /// Whether it ends at the head.
     pub is_active: bool,
+    /// The leaf's `timestamp`.
     pub last_timestamp: Option<String>,
 }
 
