@@ -5,6 +5,7 @@
 // Prints one line per test and ends with "N passed, M failed".
 #include "sessionkit.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -124,6 +125,17 @@ void test_errors_carry_status_and_message() {
     std::string root = fresh_dir("root");
     EXPECT_ERROR(Store(root, "{\"nope\": 1}"), SK_INVALID_INPUT, "sk_store_open");
     EXPECT_ERROR(Store(root + "/missing"), SK_NOT_FOUND, "missing");
+    // The operating system's error number travels with the exception: a home
+    // below a plain file cannot be created (ENOTDIR).
+    write_file(root + "/a-file", "x");
+    bool thrown = false;
+    try {
+        Store under_file(root, "{\"home\": \"" + root + "/a-file/home\"}");
+    } catch (const Error &e) {
+        thrown = true;
+        CHECK(e.os_errno() == ENOTDIR);
+    }
+    CHECK(thrown);
     Store store = open_store(root);
     EXPECT_ERROR(store.open_session("../escape"), SK_INVALID_INPUT, "../escape");
     EXPECT_ERROR(store.session_entry("0190aaaa-0000-7000-8000-000000000000"), SK_NOT_FOUND,

@@ -32,20 +32,24 @@ namespace sessionkit {
 // A failed call: the status and the library's message for it.
 class Error : public std::runtime_error {
 public:
-    Error(sk_status status, const std::string &message)
+    Error(sk_status status, const std::string &message, int os_errno = 0)
         : std::runtime_error(std::string(sk_status_name(status)) + ": " + message),
           status_(status),
-          message_(message) {}
+          message_(message),
+          os_errno_(os_errno) {}
     // The status the call returned (SK_NOT_FOUND, SK_BUSY, ...).
     sk_status status() const noexcept { return status_; }
     // The status's name ("NOT_FOUND", ...), static.
     const char *name() const noexcept { return sk_status_name(status_); }
     // The library's last-error text for the call.
     const std::string &message() const noexcept { return message_; }
+    // The operating system's error number behind it (ENOSPC, EACCES, ...), 0 if none.
+    int os_errno() const noexcept { return os_errno_; }
 
 private:
     sk_status status_;
     std::string message_;
+    int os_errno_;
 };
 
 // The library's version ("0.1.0"), its ABI version, and whether that ABI is
@@ -65,7 +69,7 @@ struct StringFree {
 using OwnedString = std::unique_ptr<char, StringFree>;
 
 inline void check(sk_status st) {
-    if (st != SK_OK) throw Error(st, sk_last_error());
+    if (st != SK_OK) throw Error(st, sk_last_error(), sk_last_errno());
 }
 
 // Call `call(&out)`, then copy and free the string it returned. The string is
