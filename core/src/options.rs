@@ -82,10 +82,7 @@ impl Default for StoreOptions {
 impl StoreOptions {
     /// Parse options from a JSON object (the form the C ABI and bindings use).
     pub fn from_json(json: &str) -> Result<StoreOptions> {
-        if json.trim().is_empty() {
-            return Ok(StoreOptions::default());
-        }
-        serde_json::from_str(json).map_err(|e| Error::invalid(format!("store options: {e}")))
+        crate::format::json::options_from_json("store options", json)
     }
 
     /// The home directory, absolute. A relative one is taken from the current

@@ -70,6 +70,18 @@ pub(crate) fn write_member(k: &str, v: &Value, out: &mut Vec<u8>) {
     write_value(v, out);
 }
 
+/// Options a host passes as a JSON object: empty text gives the defaults; bad
+/// JSON or an unknown field is `InvalidInput`, prefixed with `what`.
+pub(crate) fn options_from_json<T: serde::de::DeserializeOwned + Default>(
+    what: &str,
+    json: &str,
+) -> crate::error::Result<T> {
+    if json.trim().is_empty() {
+        return Ok(T::default());
+    }
+    serde_json::from_str(json).map_err(|e| crate::error::Error::invalid(format!("{what}: {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

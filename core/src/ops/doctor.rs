@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Result};
 use crate::history::{CheckpointProblem, DanglingCheckpoint, FileHistoryCheck};
 use crate::index::journal::JournalReport;
 use crate::log::{BrokenChain, SkippedLine};
@@ -26,10 +26,7 @@ pub struct DoctorOptions {
 impl DoctorOptions {
     /// Parse options from JSON (`{"repair": true}`); empty text is the default.
     pub fn from_json(json: &str) -> Result<DoctorOptions> {
-        if json.trim().is_empty() {
-            return Ok(DoctorOptions::default());
-        }
-        serde_json::from_str(json).map_err(|e| Error::invalid(format!("doctor options: {e}")))
+        crate::format::json::options_from_json("doctor options", json)
     }
 }
 

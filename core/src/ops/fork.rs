@@ -31,10 +31,7 @@ impl ForkOptions {
     /// Parse options from a JSON object (`at`, `title`); empty text gives the
     /// defaults. Fails with `InvalidInput` on unknown fields or bad JSON.
     pub fn from_json(json: &str) -> Result<ForkOptions> {
-        if json.trim().is_empty() {
-            return Ok(ForkOptions::default());
-        }
-        serde_json::from_str(json).map_err(|e| Error::invalid(format!("fork options: {e}")))
+        crate::format::json::options_from_json("fork options", json)
     }
 }
 

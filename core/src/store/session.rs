@@ -34,10 +34,7 @@ impl CreateOptions {
     /// Parse options from a JSON object (`title`, `id`); empty text gives the
     /// defaults. Fails with `InvalidInput` on unknown fields or bad JSON.
     pub fn from_json(json: &str) -> Result<CreateOptions> {
-        if json.trim().is_empty() {
-            return Ok(CreateOptions::default());
-        }
-        serde_json::from_str(json).map_err(|e| Error::invalid(format!("create options: {e}")))
+        crate::format::json::options_from_json("create options", json)
     }
 }
 

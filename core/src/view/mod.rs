@@ -209,10 +209,7 @@ impl ModelViewOptions {
     /// Parse options from a JSON object (`lastN`, `tokenBudget`); empty text
     /// gives the defaults. Fails with `InvalidInput` on unknown fields or bad JSON.
     pub fn from_json(json: &str) -> Result<ModelViewOptions> {
-        if json.trim().is_empty() {
-            return Ok(ModelViewOptions::default());
-        }
-        serde_json::from_str(json).map_err(|e| Error::invalid(format!("model view options: {e}")))
+        crate::format::json::options_from_json("model view options", json)
     }
 }
 
