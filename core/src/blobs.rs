@@ -28,6 +28,14 @@ pub(crate) fn is_digest(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// The digest a blob reference names, if it is one: an object whose `sha256`
+/// is 64 lowercase hex digits (its other members are ignored).
+pub(crate) fn reference_digest(r: &Value) -> Option<&str> {
+    r.get("sha256")
+        .and_then(Value::as_str)
+        .filter(|s| is_digest(s))
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -158,24 +166,57 @@ impl BlobStore {
         Ok(())
     }
 
-    /// Put the values of blob references back into a message.
+    /// Put the values of blob references back into a message (FORMAT.md §7). A
+    /// reference that cannot be resolved — malformed, its blob missing, or a
+    /// blob that does not match its name or is not a decodable JSON value —
+    /// degrades the message instead of failing: the field keeps its stored
+    /// value and the reference stays, so the host can tell. Only an I/O error
+    /// other than a missing file (the disk failing) is an error.
     pub fn inline(&self, msg: &mut Map<String, Value>) -> Result<()> {
         for (field, ref_field) in BLOB_FIELDS {
-            let Some(r) = msg.shift_remove(ref_field) else {
+            let Some(r) = msg.get(ref_field) else {
                 continue;
             };
             // A later patch that set the field wins over the stored value.
             if !msg.get(field).is_none_or(Value::is_null) {
+                msg.shift_remove(ref_field);
                 continue;
             }
-            let r: BlobRef = serde_json::from_value(r)
-                .map_err(|e| Error::Corrupt(format!("message {ref_field}: {e}")))?;
-            let bytes = self.get(&r)?;
-            let v: Value = serde_json::from_slice(&bytes)
-                .map_err(|e| Error::Corrupt(format!("blob {}: {e}", r.sha256)))?;
+            let Some(sha) = reference_digest(r) else {
+                continue;
+            };
+            let path = self.path_of(sha)?;
+            let bytes = match fs::read(&path) {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(&path, e)),
+            };
+            if hex(&Sha256::digest(&bytes)) != sha {
+                continue;
+            }
+            let Some(v) = std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(|t| crate::format::decode::parse_strict(t).ok())
+            else {
+                continue;
+            };
+            msg.shift_remove(ref_field);
             msg.insert(field.into(), v);
         }
         Ok(())
+    }
+
+    /// Whether the blob a reference names exists: `None` when it does;
+    /// `Some(None)` when the reference is malformed; `Some(Some(digest))` when
+    /// its file is missing (FORMAT.md §7, `missingBlobs`).
+    pub(crate) fn missing(&self, r: &Value) -> Option<Option<String>> {
+        let Some(sha) = reference_digest(r) else {
+            return Some(None);
+        };
+        match self.path_of(sha) {
+            Ok(p) if p.exists() => None,
+            _ => Some(Some(sha.to_owned())),
+        }
     }
 
     /// Every blob digest present on disk.

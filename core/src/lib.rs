@@ -82,6 +82,8 @@ mod view;
 
 pub use api::{Session, SessionView, Store, Subagent};
 pub use error::{Error, ErrorKind, Result};
+pub use format::decode::parse_json;
+pub use format::records::SkipKind;
 pub use format::tool_calls::{tool_calls, tool_results, ToolCall, ToolResult, ToolStyle};
 pub use history::{
     BrokenRef, CheckpointProblem, DanglingCheckpoint, FileHistoryCheck, GcPhase, GcProgress,
@@ -93,7 +95,7 @@ pub use history::{
 };
 pub use index::journal::{JournalReport, StoredIndex};
 pub use index::{IndexEntry, Lineage, Status};
-pub use log::{BrokenChain, ReadReport, SkippedLine};
+pub use log::{BrokenChain, MissingBlob, ReadReport, SkippedLine};
 pub use ops::compaction::{CompactionPlan, CompactionPolicy};
 pub use ops::doctor::{
     DoctorOptions, DoctorPhase, DoctorProgress, DoctorReport, HistoryCheck, HistoryState,

@@ -102,15 +102,32 @@ fn a_missing_subagent_is_not_found() {
 }
 
 #[test]
-fn a_missing_blob_snapshot_or_message_is_not_found() {
+fn a_missing_snapshot_or_message_is_not_found_and_a_missing_blob_degrades() {
     let e = env();
     let st = &e.store;
     let s = st.create_session(CreateOptions::default()).unwrap();
-    s.append(json!({"role": "tool", "content": "x".repeat(1000)}))
+    let m = s
+        .append(json!({"role": "user", "content": "x".repeat(1000)}))
         .unwrap();
     let blob = st.blobs().list().unwrap().remove(0);
     std::fs::remove_file(st.blobs().path_of(&blob).unwrap()).unwrap();
-    expect_not_found(s.read().and_then(|v| v.active_path()), &[&blob], "blob");
+    // FORMAT.md §7: the message is still read, its content `null` with the
+    // reference in place, and the read report names the blob.
+    let v = s.read().unwrap();
+    let path = v.active_path().unwrap();
+    assert_eq!(path.len(), 1);
+    let got = path[0].value();
+    assert_eq!(got["id"], m.id());
+    assert!(got["content"].is_null());
+    assert_eq!(got["contentBlob"]["sha256"], blob.as_str());
+    let missing = &v.report().missing_blobs;
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert_eq!(
+        (missing[0].message_id.as_str(), missing[0].field.as_str()),
+        (m.id(), "content")
+    );
+    assert_eq!(missing[0].sha256.as_deref(), Some(blob.as_str()));
+    assert_eq!(v.model_view(&Default::default()).unwrap().len(), 1);
     let missing = "0123456789012345678901234567890123456789";
     expect_not_found(s.snapshot_plan(missing), &[missing], "snapshot plan");
     expect_not_found(s.rewind_plan("m-nope"), &["m-nope"], "rewind plan");

@@ -395,8 +395,7 @@ pub(crate) unsafe fn opt_str<'a>(p: *const c_char, name: &str) -> FfiResult<Opti
 pub(crate) unsafe fn arg_json(p: *const c_char, name: &str) -> FfiResult<Value> {
     // SAFETY: forwarded from the caller.
     let s = unsafe { arg_str(p, name) }?;
-    serde_json::from_str(s)
-        .map_err(|e| FfiError::invalid(format!("argument `{name}` is not valid JSON: {e}")))
+    sessionkit::parse_json(&format!("argument `{name}`"), s).map_err(FfiError::from)
 }
 
 /// A required JSON argument of a given shape, described by `shape` in errors.

@@ -3,6 +3,7 @@
 //! written as JSON. Everything above reads and writes through these definitions;
 //! nothing here imports a module above it. The contract is docs/FORMAT.md.
 
+pub(crate) mod decode;
 pub(crate) mod facts;
 pub(crate) mod ids;
 pub(crate) mod json;

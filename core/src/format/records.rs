@@ -31,117 +31,196 @@ pub struct BlobRef {
     pub bytes: u64,
 }
 
-/// The few fields the reader needs from every line; everything else is skipped
-/// (but still validated as JSON) so that resuming stays cheap. Each is read
-/// loosely: a host message may carry a field of the same name with another type
-/// (`"version": "x"`), and that must not make the line unreadable.
-#[derive(Debug, Deserialize)]
+pub(crate) use crate::format::decode::{Json, Probe};
+
+/// Why a line (or part of one) was skipped: the kinds of FORMAT.md §9.1, one
+/// per cause, so that every implementation reports the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Probe<'a> {
-    #[serde(borrow, rename = "type", default)]
-    pub kind: Loose<'a>,
-    #[serde(borrow, default)]
-    pub id: Loose<'a>,
-    /// `None` when the line has no `parentId` at all (a seed-style line);
-    /// `Some(Loose(None))` for an explicit `null` (a root).
-    #[serde(borrow, default, deserialize_with = "present")]
-    pub parent_id: Option<Loose<'a>>,
-    #[serde(borrow, default)]
-    pub message_id: Loose<'a>,
-    #[serde(default)]
-    pub content_blob: Option<serde::de::IgnoredAny>,
-    #[serde(default)]
-    pub content_params_blob: Option<serde::de::IgnoredAny>,
-    #[serde(default)]
-    pub version: Option<Value>,
-    /// What the index entry folds from every message without parsing it whole
-    /// (see `index::Fold`).
-    #[serde(borrow, default)]
-    pub role: Loose<'a>,
-    #[serde(borrow, default)]
-    pub timestamp: Loose<'a>,
-    #[serde(borrow, default)]
-    pub meta: Option<&'a serde_json::value::RawValue>,
+pub enum SkipKind {
+    /// A run of NUL bytes (what a crash leaves where data was never written).
+    Nul,
+    /// A line that is not valid UTF-8.
+    Utf8,
+    /// A line that is not a decodable JSON object, or one whose structural
+    /// field has the wrong JSON type.
+    Json,
+    /// A message whose `id` is missing, `null` or not a valid message id.
+    NoId,
+    /// A `patch` record whose `messageId` or `patch` is missing or `null`.
+    BadPatch,
+    /// A `compaction` record whose `summaryId`, `replaces` or `prefix` is
+    /// missing or `null`.
+    BadCompaction,
+    /// Bytes after the last newline that are not all NUL: a write cut short.
+    Torn,
 }
 
-/// A field that is present, whatever its value (serde maps `null` to `None` for
-/// an `Option` otherwise, losing the difference from an absent field).
-fn present<'de: 'a, 'a, D: serde::Deserializer<'de>>(
-    d: D,
-) -> std::result::Result<Option<Loose<'a>>, D::Error> {
-    Loose::deserialize(d).map(Some)
+/// What a decodable line is, by the decision table (FORMAT.md §6.9).
+#[derive(Debug)]
+pub(crate) enum Class<'p> {
+    /// A message: its id and parent (`None`: no `parentId` member, the parent
+    /// is the head; `Some(None)`: a root).
+    Message {
+        id: &'p str,
+        parent: Option<Option<&'p str>>,
+    },
+    /// A `session` record; `version` is its format version.
+    Session {
+        version: u64,
+    },
+    /// A head move: `None` empties the head.
+    Head(Option<&'p str>),
+    Patch {
+        message_id: &'p str,
+    },
+    Compaction {
+        summary_id: &'p str,
+    },
+    State,
+    Subagent,
+    /// A record of a type this version does not know.
+    Unknown,
 }
 
-/// A string field, or `None` when the value is of any other type.
-#[derive(Debug, Default)]
-pub(crate) struct Loose<'a>(pub Option<std::borrow::Cow<'a, str>>);
+/// A skipped line's kind and reason.
+pub(crate) type Skip = (SkipKind, String);
 
-impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
-        use std::borrow::Cow;
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Loose<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("any JSON value")
+/// Apply the decision table (FORMAT.md §6.9) to a probed line: what it is, or
+/// why it is skipped. Every reader (the views, the index fold, the resume from
+/// the end) decides here, so they agree line for line.
+pub(crate) fn classify<'p>(p: &'p Probe<'_>) -> std::result::Result<Class<'p>, Skip> {
+    fn wrong(what: &str, v: &Json<'_>) -> Skip {
+        (
+            SkipKind::Json,
+            format!("{what} has the wrong JSON type ({})", v.type_name()),
+        )
+    }
+    let kind = match &p.kind {
+        Json::Absent | Json::Null => kind::MESSAGE,
+        Json::Str(s) => s,
+        other => return Err(wrong("\"type\"", other)),
+    };
+    match kind {
+        kind::MESSAGE => {
+            let id = match &p.id {
+                Json::Str(s) => s,
+                Json::Absent | Json::Null => {
+                    return Err((SkipKind::NoId, "message has no \"id\"".into()))
+                }
+                other => return Err(wrong("message \"id\"", other)),
+            };
+            if let Err(e) = validate_message_id(id) {
+                return Err((SkipKind::NoId, format!("message id is not valid: {e}")));
             }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
-                Ok(Loose(Some(Cow::Borrowed(v))))
-            }
-            fn visit_str<E>(self, v: &str) -> std::result::Result<Self::Value, E> {
-                Ok(Loose(Some(Cow::Owned(v.to_owned()))))
-            }
-            fn visit_string<E>(self, v: String) -> std::result::Result<Self::Value, E> {
-                Ok(Loose(Some(Cow::Owned(v))))
-            }
-            fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
-                Ok(Loose(None))
-            }
-            fn visit_none<E>(self) -> std::result::Result<Self::Value, E> {
-                Ok(Loose(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
-                Ok(Loose(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
-                Ok(Loose(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
-                Ok(Loose(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
-                Ok(Loose(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> std::result::Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Loose(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Loose(None))
+            let parent = match &p.parent_id {
+                Json::Absent => None,
+                Json::Null => Some(None),
+                Json::Str(s) => Some(Some(&**s)),
+                other => return Err(wrong("message \"parentId\"", other)),
+            };
+            Ok(Class::Message { id, parent })
+        }
+        kind::SESSION => match &p.version {
+            Json::Absent | Json::Null => Ok(Class::Session { version: 1 }),
+            Json::Number(v) if *v >= 0.0 && v.fract() == 0.0 => Ok(Class::Session {
+                version: if *v >= u64::MAX as f64 {
+                    u64::MAX
+                } else {
+                    *v as u64
+                },
+            }),
+            Json::Number(v) => Err((
+                SkipKind::Json,
+                format!("session \"version\" must be a non-negative integer, got {v}"),
+            )),
+            other => Err(wrong("session \"version\"", other)),
+        },
+        kind::HEAD => match &p.message_id {
+            Json::Absent | Json::Null => Ok(Class::Head(None)),
+            Json::Str(s) => Ok(Class::Head(Some(s))),
+            other => Err(wrong("head \"messageId\"", other)),
+        },
+        kind::PATCH => {
+            let message_id = match &p.message_id {
+                Json::Str(s) => s,
+                Json::Absent | Json::Null => {
+                    return Err((
+                        SkipKind::BadPatch,
+                        "patch record has no \"messageId\"".into(),
+                    ))
+                }
+                other => return Err(wrong("patch \"messageId\"", other)),
+            };
+            match &p.patch {
+                Json::Object => Ok(Class::Patch { message_id }),
+                Json::Absent | Json::Null => {
+                    Err((SkipKind::BadPatch, "patch record has no \"patch\"".into()))
+                }
+                other => Err(wrong("patch \"patch\"", other)),
             }
         }
-        d.deserialize_any(V)
+        kind::COMPACTION => {
+            let fields = [
+                (
+                    "summaryId",
+                    &p.summary_id,
+                    matches!(p.summary_id, Json::Str(_)),
+                ),
+                ("replaces", &p.replaces, matches!(p.replaces, Json::Array)),
+                ("prefix", &p.prefix, matches!(p.prefix, Json::Array)),
+            ];
+            for (name, v, ok) in fields {
+                if v.is_missing() {
+                    return Err((
+                        SkipKind::BadCompaction,
+                        format!("{COMPACTION_SHAPE}; \"{name}\" is missing"),
+                    ));
+                }
+                if !ok {
+                    return Err(wrong(&format!("compaction \"{name}\""), v));
+                }
+            }
+            Ok(Class::Compaction {
+                summary_id: p.summary_id.str().unwrap_or_default(),
+            })
+        }
+        kind::STATE => Ok(Class::State),
+        kind::SUBAGENT => Ok(Class::Subagent),
+        _ => Ok(Class::Unknown),
     }
+}
+
+/// The members of a patch a reader does not apply: the ones a writer refuses
+/// (FORMAT.md §6.4), which would change what the message table was built from.
+pub(crate) const PATCH_RESERVED: [&str; 7] = [
+    "type",
+    "id",
+    "parentId",
+    "sessionId",
+    "role",
+    "contentBlob",
+    "contentParamsBlob",
+];
+
+/// The patch a `patch` record's line applies: its `patch` object without the
+/// members a reader ignores ([`PATCH_RESERVED`]).
+pub(crate) fn patch_of(text: &str) -> Option<Value> {
+    let Ok(Value::Object(mut rec)) = serde_json::from_str(text) else {
+        return None;
+    };
+    let Some(Value::Object(mut patch)) = rec.remove("patch") else {
+        return None;
+    };
+    for k in PATCH_RESERVED {
+        patch.shift_remove(k);
+    }
+    Some(Value::Object(patch))
 }
 
 /// What a `compaction` record must hold to be folded (FORMAT.md §7).
 pub(crate) const COMPACTION_SHAPE: &str =
     "compaction record needs a string \"summaryId\", an array \"replaces\" and an array \"prefix\"";
-
-/// Whether a `compaction` record has the shape [`COMPACTION_SHAPE`] describes.
-pub(crate) fn is_valid_compaction(v: &Value) -> bool {
-    v.get("summaryId").is_some_and(Value::is_string)
-        && v.get("replaces").is_some_and(Value::is_array)
-        && v.get("prefix").is_some_and(Value::is_array)
-}
 
 /// How a JSON value's type reads in an error message ("an array", "null").
 pub fn type_name(v: &Value) -> &'static str {

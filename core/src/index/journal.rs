@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, IoContext, Result};
+use crate::format::records::SkipKind;
 use crate::index::{IndexEntry, IndexFile, INDEX_FILE};
 use crate::log::SkippedLine;
 
@@ -117,6 +118,7 @@ pub(crate) fn apply(
                 line,
                 offset: start + at as u64,
                 length: (bytes.len() - at) as u64,
+                kind: SkipKind::Torn,
                 reason: "no newline at the end of the journal".into(),
             });
             break;
@@ -134,6 +136,7 @@ pub(crate) fn apply(
                 line,
                 offset: start + at as u64,
                 length: n as u64,
+                kind: SkipKind::Json,
                 reason,
             }),
         }

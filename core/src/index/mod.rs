@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::format::facts::{is_text_field, usage_in, usage_of, Facts, Written};
-use crate::format::records::{content_text_ref, kind};
+use crate::format::records::{classify, content_text_ref, kind, Class};
 use crate::log::{self, ReadReport};
 
 pub(crate) use crate::format::layout::INDEX_FILE;
@@ -337,7 +337,8 @@ impl IndexEntry {
         match rec.get("type").and_then(Value::as_str) {
             None | Some(kind::MESSAGE) => self.apply_message(rec),
             Some(kind::SESSION) => {
-                if let Some(c) = rec.get("createdAt").and_then(Value::as_str) {
+                let created = rec.get("createdAt").and_then(Value::as_str);
+                if let Some(c) = created.filter(|c| crate::format::ids::parse_ms(c).is_some()) {
                     self.created_at = c.to_string();
                     if later(c, &self.updated_at) {
                         self.updated_at = c.to_string();
@@ -383,6 +384,10 @@ impl IndexEntry {
     /// [`IndexEntry::note_time`] with `ts` and `updated_at` parsed (`t` and
     /// `updated`); true when `ts` became `updated_at`.
     fn note_time_parsed(&mut self, ts: &str, t: Option<u64>, updated: Option<u64>) -> bool {
+        // A timestamp that does not parse is not a time (FORMAT.md §10.3).
+        if t.is_none() {
+            return false;
+        }
         // The latest time seen: a fork's copied records are older than it.
         let later = later_parsed(t, updated, &self.updated_at);
         if later {
@@ -562,6 +567,14 @@ impl<T> Fold<T> {
         }
     }
 
+    /// Fold only the time of a record: a `session` record after the header.
+    pub fn time_only(&mut self, rec: &Map<String, Value>) {
+        self.folded += 1;
+        if let Some(ts) = rec.get("timestamp").and_then(Value::as_str) {
+            self.note_time(ts);
+        }
+    }
+
     /// Fold a record other than a message.
     pub fn record(&mut self, rec: &Map<String, Value>) {
         debug_assert!(!matches!(
@@ -718,37 +731,50 @@ pub fn fold_log(id: &str, path: &Path, blobs: &BlobStore) -> Result<(IndexEntry,
     let mut file = File::open(path).at(path)?;
     let mut fold: Fold<(u64, usize, bool)> = Fold::new(IndexEntry::new(id));
     let mut report = ReadReport::default();
-    // Fold exactly what the reader accepts: the first of duplicate ids, messages
-    // with an id, head records that name a known message.
+    // Fold exactly what the views fold (FORMAT.md §10.3): the decision table
+    // skips the same lines, the first of duplicate ids counts, a head record
+    // naming an unknown message is not folded, and only the header is a header.
     let mut ids: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut header_seen = false;
     let end = log::scan(&mut file, path, 0, &mut report, |line, report| {
-        let (text, p) = match log::probe(line.bytes) {
+        let probed = log::probe(line.bytes);
+        let (text, p) = match probed {
             Ok(x) => x,
-            Err(reason) => {
-                log::skip(report, &line, reason);
+            Err(why) => {
+                log::skip(report, &line, why);
                 return Ok(());
             }
         };
-        let has_blob = p.content_blob.is_some() || p.content_params_blob.is_some();
-        match p.kind.0.as_deref() {
-            None | Some(kind::MESSAGE) => {
-                let Some(id) = p.id.0.as_deref() else {
-                    return Ok(());
-                };
+        let class = match classify(&p) {
+            Ok(c) => c,
+            Err(why) => {
+                log::skip(report, &line, why);
+                return Ok(());
+            }
+        };
+        let has_blob = p.has_blob();
+        match class {
+            Class::Message { id, .. } => {
                 if !ids.insert(id.to_owned()) {
                     return Ok(());
                 }
                 let facts = Facts {
                     id,
-                    role: p.role.0.as_deref(),
-                    timestamp: p.timestamp.0.as_deref(),
+                    role: p.role.str(),
+                    timestamp: p.timestamp.str(),
                     usage: usage_in(p.meta.map(|m| m.get())),
                 };
                 let at = (line.offset, line.bytes.len(), has_blob);
                 fold.message(facts, at, |_| parse_whole(text, has_blob, blobs));
             }
-            Some(kind::HEAD) if p.message_id.0.as_deref().is_some_and(|m| !ids.contains(m)) => {}
-            _ => {
+            Class::Head(Some(m)) if !ids.contains(m) => {}
+            Class::Session { .. } if header_seen => {
+                if let Some(rec) = parse_whole(text, false, blobs) {
+                    fold.time_only(&rec);
+                }
+            }
+            class => {
+                header_seen |= matches!(class, Class::Session { .. });
                 if let Some(rec) = parse_whole(text, has_blob, blobs) {
                     fold.record(&rec);
                 }
@@ -1028,17 +1054,28 @@ mod tests {
         let mut out = Vec::new();
         let mut report = ReadReport::default();
         let mut ids = std::collections::HashSet::new();
+        let mut header = false;
         log::scan(&mut file, path, 0, &mut report, |line, _| {
             let Ok((text, p)) = log::probe(line.bytes) else {
                 return Ok(());
             };
-            let accepted = match p.kind.0.as_deref() {
-                None | Some(kind::MESSAGE) => p.id.0.is_some_and(|id| ids.insert(id.into_owned())),
-                Some(kind::HEAD) => p.message_id.0.as_deref().is_none_or(|m| ids.contains(m)),
+            let Ok(class) = classify(&p) else {
+                return Ok(());
+            };
+            let accepted = match class {
+                Class::Message { id, .. } => ids.insert(id.to_owned()),
+                Class::Head(m) => m.is_none_or(|m| ids.contains(m)),
                 _ => true,
             };
+            let later_header =
+                matches!(class, Class::Session { .. }) && std::mem::replace(&mut header, true);
             if let (true, Ok(Value::Object(mut rec))) = (accepted, serde_json::from_str(text)) {
                 let _ = blobs.inline(&mut rec);
+                if later_header {
+                    // Only the header is a header: a later one folds its time.
+                    rec.retain(|k, _| k == "timestamp");
+                    rec.insert("type".into(), "later-session".into());
+                }
                 out.push(rec);
             }
             Ok(())

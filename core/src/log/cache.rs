@@ -17,7 +17,7 @@ use crate::log::EntryFacts;
 use twox_hash::{XxHash3_128, XxHash3_64};
 
 /// Its first bytes; the last digit is the layout's version.
-const MAGIC: &[u8; 8] = b"SKLOGST1";
+const MAGIC: &[u8; 8] = b"SKLOGST2";
 
 /// A read that parsed at least this much of its log writes a new cache.
 pub(crate) const WRITE_AFTER_BYTES: u64 = 128 << 10;
@@ -63,7 +63,7 @@ pub(crate) struct MessageShape {
 pub(crate) enum ParentShape {
     /// No `parentId` field (a seed-style line: the parent is the head before it).
     Absent,
-    /// `null`, or a value that is not a string: a root.
+    /// `null`: a root.
     Root,
     At(Span),
 }

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, IoContext, Result};
-use crate::format::records::{kind, Probe, FORMAT_VERSION};
+use crate::format::records::{classify, Class, Probe, Skip, SkipKind, FORMAT_VERSION};
 use cache::{LineShape, MessageShape, ParentShape, PrefixHash, Span, Structure};
 
 /// How much `scan` reads at a time: small enough to stay in cache while its lines
@@ -42,6 +42,8 @@ pub struct SkippedLine {
     pub offset: u64,
     /// How many bytes were skipped.
     pub length: u64,
+    /// What kind of damage it is (FORMAT.md §9.1).
+    pub kind: SkipKind,
     /// Why the bytes could not be used.
     pub reason: String,
 }
@@ -54,6 +56,20 @@ pub struct BrokenChain {
     pub message_id: String,
     /// The `parentId` it names.
     pub missing_parent_id: String,
+}
+
+/// A blob reference whose blob file does not exist, or that is malformed: the
+/// message is handed out with the field as stored (`null`) and the reference in
+/// place (FORMAT.md §7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MissingBlob {
+    /// The message that names it.
+    pub message_id: String,
+    /// The field whose value is in the blob: `content` or `contentParams`.
+    pub field: String,
+    /// The digest named, or `None` when the reference is malformed.
+    pub sha256: Option<String>,
 }
 
 /// What reading a log found besides the records themselves.
@@ -70,7 +86,10 @@ pub struct ReadReport {
     pub duplicate_ids: Vec<String>,
     /// Records of a type this version does not know; kept on disk and ignored.
     pub unknown_records: u64,
-    /// Other problems, such as a head record naming an unknown message.
+    /// Blob references that cannot be resolved (their messages are degraded).
+    pub missing_blobs: Vec<MissingBlob>,
+    /// Other problems: a head record naming an unknown message, a loop of
+    /// parents cut.
     pub warnings: Vec<String>,
 }
 
@@ -81,6 +100,7 @@ impl ReadReport {
             && self.torn_tail.is_none()
             && self.broken_chains.is_empty()
             && self.duplicate_ids.is_empty()
+            && self.missing_blobs.is_empty()
             && self.warnings.is_empty()
     }
 }
@@ -203,6 +223,7 @@ pub(crate) fn scan_chunks(
             line: number + 1,
             offset: base,
             length: buf.len() as u64,
+            kind: if nul { SkipKind::Nul } else { SkipKind::Torn },
             reason: if nul {
                 format!("NUL run of {} bytes at end of file", buf.len())
             } else {
@@ -215,7 +236,7 @@ pub(crate) fn scan_chunks(
 
 /// The text of `line`: a slice of `chunk`, the text it was cut from, if any;
 /// else its bytes checked.
-fn line_text<'a>(chunk: Option<&'a str>, line: &Line<'a>) -> std::result::Result<&'a str, String> {
+fn line_text<'a>(chunk: Option<&'a str>, line: &Line<'a>) -> std::result::Result<&'a str, Skip> {
     let in_chunk = chunk.and_then(|c| range_in(c.as_bytes(), line.bytes).and_then(|r| c.get(r)));
     in_chunk.map_or_else(|| utf8(line.bytes), Ok)
 }
@@ -237,6 +258,7 @@ fn emit<'a>(line: &'a [u8], number: u64, offset: u64, report: &mut ReadReport) -
             line: number,
             offset,
             length: nuls as u64,
+            kind: SkipKind::Nul,
             reason: format!("NUL run of {nuls} bytes"),
         });
     }
@@ -257,7 +279,7 @@ fn probe_all<'a>(
     lines: &[Line<'a>],
     chunk: Option<&'a str>,
     parallel: bool,
-) -> Vec<std::result::Result<(&'a str, Probe<'a>), String>> {
+) -> Vec<std::result::Result<(&'a str, Probe<'a>), Skip>> {
     const PARALLEL_BYTES: usize = 256 << 10;
     let total: usize = lines.iter().map(|l| l.bytes.len()).sum();
     let probe_one = |l: &Line<'a>| line_text(chunk, l).and_then(probe_text);
@@ -287,33 +309,41 @@ fn probe_all<'a>(
 }
 
 /// Parse the probe of a line, or say why the line is unusable.
-pub(crate) fn probe(bytes: &[u8]) -> std::result::Result<(&str, Probe<'_>), String> {
+pub(crate) fn probe(bytes: &[u8]) -> std::result::Result<(&str, Probe<'_>), Skip> {
     probe_text(utf8(bytes)?)
 }
 
 /// `bytes` as text, or why they are not.
-fn utf8(bytes: &[u8]) -> std::result::Result<&str, String> {
+fn utf8(bytes: &[u8]) -> std::result::Result<&str, Skip> {
     // simdutf8 for the common case; std says where a bad line goes wrong.
     match simdutf8::basic::from_utf8(bytes) {
         Ok(t) => Ok(t),
-        Err(_) => std::str::from_utf8(bytes).map_err(|e| format!("invalid UTF-8: {e}")),
+        Err(_) => {
+            std::str::from_utf8(bytes).map_err(|e| (SkipKind::Utf8, format!("invalid UTF-8: {e}")))
+        }
     }
 }
 
-/// [`probe`] of a line already known to be text.
-fn probe_text(text: &str) -> std::result::Result<(&str, Probe<'_>), String> {
+/// [`probe`] of a line already known to be text: a decodable JSON object
+/// (FORMAT.md §5) or a skip of kind `json`.
+fn probe_text(text: &str) -> std::result::Result<(&str, Probe<'_>), Skip> {
     if text.trim_start().as_bytes().first() != Some(&b'{') {
-        return Err("invalid JSON record: not a JSON object".into());
+        return Err((
+            SkipKind::Json,
+            "invalid JSON record: not a JSON object".into(),
+        ));
     }
-    let p: Probe = serde_json::from_str(text).map_err(|e| format!("invalid JSON record: {e}"))?;
+    let p: Probe = serde_json::from_str(text)
+        .map_err(|e| (SkipKind::Json, format!("invalid JSON record: {e}")))?;
     Ok((text, p))
 }
 
-pub(crate) fn skip(report: &mut ReadReport, line: &Line<'_>, reason: String) {
+pub(crate) fn skip(report: &mut ReadReport, line: &Line<'_>, (kind, reason): Skip) {
     report.skipped.push(SkippedLine {
         line: line.number,
         offset: line.offset,
         length: line.bytes.len() as u64,
+        kind,
         reason,
     });
 }
@@ -416,10 +446,10 @@ impl EntryFacts {
     fn of(line: &str, p: &Probe<'_>) -> EntryFacts {
         let span = |inner: &str| span_in(line, inner);
         // `Some(None)` for an absent field, `None` for one not in the line as is.
-        let string = |f: &crate::format::records::Loose<'_>| match &f.0 {
-            Some(Cow::Borrowed(t)) => span(t).map(Some),
-            Some(Cow::Owned(_)) => None,
-            None => Some(None),
+        let string = |f: &crate::format::records::Json<'_>| match f {
+            crate::format::records::Json::Str(Cow::Borrowed(t)) => span(t).map(Some),
+            crate::format::records::Json::Str(Cow::Owned(_)) => None,
+            _ => Some(None),
         };
         let (role, timestamp) = (string(&p.role), string(&p.timestamp));
         let meta = p.meta.map_or(Some(None), |m| span(m.get()).map(Some));
@@ -480,6 +510,26 @@ pub struct LoadedLog {
 }
 
 impl LoadedLog {
+    /// Report the blob references of its messages whose blob file is missing,
+    /// or that are malformed (FORMAT.md §7): the views degrade those messages.
+    pub(crate) fn check_blobs(&mut self, blobs: &crate::blobs::BlobStore) {
+        for e in self.entries.iter().filter(|e| e.has_blob) {
+            let Ok(Value::Object(m)) = serde_json::from_str::<Value>(&e.raw) else {
+                continue; // an outline keeps no text
+            };
+            for (field, ref_field) in crate::blobs::BLOB_FIELDS {
+                let Some(r) = m.get(ref_field) else { continue };
+                if let Some(sha256) = blobs.missing(r) {
+                    self.report.missing_blobs.push(MissingBlob {
+                        message_id: e.id.clone(),
+                        field: field.to_owned(),
+                        sha256,
+                    });
+                }
+            }
+        }
+    }
+
     pub fn message_count(&self) -> usize {
         self.entries.len()
     }
@@ -759,6 +809,7 @@ impl<'p> Folder<'p> {
         }
         let log = &mut self.log;
         log.head = self.head.map(|i| log.entries[i].id.clone());
+        cut_loops(log, &mut report);
         for e in &log.entries {
             if let Some(p) = &e.parent_id {
                 if !log.by_id.contains_key(p) {
@@ -779,39 +830,38 @@ impl<'p> Folder<'p> {
     fn line(
         &mut self,
         line: &Line<'_>,
-        probed: std::result::Result<(&str, Probe<'_>), String>,
+        probed: std::result::Result<(&str, Probe<'_>), Skip>,
         report: &mut ReadReport,
     ) -> Option<MessageShape> {
         let (text, p) = match probed {
             Ok(x) => x,
-            Err(reason) => {
-                skip(report, line, reason);
+            Err(why) => {
+                skip(report, line, why);
+                return None;
+            }
+        };
+        let class = match classify(&p) {
+            Ok(c) => c,
+            Err(why) => {
+                skip(report, line, why);
                 return None;
             }
         };
         let log = &mut self.log;
-        match p.kind.0.as_deref() {
-            None | Some(kind::MESSAGE) => {
+        match class {
+            Class::Message { id, parent } => {
                 let facts = EntryFacts::of(text, &p);
-                let Some(id) = p.id.0 else {
-                    skip(report, line, "message has no \"id\"".into());
-                    return None;
-                };
-                let has_blob = p.content_blob.is_some() || p.content_params_blob.is_some();
-                let parent = p.parent_id.map(|l| l.0);
-                let shape = MessageShape::of(text, &id, parent.as_ref(), has_blob, &facts);
-                let parent = parent.as_ref().map(|p| p.as_deref());
-                self.message(line, text, &id, parent, has_blob, facts, report);
+                let has_blob = p.has_blob();
+                let shape = MessageShape::of(text, id, parent, has_blob, &facts);
+                self.message(line, text, id, parent, has_blob, facts, report);
                 return shape;
             }
-            Some(kind::SESSION) => {
-                if let Some(v) = p.version.as_ref().and_then(Value::as_u64) {
-                    if v > FORMAT_VERSION && self.unsupported.is_none() {
-                        self.unsupported = Some(format!(
-                            "{} is format version {v}; this sessionkit reads up to {FORMAT_VERSION}",
-                            self.path.display()
-                        ));
-                    }
+            Class::Session { version } => {
+                if version > FORMAT_VERSION && self.unsupported.is_none() {
+                    self.unsupported = Some(format!(
+                        "{} is format version {version}; this sessionkit reads up to {FORMAT_VERSION}",
+                        self.path.display()
+                    ));
                 }
                 if log.header.is_none() {
                     if let Ok(Value::Object(h)) = serde_json::from_str(text) {
@@ -819,48 +869,35 @@ impl<'p> Folder<'p> {
                     }
                 }
             }
-            Some(kind::HEAD) => match p.message_id.0 {
-                None => self.head = None,
-                Some(t) => match log.by_id.get(t.as_ref()) {
-                    Some(&i) => self.head = Some(i),
-                    None => report.warnings.push(format!(
-                        "line {}: head record names unknown message {t:?}",
-                        line.number
-                    )),
-                },
+            Class::Head(None) => self.head = None,
+            Class::Head(Some(t)) => match log.by_id.get(t) {
+                Some(&i) => self.head = Some(i),
+                None => report.warnings.push(format!(
+                    "line {}: head record names unknown message {t:?}",
+                    line.number
+                )),
             },
-            Some(kind::PATCH) => {
-                let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-                match (p.message_id.0, v.get("patch")) {
-                    (Some(m), Some(patch)) if patch.is_object() => log
-                        .patches
-                        .entry(m.into_owned())
+            Class::Patch { message_id } => {
+                if let Some(patch) = crate::format::records::patch_of(text) {
+                    log.patches
+                        .entry(message_id.to_owned())
                         .or_default()
-                        .push((line.offset, patch.clone())),
-                    _ => skip(
-                        report,
-                        line,
-                        "patch record needs \"messageId\" and an object \"patch\"".into(),
-                    ),
+                        .push((line.offset, patch));
                 }
             }
-            Some(kind::COMPACTION) => match serde_json::from_str::<Value>(text) {
-                Ok(v) if crate::format::records::is_valid_compaction(&v) => {
-                    let sid = v["summaryId"].as_str().unwrap_or_default().to_string();
-                    log.compactions.entry(sid).or_insert((line.offset, v));
+            Class::Compaction { summary_id } => {
+                if let Ok(v) = serde_json::from_str::<Value>(text) {
+                    log.compactions
+                        .entry(summary_id.to_owned())
+                        .or_insert((line.offset, v));
                 }
-                _ => skip(
-                    report,
-                    line,
-                    crate::format::records::COMPACTION_SHAPE.into(),
-                ),
-            },
-            Some(kind::STATE) | Some(kind::SUBAGENT) => {
+            }
+            Class::State | Class::Subagent => {
                 log.record_offsets.push(line.offset);
                 log.records
                     .push(serde_json::from_str(text).unwrap_or(Value::Null));
             }
-            Some(_) => report.unknown_records += 1,
+            Class::Unknown => report.unknown_records += 1,
         }
         None
     }
@@ -933,28 +970,69 @@ impl<'p> Folder<'p> {
     }
 }
 
+/// Cut every loop of parents (FORMAT.md §8.3): in each, the message that comes
+/// first in the log becomes a root, so every walk ends wherever it starts.
+fn cut_loops(log: &mut LoadedLog, report: &mut ReadReport) {
+    const NEW: u8 = 0;
+    const WALKING: u8 = 1;
+    const DONE: u8 = 2;
+    let parent_of = |log: &LoadedLog, i: usize| {
+        log.entries[i]
+            .parent_id
+            .as_deref()
+            .and_then(|p| log.by_id.get(p).copied())
+    };
+    let mut state = vec![NEW; log.entries.len()];
+    let mut walk = Vec::new();
+    for start in 0..log.entries.len() {
+        let mut cur = Some(start);
+        while let Some(i) = cur {
+            match state[i] {
+                NEW => {
+                    state[i] = WALKING;
+                    walk.push(i);
+                    cur = parent_of(log, i);
+                }
+                WALKING => {
+                    // The walk came back to `i`: the loop is `i` and what the
+                    // walk visited after it.
+                    let from = walk.iter().position(|&w| w == i).unwrap_or(0);
+                    let first = walk[from..].iter().copied().min().unwrap_or(i);
+                    let e = &mut log.entries[first];
+                    report.warnings.push(format!(
+                        "message {:?}: its chain of parents loops; read as a root",
+                        e.id
+                    ));
+                    e.parent_id = None;
+                    break;
+                }
+                _ => break,
+            }
+        }
+        for w in walk.drain(..) {
+            state[w] = DONE;
+        }
+    }
+}
+
 impl MessageShape {
     /// The shape of a probed message line; `None` when its id or parent is not
     /// in the line as is (escaped), so only parsing finds it. (Whether a `Cow`
     /// borrows from the line is what is asked, hence `&Cow`.)
-    #[allow(clippy::ptr_arg)]
     fn of(
         text: &str,
-        id: &Cow<'_, str>,
-        parent: Option<&Option<Cow<'_, str>>>,
+        id: &str,
+        parent: Option<Option<&str>>,
         has_blob: bool,
         facts: &EntryFacts,
     ) -> Option<MessageShape> {
-        let borrowed = |c: &Cow<'_, str>| match c {
-            Cow::Borrowed(t) => span_in(text, t),
-            Cow::Owned(_) => None,
-        };
+        // A string decoded from escapes is a copy, not a slice of the line.
         Some(MessageShape {
-            id: borrowed(id)?,
+            id: span_in(text, id)?,
             parent: match parent {
                 None => ParentShape::Absent,
                 Some(None) => ParentShape::Root,
-                Some(Some(p)) => ParentShape::At(borrowed(p)?),
+                Some(Some(p)) => ParentShape::At(span_in(text, p)?),
             },
             has_blob,
             facts: *facts,

@@ -955,8 +955,10 @@ impl StoreCore {
 
     /// Load a session for reading, without a lock.
     pub(crate) fn read_session(&self, id: &str) -> Result<ViewCore> {
+        let mut log = self.load_session_log(id)?;
+        log.check_blobs(&self.inner.blobs);
         Ok(ViewCore {
-            log: self.load_session_log(id)?,
+            log,
             blobs: self.inner.blobs.clone(),
         })
     }
@@ -1101,13 +1103,15 @@ impl StoreCore {
     /// Load a subagent's sidechain log for reading.
     pub(crate) fn read_subagent(&self, session_id: &str, agent_id: &str) -> Result<ViewCore> {
         let path = self.subagent_log_path(session_id, agent_id)?;
+        let mut log = log::load(&path).map_err(|e| match e {
+            Error::NotFound(_) => {
+                Error::NotFound(format!("subagent {agent_id} of session {session_id}"))
+            }
+            e => e,
+        })?;
+        log.check_blobs(&self.inner.blobs);
         Ok(ViewCore {
-            log: log::load(&path).map_err(|e| match e {
-                Error::NotFound(_) => {
-                    Error::NotFound(format!("subagent {agent_id} of session {session_id}"))
-                }
-                e => e,
-            })?,
+            log,
             blobs: self.inner.blobs.clone(),
         })
     }

@@ -242,43 +242,21 @@ fn excluded_from_model(m: &Map<String, Value>) -> bool {
         == Some(true)
 }
 
-/// Turn model items (stored form) into the model view: drop what the model must
-/// not see, answer dangling tool calls, apply limits, inline blobs.
+/// Turn model items (stored form) into the model view (FORMAT.md §8.6): drop
+/// what the model must not see, inline blobs, pair tool calls with results
+/// (dropping orphan results, answering dangling calls), apply limits.
 pub(crate) fn finish_model_view(
     items: Vec<Map<String, Value>>,
     opts: &ModelViewOptions,
     blobs: &BlobStore,
 ) -> Result<Vec<Message>> {
-    let items: Vec<Map<String, Value>> = items
-        .into_iter()
-        .filter(|m| !excluded_from_model(m))
-        .collect();
-    let answered: std::collections::HashSet<String> =
-        items.iter().flat_map(tools::results).collect();
-    let mut out: Vec<Map<String, Value>> = Vec::with_capacity(items.len());
-    let mut pending: Vec<Map<String, Value>> = Vec::new();
-    for m in items {
-        if !pending.is_empty() && !tools::is_result(&m) {
-            out.append(&mut pending);
-        }
-        let calls = tools::calls(&m);
-        let aid = m
-            .get("id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let sid = m.get("sessionId").cloned();
-        out.push(m);
-        if !calls.is_empty() {
-            out.append(&mut pending);
-            for (call, style) in calls {
-                if !answered.contains(&call) {
-                    pending.push(tools::interrupted(&aid, &call, style, sid.as_ref()));
-                }
-            }
-        }
+    let mut inlined = Vec::with_capacity(items.len());
+    for mut m in items.into_iter().filter(|m| !excluded_from_model(m)) {
+        // Before pairing: a call or a result may be held in a blob.
+        blobs.inline(&mut m)?;
+        inlined.push(m);
     }
-    out.append(&mut pending);
+    let out = pair_tool_calls(inlined);
 
     let lead = out
         .iter()
@@ -301,22 +279,63 @@ pub(crate) fn finish_model_view(
     while start < out.len() && start > lead && tools::is_result(&out[start]) {
         start += 1;
     }
-    let mut result = Vec::with_capacity(lead + out.len() - start);
     let keep = out
-        .drain(..)
+        .into_iter()
         .enumerate()
         .filter(|(i, _)| *i < lead || *i >= start);
-    for (_, mut m) in keep {
-        blobs.inline(&mut m)?;
-        let id = m
+    Ok(keep
+        .map(|(_, m)| {
+            let id = m
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let parent = m.get("parentId").and_then(Value::as_str).map(str::to_owned);
+            Message::from_map(id, parent, &m)
+        })
+        .collect())
+}
+
+/// Step 4 of the model view: drop every message carrying a result whose call no
+/// earlier message makes, and give every call that nothing answers a synthetic
+/// result, after its message and the results that follow it.
+fn pair_tool_calls(items: Vec<Map<String, Value>>) -> Vec<Map<String, Value>> {
+    let mut called: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut kept = Vec::with_capacity(items.len());
+    for m in items {
+        if tools::results(&m).iter().any(|r| !called.contains(r)) {
+            continue; // an orphan: its call was skipped, compacted away or unreadable
+        }
+        called.extend(tools::calls(&m).into_iter().map(|(id, _)| id));
+        kept.push(m);
+    }
+    let answered: std::collections::HashSet<String> =
+        kept.iter().flat_map(tools::results).collect();
+    let mut out: Vec<Map<String, Value>> = Vec::with_capacity(kept.len());
+    let mut pending: Vec<Map<String, Value>> = Vec::new();
+    for m in kept {
+        if !pending.is_empty() && !tools::is_result(&m) {
+            out.append(&mut pending);
+        }
+        let calls = tools::calls(&m);
+        let aid = m
             .get("id")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        let parent = m.get("parentId").and_then(Value::as_str).map(str::to_owned);
-        result.push(Message::from_map(id, parent, &m));
+        let sid = m.get("sessionId").cloned();
+        out.push(m);
+        if !calls.is_empty() {
+            out.append(&mut pending);
+            for (call, style) in calls {
+                if !answered.contains(&call) {
+                    pending.push(tools::interrupted(&aid, &call, style, sid.as_ref()));
+                }
+            }
+        }
     }
-    Ok(result)
+    out.append(&mut pending);
+    out
 }
 
 impl LoadedLog {

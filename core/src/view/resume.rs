@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, IoContext, Result};
-use crate::format::records::{kind, merge_patch, FORMAT_VERSION};
+use crate::format::records::{classify, merge_patch, patch_of, Class, FORMAT_VERSION};
 use crate::log::probe;
 use crate::view::prefix_with_patches;
 
@@ -41,56 +41,44 @@ impl Tail {
         }
         let offset = offset + nuls as u64;
         let Ok((text, p)) = probe(bytes) else { return };
-        match p.kind.0.as_deref() {
-            None | Some(kind::MESSAGE) => {
-                let Some(id) = p.id.0 else { return };
-                let Some(parent) = p.parent_id else {
+        let Ok(class) = classify(&p) else { return };
+        match class {
+            Class::Message { id, parent } => {
+                let Some(parent) = parent else {
                     // A seed-style line continues from the head before it, which
                     // only a forward read knows.
                     self.give_up = true;
                     return;
                 };
-                let id = id.into_owned();
+                let id = id.to_owned();
                 if self.head.is_none() {
                     self.head = Some(Some(id.clone()));
                 }
                 let e = TailEntry {
-                    parent: parent.0.map(|c| c.into_owned()),
+                    parent: parent.map(str::to_owned),
                     raw: text.to_string(),
                 };
                 if self.entries.insert(id, e).is_some() {
                     self.give_up = true; // duplicate ids: the forward rule (first wins) needs the whole log
                 }
             }
-            Some(kind::HEAD) if self.head.is_none() => {
-                self.head = Some(p.message_id.0.map(|c| c.into_owned()));
+            Class::Head(m) if self.head.is_none() => {
+                self.head = Some(m.map(str::to_owned));
             }
-            Some(kind::PATCH) => {
-                if let (Some(m), Ok(v)) = (p.message_id.0, serde_json::from_str::<Value>(text)) {
-                    if let Some(patch) = v.get("patch").filter(|x| x.is_object()) {
-                        self.patches
-                            .entry(m.into_owned())
-                            .or_default()
-                            .push((offset, patch.clone()));
-                    }
+            Class::Patch { message_id } => {
+                if let Some(patch) = patch_of(text) {
+                    self.patches
+                        .entry(message_id.to_owned())
+                        .or_default()
+                        .push((offset, patch));
                 }
             }
-            Some(kind::COMPACTION) => {
+            Class::Compaction { summary_id } => {
                 if let Ok(v) = serde_json::from_str::<Value>(text) {
-                    if crate::format::records::is_valid_compaction(&v) {
-                        let sid = v["summaryId"].as_str().unwrap_or_default().to_string();
-                        self.compactions.insert(sid, (offset, v));
-                    }
+                    self.compactions.insert(summary_id.to_owned(), (offset, v));
                 }
             }
-            Some(kind::SESSION)
-                if p.version
-                    .as_ref()
-                    .and_then(Value::as_u64)
-                    .is_some_and(|v| v > FORMAT_VERSION) =>
-            {
-                self.give_up = true;
-            }
+            Class::Session { version } if version > FORMAT_VERSION => self.give_up = true,
             _ => {}
         }
     }
