@@ -524,6 +524,60 @@ fn doctor_reports_a_missing_index_and_what_it_cannot_repair() {
 }
 
 #[test]
+fn doctor_names_blobs_that_cannot_be_read_which_reads_degrade() {
+    let e = env();
+    let s = create(&e.store, "s");
+    s.append(json!({"id": "big", "role": "user", "content": "x".repeat(300_000)}))
+        .unwrap();
+    s.append(json!({"id": "bad", "role": "user", "content": "y".repeat(300_000)}))
+        .unwrap();
+    s.close().unwrap();
+    let blobs = e.store.blobs();
+    let digests = blobs.list().unwrap();
+    assert_eq!(digests.len(), 2);
+    let read = e.store.read_session("s").unwrap();
+    let sha_of = |id: &str| {
+        read.message(id).unwrap();
+        let raw = std::fs::read_to_string(e.store.log_path("s").unwrap()).unwrap();
+        raw.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|v| v["id"] == id)
+            .unwrap()["contentBlob"]["sha256"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (gone, bad) = (sha_of("big"), sha_of("bad"));
+    std::fs::remove_file(blobs.path_of(&gone).unwrap()).unwrap();
+    std::fs::write(blobs.path_of(&bad).unwrap(), "\"not the bytes named\"").unwrap();
+
+    // Reading degrades both messages and reports the missing file only (a read
+    // does not open blobs, FORMAT.md §7); nothing fails.
+    let v = e.store.read_session("s").unwrap();
+    let missing: Vec<&str> = v
+        .report()
+        .missing_blobs
+        .iter()
+        .map(|m| m.message_id.as_str())
+        .collect();
+    assert_eq!(missing, ["big"]);
+    for m in v.active_path().unwrap() {
+        assert!(m.value()["content"].is_null(), "{}", m.json());
+        assert!(m.value()["contentBlob"].is_object());
+    }
+
+    // The doctor opens them and names both.
+    let (r, _) = doctor(&e.store, false);
+    assert!(!r.ok);
+    let problems = &r.logs[0].problems;
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems[0].contains("\"big\"") && problems[1].contains("\"bad\""),
+        "{problems:?}"
+    );
+}
+
+#[test]
 fn doctor_options_come_from_json() {
     assert!(
         DoctorOptions::from_json("{\"repair\": true}")

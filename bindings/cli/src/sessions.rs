@@ -98,6 +98,12 @@ fn report_note(r: &sessionkit::ReadReport) -> Option<String> {
     if !r.duplicate_ids.is_empty() {
         parts.push(format!("duplicate ids: {}", r.duplicate_ids.join(", ")));
     }
+    if !r.missing_blobs.is_empty() {
+        parts.push(format!(
+            "{} value(s) missing from the blob store (shown as null)",
+            r.missing_blobs.len()
+        ));
+    }
     parts.extend(r.warnings.iter().cloned());
     (!parts.is_empty()).then(|| format!("log problems: {}", parts.join("; ")))
 }
