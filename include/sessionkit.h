@@ -968,8 +968,10 @@ void sk_view_close(struct sk_view **view);
 
 // What loading found, as a JSON object: `{"head": id|null, "header":
 // object|null, "messageCount": n, "report": readReport, "records": [...]}`.
-// `records` are the state and subagent records in log order; `report` lists
-// skipped lines, a torn tail, broken chains, duplicate ids.
+// `records` are the state and subagent records in log order; `report` is
+// FORMAT.md §9.1: `skipped` and `tornTail` (`{line, offset, length, kind,
+// reason}`), `brokenChains`, `duplicateIds`, `unknownRecords`, `missingBlobs`
+// (`{messageId, field, sha256}`), `warnings`.
 //
 // # Safety
 //
