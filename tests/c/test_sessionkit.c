@@ -1257,6 +1257,17 @@ static void test_bad_input(void) {
     ERR(sk_session_model_view(se, "{", &o), SK_INVALID_INPUT, NULL);
     ERR(sk_session_create(st, "{", &ose), SK_INVALID_INPUT, "create options");
     ERR(sk_session_append(se, "", &o), SK_INVALID_INPUT, "message_json");
+    /* JSON no reader would decode the same way (FORMAT.md §5): refused, never written. */
+    ERR(sk_session_append(se, "{\"role\": \"user\", \"role\": \"assistant\"}", &o),
+        SK_INVALID_INPUT, "repeats a member name");
+    ERR(sk_session_append(se, "{\"role\": \"user\", \"content\": {\"a\": 1, \"\\u0061\": 2}}", &o),
+        SK_INVALID_INPUT, "repeats a member name");
+    ERR(sk_session_append(se, "{\"role\": \"user\", \"content\": \"\\ud800\"}", &o),
+        SK_INVALID_INPUT, "surrogate");
+    ERR(sk_session_append(se, "{\"role\": \"user\", \"content\": 1e400}", &o),
+        SK_INVALID_INPUT, "out of range");
+    ERR(sk_session_patch(se, "m1", "{\"meta\": {\"k\": 1, \"k\": 2}}"), SK_INVALID_INPUT,
+        "repeats a member name");
 
     /* JSON of the wrong shape. */
     ERR(sk_session_append(se, "[1, 2]", &o), SK_INVALID_INPUT, "must be a JSON object");
