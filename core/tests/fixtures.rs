@@ -147,7 +147,12 @@ fn check_view(
             c.eq(&format!("{at}.modelViewResume"), &got, p);
         }
     }
-    for (i, w) in want["modelViewWith"].as_array().into_iter().flatten().enumerate() {
+    for (i, w) in want["modelViewWith"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let at = format!("{at}.modelViewWith[{i}]");
         let opts = match ModelViewOptions::from_json(&w["options"].to_string()) {
             Ok(o) => o,
@@ -384,7 +389,12 @@ fn logs_replay_as_the_manifest_says() {
     let mut failures = Vec::new();
     let mut used = HashSet::new();
     for entry in m["logs"].as_array().unwrap() {
-        for src in entry["files"].as_object().into_iter().flatten().map(|f| f.1) {
+        for src in entry["files"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|f| f.1)
+        {
             used.insert(src.as_str().unwrap().to_string());
         }
         replay_log(entry, &mut failures);
@@ -416,8 +426,8 @@ fn every_row_of_the_decision_table_has_a_fixture() {
     for entry in manifest()["logs"].as_array().unwrap() {
         for r in entry["rows"].as_array().into_iter().flatten() {
             let r = r.as_str().unwrap().to_string();
-            let extra = (r.starts_with('V') || r.starts_with('I'))
-                && readme.contains(&format!("| {r} |"));
+            let extra =
+                (r.starts_with('V') || r.starts_with('I')) && readme.contains(&format!("| {r} |"));
             if !rows.contains(&r) && !extra {
                 unknown.push(format!("{}: {r}", entry["name"]));
             }

@@ -249,7 +249,10 @@ fn exit_code(kind: &str) -> i32 {
         "Unsupported",
         "Internal",
     ];
-    let n = kinds.iter().position(|k| *k == kind).unwrap_or_else(|| panic!("kind {kind}"));
+    let n = kinds
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or_else(|| panic!("kind {kind}"));
     n as i32 + 3
 }
 
@@ -257,9 +260,8 @@ fn exit_code(kind: &str) -> i32 {
 fn show(env: &Env, args: &[&str]) -> Result<Value, i32> {
     let out = env.cmd().arg("--json").args(args).output().unwrap();
     match out.status.code() {
-        Some(0) => Ok(serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout))
-        })),
+        Some(0) => Ok(serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))),
         code => Err(code.unwrap_or(-1)),
     }
 }
@@ -332,9 +334,12 @@ fn every_fixture_log_shows_as_the_manifest_says() {
                     let msgs = v["messages"].as_array().cloned().unwrap_or_default();
                     let ids: Vec<Value> = msgs.iter().map(|m| m["id"].clone()).collect();
                     c.eq("read.modelView", &Value::Array(ids), mv);
-                    for (id, fields) in want["modelViewMessages"].as_object().into_iter().flatten() {
+                    for (id, fields) in want["modelViewMessages"].as_object().into_iter().flatten()
+                    {
                         let Some(got) = msgs.iter().find(|m| m["id"] == json!(id)) else {
-                            c.fail(format!("read.modelViewMessages.{id}: not in the model view"));
+                            c.fail(format!(
+                                "read.modelViewMessages.{id}: not in the model view"
+                            ));
                             continue;
                         };
                         for (k, w) in fields.as_object().unwrap() {
