@@ -8,14 +8,18 @@
 //! gives the recorded `current` value, so a fix makes this test fail until the
 //! deviation is removed from the manifest.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use serde_json::{json, Value};
-use sessionkit::{ModelViewOptions, ReadReport, SessionView, SkippedLine, Store, StoreOptions};
+use sessionkit::{ModelViewOptions, ReadReport, SessionView, Store, StoreOptions};
 use sha2::{Digest, Sha256};
+
+#[path = "../../tests/replay.rs"]
+mod replay;
+use replay::Check;
 
 #[path = "../examples/make_fixtures.rs"]
 #[allow(dead_code)]
@@ -61,110 +65,8 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// Collects mismatches, honouring the entry's known deviations.
-struct Check {
-    name: String,
-    deviations: Vec<(String, Value, String)>,
-    seen: HashSet<String>,
-    failures: Vec<String>,
-}
-
-impl Check {
-    fn new(name: &str, entry: &Value) -> Check {
-        let deviations = entry["knownDeviations"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|d| {
-                (
-                    d["at"].as_str().unwrap().to_string(),
-                    d["current"].clone(),
-                    d["issue"].as_str().unwrap_or("").to_string(),
-                )
-            })
-            .collect();
-        Check {
-            name: name.to_string(),
-            deviations,
-            seen: HashSet::new(),
-            failures: Vec::new(),
-        }
-    }
-
-    fn eq(&mut self, at: &str, actual: &Value, expected: &Value) {
-        if let Some((_, current, issue)) = self.deviations.iter().find(|d| d.0 == at) {
-            self.seen.insert(at.to_string());
-            if actual == current {
-                return;
-            }
-            let what = if actual == expected {
-                "is fixed: remove it from knownDeviations".to_string()
-            } else {
-                format!("changed: got {actual}, expected {expected}, recorded {current}")
-            };
-            self.failures.push(format!(
-                "{}: {at}: known deviation ({issue}) {what}",
-                self.name
-            ));
-        } else if actual != expected {
-            self.failures.push(format!(
-                "{}: {at}: got {actual}, expected {expected}",
-                self.name
-            ));
-        }
-    }
-
-    fn fail(&mut self, msg: String) {
-        self.failures.push(format!("{}: {msg}", self.name));
-    }
-
-    fn finish(mut self, all: &mut Vec<String>) {
-        for (at, _, _) in &self.deviations {
-            if !self.seen.contains(at) {
-                self.failures.push(format!(
-                    "{}: knownDeviation {at} was never checked",
-                    self.name
-                ));
-            }
-        }
-        all.append(&mut self.failures);
-    }
-}
-
-/// The manifest's name for a skipped line's reason.
-fn reason_kind(reason: &str) -> String {
-    let kinds = [
-        ("NUL run", "nul"),
-        ("invalid UTF-8", "utf8"),
-        ("invalid JSON", "json"),
-        ("message has no", "noId"),
-        ("patch record needs", "badPatch"),
-        ("compaction record needs", "badCompaction"),
-        ("last line has no newline", "torn"),
-    ];
-    kinds
-        .iter()
-        .find(|(prefix, _)| reason.starts_with(prefix))
-        .map(|(_, k)| k.to_string())
-        .unwrap_or_else(|| format!("other: {reason}"))
-}
-
-fn skipped_json(s: &SkippedLine) -> Value {
-    json!({"line": s.line, "offset": s.offset, "length": s.length, "kind": reason_kind(&s.reason)})
-}
-
 fn check_report(c: &mut Check, at: &str, r: &ReadReport, expected: &Value) {
-    let actual = json!({
-        "skipped": r.skipped.iter().map(skipped_json).collect::<Vec<_>>(),
-        "tornTail": r.torn_tail.as_ref().map(skipped_json),
-        "brokenChains": serde_json::to_value(&r.broken_chains).unwrap(),
-        "duplicateIds": r.duplicate_ids,
-        "unknownRecords": r.unknown_records,
-        "warnings": r.warnings.len(),
-    });
-    for (k, want) in expected.as_object().unwrap() {
-        c.eq(&format!("{at}.{k}"), &actual[k], want);
-    }
+    replay::check_report(c, at, &serde_json::to_value(r).unwrap(), expected);
 }
 
 fn kind_name(e: &sessionkit::Error) -> Value {
@@ -244,6 +146,26 @@ fn check_view(
             let got = ids(store.model_view(id, &opts));
             c.eq(&format!("{at}.modelViewResume"), &got, p);
         }
+    }
+    for (i, w) in want["modelViewWith"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let at = format!("{at}.modelViewWith[{i}]");
+        let opts = match ModelViewOptions::from_json(&w["options"].to_string()) {
+            Ok(o) => o,
+            Err(e) => {
+                c.fail(format!("{at}.options: {e}"));
+                continue;
+            }
+        };
+        let got = match view.model_view(&opts) {
+            Ok(v) => ids_of(&v),
+            Err(e) => json!({ "error": kind_name(&e) }),
+        };
+        c.eq(&at, &got, &w["ids"]);
     }
     if let Some(Value::Object(msgs)) = want.get("modelViewMessages") {
         let view_msgs = view
@@ -362,7 +284,7 @@ fn check_open(c: &mut Check, store: &Store, id: &str, want: &Value) {
                 ));
             }
             json!({"line": r["line"], "offset": off, "length": len,
-                   "kind": reason_kind(r["reason"].as_str().unwrap())})
+                   "kind": replay::skipped_kind(r)})
         })
         .collect();
     c.eq("open.quarantine", &Value::Array(got), &want["quarantine"]);
@@ -409,11 +331,7 @@ fn replay_log(entry: &Value, all: &mut Vec<String>) {
     let project = tmp.path().join("project");
     fs::create_dir(&project).unwrap();
     let store = open_store(&project, &tmp.path().join("home"));
-    for (dst, src) in entry["files"].as_object().unwrap() {
-        let to = store.dir().join(dst);
-        fs::create_dir_all(to.parent().unwrap()).unwrap();
-        fs::copy(fixtures_dir().join(src.as_str().unwrap()), &to).unwrap();
-    }
+    replay::install(entry, &fixtures_dir(), store.dir());
     let id = entry["session"].as_str().unwrap();
 
     let want = &entry["read"];
@@ -452,7 +370,7 @@ fn replay_log(entry: &Value, all: &mut Vec<String>) {
     if let Some(want) = entry.get("open") {
         check_open(&mut c, &store, id, want);
     }
-    c.finish(all);
+    c.finish(all, true);
 }
 
 fn fail_all(failures: Vec<String>) {
@@ -471,7 +389,12 @@ fn logs_replay_as_the_manifest_says() {
     let mut failures = Vec::new();
     let mut used = HashSet::new();
     for entry in m["logs"].as_array().unwrap() {
-        for src in entry["files"].as_object().unwrap().values() {
+        for src in entry["files"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|f| f.1)
+        {
             used.insert(src.as_str().unwrap().to_string());
         }
         replay_log(entry, &mut failures);
@@ -486,6 +409,37 @@ fn logs_replay_as_the_manifest_says() {
         "replaying changed the fixtures"
     );
     fail_all(failures);
+}
+
+/// Every row of the decision table (FORMAT §6.9) is pinned by an entry's `rows`,
+/// and every id an entry lists is a row of the table or a view or index case of
+/// the README (`V<n>`, `I<n>`).
+#[test]
+fn every_row_of_the_decision_table_has_a_fixture() {
+    let path = fixtures_dir().join("../../docs/FORMAT.md");
+    let format = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let rows = replay::table_rows(&format);
+    assert!(rows.len() >= 60, "FORMAT §6.9 rows found: {rows:?}");
+    let readme = fs::read_to_string(fixtures_dir().join("README.md")).unwrap();
+    let mut listed = BTreeSet::new();
+    let mut unknown = Vec::new();
+    for entry in manifest()["logs"].as_array().unwrap() {
+        for r in entry["rows"].as_array().into_iter().flatten() {
+            let r = r.as_str().unwrap().to_string();
+            let extra =
+                (r.starts_with('V') || r.starts_with('I')) && readme.contains(&format!("| {r} |"));
+            if !rows.contains(&r) && !extra {
+                unknown.push(format!("{}: {r}", entry["name"]));
+            }
+            listed.insert(r);
+        }
+    }
+    let missing: Vec<&String> = rows.iter().filter(|r| !listed.contains(*r)).collect();
+    assert!(
+        missing.is_empty() && unknown.is_empty(),
+        "rows of FORMAT §6.9 no manifest entry lists: {missing:?}; \
+         listed ids that are no row: {unknown:?}"
+    );
 }
 
 #[test]
@@ -561,9 +515,9 @@ fn golden_store_replays_as_the_manifest_says() {
             if let Some(want) = s.get("open") {
                 check_open(&mut sc, &store, id, want);
             }
-            sc.finish(&mut failures);
+            sc.finish(&mut failures, true);
         }
-        c.finish(&mut failures);
+        c.finish(&mut failures, true);
     }
     fail_all(failures);
 }

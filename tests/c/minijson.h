@@ -147,10 +147,14 @@ static inline char *mj_str(const char *v) {
         case 'u': {
             uint32_t c = mj_hex4(p + 1);
             p += 4;
+            /* A pair of surrogate escapes is one character outside the BMP
+             * (the manifest spells UTF-8 text so); a lone one stays as it is. */
             if (c >= 0xD800 && c < 0xDC00 && p[1] == '\\' && p[2] == 'u') {
                 uint32_t lo = mj_hex4(p + 3);
-                c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
-                p += 6;
+                if (lo >= 0xDC00 && lo < 0xE000) {
+                    c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
+                    p += 6;
+                }
             }
             mj_put_utf8(&o, c);
             break;

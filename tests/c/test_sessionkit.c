@@ -1585,6 +1585,101 @@ static void check_ids(const char *what, const char *name, const char *got_json,
     free(want);
 }
 
+/* The manifest's kind of a skipped segment (tests/fixtures/README.md): the
+ * library's `kind` when it gives one, else its reason classified by prefix. */
+static char *skipped_kind(const char *item) {
+    char *kind = mj_get_str(item, "kind");
+    if (kind) return kind;
+    static const char *kinds[][2] = {
+        {"NUL run", "nul"},          {"invalid UTF-8", "utf8"},
+        {"invalid JSON", "json"},    {"message has no", "noId"},
+        {"patch record needs", "badPatch"}, {"compaction record needs", "badCompaction"},
+        {"last line has no newline", "torn"},
+    };
+    char *reason = mj_get_str(item, "reason");
+    const char *found = "other";
+    for (size_t i = 0; reason && i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strncmp(reason, kinds[i][0], strlen(kinds[i][0])) == 0) found = kinds[i][1];
+    free(reason);
+    return strdup(found);
+}
+
+/* Whether the strings at `key` of two objects are equal (both absent or null
+ * counts as equal). */
+static int same_str(const char *a, const char *b, const char *key) {
+    char *x = mj_get_str(a, key), *y = mj_get_str(b, key);
+    int same = (!x && !y) || (x && y && strcmp(x, y) == 0);
+    free(x);
+    free(y);
+    return same;
+}
+
+/* A skipped segment of the library's report against the manifest's. */
+static int same_skipped(const char *got, const char *want) {
+    if (mj_int(mj_get(got, "line")) != mj_int(mj_get(want, "line")) ||
+        mj_int(mj_get(got, "offset")) != mj_int(mj_get(want, "offset")) ||
+        mj_int(mj_get(got, "length")) != mj_int(mj_get(want, "length")))
+        return 0;
+    char *gk = skipped_kind(got), *wk = mj_get_str(want, "kind");
+    int same = wk && strcmp(gk, wk) == 0;
+    free(gk);
+    free(wk);
+    return same;
+}
+
+/* Arrays of objects compared by `same` on each element, or of strings when
+ * `same` is NULL. A missing array counts as empty. */
+static int same_array(const char *got, const char *want, int (*same)(const char *, const char *)) {
+    long n = mj_len(got) < 0 ? 0 : mj_len(got), m = mj_len(want);
+    if (n != m) return 0;
+    for (long i = 0; i < n; i++) {
+        const char *g = mj_at(got, (size_t)i), *w = mj_at(want, (size_t)i);
+        if (same) {
+            if (!same(g, w)) return 0;
+        } else {
+            char *x = mj_str(g), *y = mj_str(w);
+            int eq = x && y && strcmp(x, y) == 0;
+            free(x);
+            free(y);
+            if (!eq) return 0;
+        }
+    }
+    return 1;
+}
+
+static int same_chain(const char *g, const char *w) {
+    return same_str(g, w, "messageId") && same_str(g, w, "missingParentId");
+}
+
+static int same_missing_blob(const char *g, const char *w) {
+    return same_str(g, w, "messageId") && same_str(g, w, "field") && same_str(g, w, "sha256");
+}
+
+/* The manifest's `report` against the report of `sk_view_info`, key by key. */
+static void check_report(const char *name, const char *got, const char *want) {
+    const char *e;
+    if ((e = mj_get(want, "skipped")) && !same_array(mj_get(got, "skipped"), e, same_skipped))
+        FAILF("%s: report.skipped differs", name);
+    if ((e = mj_get(want, "tornTail"))) {
+        const char *t = mj_get(got, "tornTail");
+        int same = mj_is_null(e) ? (!t || mj_is_null(t)) : (t && !mj_is_null(t) && same_skipped(t, e));
+        if (!same) FAILF("%s: report.tornTail differs", name);
+    }
+    if ((e = mj_get(want, "brokenChains")) && !same_array(mj_get(got, "brokenChains"), e, same_chain))
+        FAILF("%s: report.brokenChains differs", name);
+    if ((e = mj_get(want, "duplicateIds")) && !same_array(mj_get(got, "duplicateIds"), e, NULL))
+        FAILF("%s: report.duplicateIds differs", name);
+    if ((e = mj_get(want, "missingBlobs")) &&
+        !same_array(mj_get(got, "missingBlobs"), e, same_missing_blob))
+        FAILF("%s: report.missingBlobs differs", name);
+    if ((e = mj_get(want, "unknownRecords")) && mj_int(e) != mj_int(mj_get(got, "unknownRecords")))
+        FAILF("%s: report.unknownRecords: got %lld, want %lld", name,
+              mj_int(mj_get(got, "unknownRecords")), mj_int(e));
+    if ((e = mj_get(want, "warnings")) && mj_int(e) != mj_len(mj_get(got, "warnings")))
+        FAILF("%s: report.warnings: got %ld, want %lld", name, mj_len(mj_get(got, "warnings")),
+              mj_int(e));
+}
+
 /* Check a READ expectation (tests/fixtures/README.md) against a loaded view. */
 static void check_read(const char *name, sk_status load_status, sk_view *v, const char *read) {
     sk_status want = expected_status(read);
@@ -1624,6 +1719,7 @@ static void check_read(const char *name, sk_status load_status, sk_view *v, cons
             free(got_t);
         }
     }
+    if ((e = mj_get(read, "report"))) check_report(name, mj_get(info, "report"), e);
     sk_string_free(info);
 
     char *out = NULL;
@@ -1648,6 +1744,22 @@ static void check_read(const char *name, sk_status load_status, sk_view *v, cons
             check_ids("modelView", name, out, e);
         sk_string_free(out);
         out = NULL;
+    }
+    const char *with = mj_get(read, "modelViewWith");
+    for (long i = 0; with && i < mj_len(with); i++) {
+        const char *w = mj_at(with, (size_t)i);
+        const char *o = mj_ws(mj_get(w, "options")), *o_end = mj_skip(o);
+        char *opts = o && o_end ? strndup(o, (size_t)(o_end - o)) : strdup("");
+        sk_status st = sk_view_model(v, opts, &out);
+        char what[64];
+        snprintf(what, sizeof what, "modelViewWith[%ld]", i);
+        if (st != SK_OK)
+            FAILF("%s: %s: %s", name, what, sk_last_error());
+        else
+            check_ids(what, name, out, mj_get(w, "ids"));
+        sk_string_free(out);
+        out = NULL;
+        free(opts);
     }
     if ((e = mj_get(read, "ui"))) {
         if (sk_view_ui(v, &out) != SK_OK) {
@@ -1744,6 +1856,27 @@ static void test_fixture_logs(void) {
         char *dir = mj_get_str(info, "dir");
         sk_string_free(info);
         install_files(dir, mj_get(entry, "files"));
+        const char *lines = mj_get(entry, "lines");
+        if (lines) {
+            /* The log's exact text: each line's UTF-8 bytes and a newline. */
+            size_t cap = 1, len = 0;
+            char *text = calloc(1, cap);
+            for (long j = 0; j < mj_len(lines); j++) {
+                char *l = mj_str(mj_at(lines, (size_t)j));
+                size_t n = l ? strlen(l) : 0;
+                text = realloc(text, cap = len + n + 2);
+                memcpy(text + len, l ? l : "", n);
+                len += n;
+                text[len++] = '\n';
+                free(l);
+            }
+            char file[512];
+            snprintf(file, sizeof file, "%s.jsonl", sid);
+            char *to = path_join(dir, file);
+            write_file(to, text, len);
+            free(to);
+            free(text);
+        }
 
         sk_view *v = NULL;
         sk_status st = sk_store_read_session(store, sid, &v);

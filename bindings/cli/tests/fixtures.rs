@@ -2,11 +2,13 @@
 //! the golden store read through the CLI, and `doctor --repair` on every log.
 
 mod common;
+#[path = "../../../tests/replay.rs"]
+mod replay;
 
 use std::collections::HashSet;
 
 use common::{copy_dir, fixtures, Env};
-use serde_json::Value;
+use serde_json::{json, Value};
 use sessionkit::{Store, StoreOptions};
 
 fn manifest() -> Value {
@@ -143,11 +145,7 @@ fn doctor_repair_on_every_fixture_log_loses_nothing() {
             },
         )
         .unwrap();
-        for (dst, src) in l["files"].as_object().unwrap() {
-            let to = store.dir().join(dst);
-            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-            std::fs::copy(fixtures().join(src.as_str().unwrap()), &to).unwrap();
-        }
+        replay::install(l, &fixtures(), store.dir());
         let before = message_ids(&store, sid);
         let log = store.log_path(sid).unwrap();
         let bytes_before = std::fs::read(&log).unwrap();
@@ -237,4 +235,132 @@ fn shown_ids(v: &Value) -> Vec<&Value> {
         .iter()
         .map(|m| &m["id"])
         .collect()
+}
+
+/// The number a failure of this error kind exits with (bindings/cli/README.md).
+fn exit_code(kind: &str) -> i32 {
+    let kinds = [
+        "NotFound",
+        "Busy",
+        "Conflict",
+        "InvalidInput",
+        "Corrupt",
+        "Io",
+        "Unsupported",
+        "Internal",
+    ];
+    let n = kinds
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or_else(|| panic!("kind {kind}"));
+    n as i32 + 3
+}
+
+/// Run `sessionkit --json ARGS`: its JSON output, or the kind its exit code says.
+fn show(env: &Env, args: &[&str]) -> Result<Value, i32> {
+    let out = env.cmd().arg("--json").args(args).output().unwrap();
+    match out.status.code() {
+        Some(0) => Ok(serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))),
+        code => Err(code.unwrap_or(-1)),
+    }
+}
+
+/// Every log of the manifest through `show --json` and `show --model-view`: the
+/// UI view, the report and the model view the manifest's READ states, a read
+/// error as its exit code.
+#[test]
+fn every_fixture_log_shows_as_the_manifest_says() {
+    let m = manifest();
+    let mut failures = Vec::new();
+    for l in m["logs"].as_array().unwrap() {
+        let name = l["name"].as_str().unwrap();
+        let sid = l["session"].as_str().unwrap();
+        let mut c = replay::Check::new(name, l);
+        let env = Env::new();
+        let store = Store::open(
+            env.root(),
+            StoreOptions {
+                home: Some(env.home.path().to_path_buf()),
+                ..StoreOptions::default()
+            },
+        )
+        .unwrap();
+        replay::install(l, &fixtures(), store.dir());
+        let want = &l["read"];
+        // `show` reads the session's index entry too: with an index it must
+        // refuse (a newer version), there is nothing to compare.
+        if l["listSessions"]["error"].is_string() {
+            continue;
+        }
+        let view_error = |w: &Value| w["error"].as_str().map(exit_code);
+
+        let shown = show(&env, &["show", sid]);
+        let read_error = view_error(want);
+        let path_error = want.get("activePath").and_then(view_error);
+        match (&shown, read_error.or(path_error)) {
+            (Err(code), Some(wanted)) => {
+                if *code != wanted {
+                    c.fail(format!("show: exit {code}, expected {wanted}"));
+                }
+            }
+            (Err(code), None) => c.fail(format!("show: exit {code}, expected success")),
+            (Ok(_), Some(wanted)) => c.fail(format!("show succeeded, expected exit {wanted}")),
+            (Ok(v), None) => {
+                let msgs = v["messages"].as_array().cloned().unwrap_or_default();
+                let ids: Vec<Value> = msgs.iter().map(|m| m["id"].clone()).collect();
+                if let Some(p) = want.get("activePath") {
+                    c.eq("read.activePath", &Value::Array(ids), p);
+                }
+                if let Some(u) = want.get("ui") {
+                    let rows: Vec<Value> = msgs
+                        .iter()
+                        .map(|m| json!([m["id"], m["visible"], m["compacted"]]))
+                        .collect();
+                    c.eq("read.ui", &Value::Array(rows), u);
+                }
+                if let Some(r) = want.get("report") {
+                    replay::check_report(&mut c, "read.report", &v["report"], r);
+                }
+            }
+        }
+        if read_error.is_some() {
+            c.finish(&mut failures, false);
+            continue;
+        }
+        if let Some(mv) = want.get("modelView") {
+            match show(&env, &["show", sid, "--model-view"]) {
+                Ok(v) => {
+                    let msgs = v["messages"].as_array().cloned().unwrap_or_default();
+                    let ids: Vec<Value> = msgs.iter().map(|m| m["id"].clone()).collect();
+                    c.eq("read.modelView", &Value::Array(ids), mv);
+                    for (id, fields) in want["modelViewMessages"].as_object().into_iter().flatten()
+                    {
+                        let Some(got) = msgs.iter().find(|m| m["id"] == json!(id)) else {
+                            c.fail(format!(
+                                "read.modelViewMessages.{id}: not in the model view"
+                            ));
+                            continue;
+                        };
+                        for (k, w) in fields.as_object().unwrap() {
+                            let g = got.get(k).cloned().unwrap_or(Value::Null);
+                            c.eq(&format!("read.modelViewMessages.{id}.{k}"), &g, w);
+                        }
+                    }
+                }
+                Err(code) => match view_error(mv) {
+                    Some(wanted) if wanted == code => {}
+                    _ => c.eq("read.modelView", &json!({"exit": code}), mv),
+                },
+            }
+        }
+        // Only part of READ goes through the CLI: deviations elsewhere are not stale here.
+        c.finish(&mut failures, false);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
