@@ -221,6 +221,7 @@ pub(crate) fn quarantine(log: &Path, report: &ReadReport) -> Result<usize> {
             "offset": s.offset,
             "line": s.line,
             "length": s.length,
+            "kind": s.kind,
             "reason": s.reason,
             "bytesBase64": base64::engine::general_purpose::STANDARD.encode(&data[start..end]),
         });
