@@ -1263,7 +1263,7 @@ static void test_bad_input(void) {
     ERR(sk_session_append(se, "{\"role\": \"user\", \"content\": {\"a\": 1, \"\\u0061\": 2}}", &o),
         SK_INVALID_INPUT, "repeats a member name");
     ERR(sk_session_append(se, "{\"role\": \"user\", \"content\": \"\\ud800\"}", &o),
-        SK_INVALID_INPUT, "surrogate");
+        SK_INVALID_INPUT, "hex escape");
     ERR(sk_session_append(se, "{\"role\": \"user\", \"content\": 1e400}", &o),
         SK_INVALID_INPUT, "out of range");
     ERR(sk_session_patch(se, "m1", "{\"meta\": {\"k\": 1, \"k\": 2}}"), SK_INVALID_INPUT,
