@@ -77,6 +77,18 @@ pub(crate) fn private_file_permissions() -> fs::Permissions {
     fs::Permissions::from_mode(0o600)
 }
 
+/// Take the group and other permission bits off a file or directory another
+/// library created (libgit2 has no setting for its modes): owner-only, as
+/// everything the core creates. Symbolic links are left alone.
+pub(crate) fn make_owner_only(path: &std::path::Path) -> io::Result<()> {
+    let m = fs::symlink_metadata(path)?;
+    let mode = m.permissions().mode();
+    if m.file_type().is_symlink() || mode & 0o077 == 0 {
+        return Ok(());
+    }
+    fs::set_permissions(path, fs::Permissions::from_mode(mode & 0o700))
+}
+
 /// A file's identity: its device and inode. While a file is open its inode
 /// cannot be reused, so the same identity means the same file.
 pub(crate) fn file_id(m: &fs::Metadata) -> (u64, u64) {

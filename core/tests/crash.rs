@@ -538,7 +538,8 @@ fn check_quarantined(log: &Path, offset: u64, torn: &[u8], what: &str) {
         .unwrap_or_else(|e| panic!("{what}: no quarantine file {}: {e}", q.display()));
     let hits: Vec<Value> = text
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        // A line a crash cut is not a record.
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|r| r["offset"] == json!(offset))
         .collect();
     assert_eq!(
@@ -696,6 +697,114 @@ fn torn_tail_of_nul_bytes_is_repaired() {
     let ids: Vec<&str> = vec![a.id(), b.id()];
     let path = view.active_path().unwrap();
     assert_eq!(path.iter().map(|m| m.id()).collect::<Vec<_>>(), ids);
+}
+
+/// The records of a log's quarantine file, by line; `None` for a line that is not
+/// a JSON object.
+fn quarantine_records(log: &Path) -> Vec<Option<Value>> {
+    let q = fs::read(format!("{}.corrupt", log.display())).unwrap();
+    assert!(q.ends_with(b"\n"), "the quarantine file ends a line");
+    q[..q.len() - 1]
+        .split(|&b| b == b'\n')
+        .map(|l| {
+            serde_json::from_slice::<Value>(l)
+                .ok()
+                .filter(Value::is_object)
+        })
+        .collect()
+}
+
+/// A writer killed while appending to the quarantine file leaves its last line
+/// cut: the next writer's record must start on a line of its own, and count.
+#[test]
+fn cut_quarantine_record_does_not_swallow_the_next() {
+    let f = fixture();
+    let s = f.store.create_session(CreateOptions::default()).unwrap();
+    let sid = s.id().to_string();
+    s.append(json!({"role": "user", "content": "a"})).unwrap();
+    s.close().unwrap();
+    let log = f.store.log_path(&sid).unwrap();
+    let good_len = fs::metadata(&log).unwrap().len();
+    let torn = br#"{"role":"user","content":"cut"#;
+    let mut file = OpenOptions::new().append(true).open(&log).unwrap();
+    file.write_all(torn).unwrap();
+    drop(file);
+    let qpath = format!("{}.corrupt", log.display());
+    fs::write(
+        &qpath,
+        br#"{"offset":3,"line":1,"length":90,"reason":"x","bytesBa"#,
+    )
+    .unwrap();
+
+    let s = f.store.open_session(&sid).unwrap();
+    assert!(s.open_report().torn_tail.is_some());
+    s.close().unwrap();
+    let recs = quarantine_records(&log);
+    assert_eq!(recs.len(), 2, "the cut line, then the new record");
+    assert!(recs[0].is_none());
+    let rec = recs[1].as_ref().expect("the new record is a JSON line");
+    assert_eq!(rec["offset"], json!(good_len));
+
+    // The segment counts as quarantined: reopening copies nothing again.
+    for _ in 0..2 {
+        f.store.open_session(&sid).unwrap().close().unwrap();
+    }
+    assert_eq!(quarantine_records(&log).len(), 2);
+    check_quarantined(&log, good_len, torn, "after a cut record");
+}
+
+/// A torn tail that starts with NUL bytes is one torn segment; once repaired it
+/// reads as a NUL run and a skipped line at a later offset. Its bytes are
+/// quarantined once, not once per way of splitting them.
+#[test]
+fn torn_tail_starting_with_nul_bytes_is_quarantined_once() {
+    let f = fixture();
+    let s = f.store.create_session(CreateOptions::default()).unwrap();
+    let sid = s.id().to_string();
+    let a = s.append(json!({"role": "user", "content": "a"})).unwrap();
+    s.close().unwrap();
+    let log = f.store.log_path(&sid).unwrap();
+    let x = fs::metadata(&log).unwrap().len();
+    let torn = b"\0\0\0{\"role\":\"user\",\"content\":\"cu";
+    let mut file = OpenOptions::new().append(true).open(&log).unwrap();
+    file.write_all(torn).unwrap();
+    drop(file);
+
+    let s = f.store.open_session(&sid).unwrap();
+    let t = s.open_report().torn_tail.clone().expect("torn tail");
+    assert_eq!((t.offset, t.length), (x, torn.len() as u64));
+    let b = s.append(json!({"role": "user", "content": "b"})).unwrap();
+    s.close().unwrap();
+    check_quarantined(&log, x, torn, "NUL-led torn tail");
+
+    // Read again, the repaired bytes split in more than one segment, all within
+    // the record already quarantined.
+    let view = f.store.read_session(&sid).unwrap();
+    let skipped = &view.report().skipped;
+    assert!(!skipped.is_empty());
+    assert!(
+        skipped
+            .iter()
+            .all(|s| s.offset >= x && s.offset + s.length <= x + torn.len() as u64),
+        "{skipped:?}"
+    );
+    let path: Vec<String> = view
+        .active_path()
+        .unwrap()
+        .iter()
+        .map(|m| m.id().to_string())
+        .collect();
+    assert_eq!(path, [a.id(), b.id()]);
+    for _ in 0..2 {
+        f.store.open_session(&sid).unwrap().close().unwrap();
+    }
+    let recs = quarantine_records(&log);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    let report = f
+        .store
+        .doctor(&sessionkit::DoctorOptions::default(), &mut |_| {})
+        .unwrap();
+    assert_eq!(report.logs[0].unquarantined, 0, "{report:?}");
 }
 
 /// A crash can stop a write after the last byte of a record but before its newline.

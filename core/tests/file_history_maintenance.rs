@@ -253,3 +253,59 @@ fn refs_of_vanished_sessions_are_orphans_and_pruned_and_broken_refs_reported() {
     fine.rewind(&u, RewindMode::Files, false).unwrap();
     assert!(!e.root.join("c.txt").exists());
 }
+
+/// Paths under `dir` (itself included) that group or others may use.
+fn not_owner_only(dir: &Path, out: &mut Vec<String>) {
+    use std::os::unix::fs::PermissionsExt;
+    let m = fs::symlink_metadata(dir).unwrap();
+    if m.permissions().mode() & 0o077 != 0 {
+        out.push(format!("{} {:o}", dir.display(), m.permissions().mode()));
+    }
+    if m.is_dir() {
+        for e in fs::read_dir(dir).unwrap() {
+            not_owner_only(&e.unwrap().path(), out);
+        }
+    }
+}
+
+/// Transcripts and project files hold secrets: the file history is owner-only
+/// like the rest of the store, whatever libgit2 creates in it (FORMAT.md §1.3):
+/// after snapshots, a fork, a rewind (with its pending restore) and a gc.
+#[test]
+fn the_file_history_is_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let e = env();
+    // Under a umask of 077 everything would pass for the wrong reason.
+    let probe = e.root.join("umask-probe");
+    fs::write(&probe, "").unwrap();
+    if fs::metadata(&probe).unwrap().permissions().mode() & 0o077 == 0 {
+        eprintln!("skipped: the umask leaves files owner-only already");
+        return;
+    }
+    fs::remove_file(&probe).unwrap();
+
+    let (s, u) = e.session_editing("a.txt", "one\n");
+    s.before_edit(&["a.txt"]).unwrap();
+    fs::write(e.root.join("a.txt"), "two\n").unwrap();
+    s.after_edit(&["a.txt"]).unwrap();
+    let fork = e
+        .store
+        .fork_session(s.id(), sessionkit::ForkOptions::default())
+        .unwrap();
+    drop(fork);
+    s.rewind(&u, RewindMode::Both, false).unwrap();
+    assert!(!e.root.join("a.txt").exists());
+    drop(s);
+    e.store.gc().unwrap();
+
+    let history = e.store.dir().join("file-history");
+    let mut loose = Vec::new();
+    not_owner_only(&history, &mut loose);
+    assert_eq!(loose, Vec::<String>::new());
+    // What git makes read-only stays read-only.
+    let packs = e.git_dir().join("objects/pack");
+    for p in fs::read_dir(&packs).unwrap() {
+        let mode = p.unwrap().metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o400);
+    }
+}

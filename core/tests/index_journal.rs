@@ -121,15 +121,19 @@ fn updates_are_journal_lines_and_listing_shows_them() {
     assert_eq!(fs::read(&journal).unwrap(), journal_after);
     assert_eq!(fs::read(store.index_path()).unwrap(), index_before);
 
-    // An update that changes nothing in the entry writes nothing either.
+    // Closing the last writer folds the journal into the index file.
     let id = s.id().to_string();
     s.close().unwrap();
-    assert_eq!(fs::read(&journal).unwrap(), journal_after);
-    // The session reopens from its journalled entry, without a refold.
+    assert!(!journal.exists());
+    let index_closed = fs::read(store.index_path()).unwrap();
+    assert_eq!(by_id(&index_file(store).sessions)[&id], listed[&id]);
+    // The session reopens from its entry, without a refold; a close that
+    // changes nothing writes nothing.
     let again = store.open_session(&id).unwrap();
     assert_eq!(again.entry(), listed[&id]);
     again.close().unwrap();
-    assert_eq!(fs::read(&journal).unwrap(), journal_after);
+    assert_eq!(fs::read(store.index_path()).unwrap(), index_closed);
+    assert_eq!(journal_files(store), Vec::<String>::new());
 }
 
 #[test]
@@ -231,9 +235,8 @@ fn garbage_in_the_journal_costs_a_refold_not_an_entry() {
     let e = env(None, 0);
     let store = &e.store;
     let s = session_with_a_message(store, "hello");
-    s.close().unwrap();
-    let id = store.list_sessions().unwrap()[0].id.clone();
-    store.rename_session(&id, "Renamed").unwrap();
+    // Still open: closing would fold the journal into the index file.
+    s.rename("Renamed").unwrap();
     // Lose the rename's line (and everything else in the journal) to NULs, as a
     // power loss may leave an appended block.
     let journal = journal_path(store).unwrap();
@@ -256,6 +259,7 @@ fn garbage_in_the_journal_costs_a_refold_not_an_entry() {
     assert_eq!(listed[0].title, "Renamed");
     assert!(listed[0].title_set);
     assert_eq!(stored_fresh(store)[0].title, "Renamed");
+    drop(s);
 }
 
 /// Run updates on `s` until the index has been compacted (its generation moved).
@@ -395,4 +399,79 @@ fn gc_removes_journals_the_index_does_not_name_once_old() {
     let r = store.gc_temp_files().unwrap();
     assert_eq!((r.removed, r.kept_young), (1, 1), "{r:?}");
     assert!(current.exists() && young.exists() && !orphan.exists());
+}
+
+/// The entry of `id` in `sessions-index.json` read alone, as a tool that knows
+/// nothing of the journal reads it.
+fn entry_in_index_file(store: &Store, id: &str) -> serde_json::Value {
+    let text = fs::read(store.index_path()).unwrap();
+    let index: serde_json::Value = serde_json::from_slice(&text).unwrap();
+    index["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .unwrap_or_else(|| panic!("no entry for {id} in the index file: {index}"))
+        .clone()
+}
+
+#[test]
+fn closing_a_writer_leaves_the_index_file_complete_on_its_own() {
+    let e = env(None, 0);
+    let store = &e.store;
+    let a = session_with_a_message(store, "a");
+    let b = session_with_a_message(store, "b");
+    a.update_state(json!({"status": "completed"})).unwrap();
+    let b_last = b
+        .append(json!({"role": "user", "content": "more"}))
+        .unwrap();
+    b.update_state(json!({"status": "waiting_for_user"}))
+        .unwrap();
+    let a_last = a
+        .append(json!({"role": "assistant", "content": "done"}))
+        .unwrap();
+    let a_id = a.id().to_string();
+    let b_id = b.id().to_string();
+
+    // Closing `a` (b still open) writes both entries, as they are, into the file.
+    a.close().unwrap();
+    let ea = entry_in_index_file(store, &a_id);
+    assert_eq!(ea["status"], "completed");
+    assert_eq!(ea["messageCount"], 3);
+    assert_eq!(ea["headId"], a_last.id());
+    let eb = entry_in_index_file(store, &b_id);
+    assert_eq!(eb["status"], "waiting_for_user");
+    assert_eq!(eb["messageCount"], 3);
+    assert_eq!(eb["headId"], b_last.id());
+    assert_eq!(journal_files(store), Vec::<String>::new());
+
+    // `b` appends without an index update, then is dropped without `close`.
+    let b_end = b
+        .append(json!({"role": "assistant", "content": "bye"}))
+        .unwrap();
+    drop(b);
+    let eb = entry_in_index_file(store, &b_id);
+    assert_eq!(eb["messageCount"], 4);
+    assert_eq!(eb["headId"], b_end.id());
+    assert_eq!(eb["status"], "waiting_for_user");
+    assert_eq!(journal_files(store), Vec::<String>::new());
+    let len = fs::metadata(store.log_path(&b_id).unwrap()).unwrap().len();
+    assert_eq!(eb["logBytes"], len, "the entry is fresh against its log");
+
+    // Opening and closing with nothing changed writes nothing.
+    let before = fs::read(store.index_path()).unwrap();
+    let mtime = fs::metadata(store.index_path())
+        .unwrap()
+        .modified()
+        .unwrap();
+    store.open_session(&a_id).unwrap().close().unwrap();
+    assert_eq!(fs::read(store.index_path()).unwrap(), before);
+    assert_eq!(
+        fs::metadata(store.index_path())
+            .unwrap()
+            .modified()
+            .unwrap(),
+        mtime
+    );
+    assert_eq!(journal_files(store), Vec::<String>::new());
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use git2::{ErrorCode, ObjectType, Oid, PackBuilderStage, Repository};
 use serde_json::Value;
 
-use super::repo::{open_repo, remove_pack, touch_gc_mark, HistoryRepo, LOCK_FILE};
+use super::repo::{open_repo, remove_pack, touch_gc_mark, HistoryRepo, LOCK_FILE, PACK_MODE};
 use super::{
     branch_ref, gerr, parse_oid, pending_ref, session_of_branch, GcReport, HistorySize,
     HistorySizeReport, Scope, PENDING_PREFIX,
@@ -58,7 +58,7 @@ pub(crate) fn create_branch(scope: &Scope, session_id: &str, snapshot: &str) -> 
             )),
             _ => gerr(&hr.git_dir, &name, e),
         })?;
-    Ok(())
+    hr.make_ref_owner_only(&name)
 }
 
 fn refs(repo: &Repository, git_dir: &Path) -> Result<Vec<(String, Oid)>> {
@@ -273,7 +273,8 @@ pub(crate) fn gc(scope: &Scope, progress: &mut dyn FnMut(GcProgress)) -> Result<
             })
             .map_err(hr.err("pack"))?;
             fsutil::create_private_dir(&pack_dir)?;
-            pb.write(&pack_dir, 0o444).map_err(hr.err("pack write"))?;
+            pb.write(&pack_dir, PACK_MODE)
+                .map_err(hr.err("pack write"))?;
             pb.name()
                 .map(|n| format!("pack-{n}"))
                 .ok_or_else(|| Error::Internal("packbuilder gave no pack name".into()))?

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use git2::{
     Buf, ConfigLevel, ErrorCode, Indexer, ObjectType, Odb, OdbLookupFlags, Oid, Repository,
-    RepositoryInitOptions, RepositoryOpenFlags,
+    RepositoryInitMode, RepositoryInitOptions, RepositoryOpenFlags,
 };
 use parking_lot::Mutex;
 
@@ -50,6 +50,8 @@ pub(super) const NO_DELTA_CONFIG_TEXT: &str = "[pack]\n\tdeltaCacheSize = 0\n";
 /// How many packs are written (per repository, in this process) between looks at
 /// the pack directory.
 pub(super) const MERGE_CHECK_EVERY: usize = 4;
+/// The mode of pack files: read-only, as git makes them, and owner-only.
+pub(super) const PACK_MODE: u32 = 0o400;
 
 // ---------------------------------------------------------------------------
 // The repository.
@@ -98,7 +100,10 @@ pub(super) fn init_repo(git_dir: &Path, sync: bool) -> Result<()> {
     // repository where one is expected.
     let tmp = parent.join(format!(".init-{}-{nanos}", std::process::id()));
     let mut o = RepositoryInitOptions::new();
+    // Owner-only directories (libgit2 chmods its own to a custom mode). Its
+    // files follow the umask whatever the mode: see `make_tree_owner_only`.
     o.bare(true)
+        .mode(RepositoryInitMode::from_bits_retain(0o700))
         .no_reinit(true)
         .mkpath(false)
         .external_template(false)
@@ -113,8 +118,20 @@ pub(super) fn init_repo(git_dir: &Path, sync: bool) -> Result<()> {
         set(&mut cfg, "gc.auto", "0")?;
     }
     drop(repo);
-    fs::write(tmp.join(DURABLE_CONFIG), DURABLE_CONFIG_TEXT).at(&tmp.join(DURABLE_CONFIG))?;
-    fs::write(tmp.join(NO_DELTA_CONFIG), NO_DELTA_CONFIG_TEXT).at(&tmp.join(NO_DELTA_CONFIG))?;
+    for (name, text) in [
+        (DURABLE_CONFIG, DURABLE_CONFIG_TEXT),
+        (NO_DELTA_CONFIG, NO_DELTA_CONFIG_TEXT),
+    ] {
+        let p = tmp.join(name);
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .private()
+            .open(&p)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .at(&p)?;
+    }
+    make_tree_owner_only(&tmp)?;
     if sync {
         for f in ["HEAD", "config", DURABLE_CONFIG] {
             let p = tmp.join(f);
@@ -274,7 +291,7 @@ impl HistoryRepo {
         }
         let pack_dir = self.git_dir.join("objects").join("pack");
         // The pack holds whole objects only, so the indexer needs no odb.
-        let mut ix = Indexer::new(None, &pack_dir, 0o444, false).map_err(self.err("pack"))?;
+        let mut ix = Indexer::new(None, &pack_dir, PACK_MODE, false).map_err(self.err("pack"))?;
         ix.write_all(&buf).at(&pack_dir)?;
         let name = format!("pack-{}", ix.commit().map_err(self.err("pack write"))?);
         if self.durable {
@@ -326,7 +343,27 @@ impl HistoryRepo {
                 self.git_dir.display()
             )),
             _ => gerr(&self.git_dir, name, e),
-        })
+        })?;
+        self.make_ref_owner_only(name)
+    }
+
+    /// libgit2 writes every loose ref as a new file, and the directories above
+    /// it, with modes from the umask alone (it has no setting for them): take
+    /// the group and other bits off the ref and the directories up to the
+    /// repository's.
+    pub(super) fn make_ref_owner_only(&self, name: &str) -> Result<()> {
+        let mut p = self.git_dir.join(name);
+        while p != self.git_dir && p.starts_with(&self.git_dir) {
+            match platform::make_owner_only(&p) {
+                // A ref git packed into `packed-refs` has no file of its own.
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::io(&p, e));
+                }
+                _ => {}
+            }
+            p.pop();
+        }
+        Ok(())
     }
 
     /// Keep the number of packs small (see `merge_group`). One merge at a time per
@@ -495,7 +532,7 @@ pub(super) fn write_pack_files(
     durable: bool,
     git_dir: &Path,
 ) -> Result<String> {
-    pb.write(pack_dir, 0o444)
+    pb.write(pack_dir, PACK_MODE)
         .map_err(|e| gerr(git_dir, "pack write", e))?;
     let name = pb
         .name()
@@ -505,6 +542,21 @@ pub(super) fn write_pack_files(
         sync_pack(pack_dir, &name)?;
     }
     Ok(name)
+}
+
+/// Make everything under `dir`, which libgit2 just created, owner-only
+/// (directories 0700; its files, e.g. `HEAD` and `config`, follow the umask).
+fn make_tree_owner_only(dir: &Path) -> Result<()> {
+    platform::make_owner_only(dir).at(dir)?;
+    for e in fs::read_dir(dir).at(dir)? {
+        let p = e.at(dir)?.path();
+        if fs::symlink_metadata(&p).at(&p)?.is_dir() {
+            make_tree_owner_only(&p)?;
+        } else {
+            platform::make_owner_only(&p).at(&p)?;
+        }
+    }
+    Ok(())
 }
 
 /// fsync a pack, its index and the pack directory.

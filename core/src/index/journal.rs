@@ -341,11 +341,12 @@ mod tests {
 
     /// Three sessions, one renamed and one deleted since the last compaction (so
     /// only the journal has those), and the store's handle; another handle
-    /// compacts.
+    /// compacts. The renamed session stays open: its close would compact.
     fn store_with_a_journal() -> (
         tempfile::TempDir,
         tempfile::TempDir,
         crate::store::StoreCore,
+        crate::store::session::SessionCore,
     ) {
         let home = tempfile::tempdir().unwrap();
         let project = tempfile::tempdir().unwrap();
@@ -366,14 +367,15 @@ mod tests {
             s.close().unwrap();
         }
         store.compact_index().unwrap();
-        store.rename_session(&ids[0], "Renamed").unwrap();
+        let renamed = store.open_session(&ids[0]).unwrap();
+        renamed.rename("Renamed").unwrap();
         store.delete_session(&ids[1]).unwrap();
-        (home, project, store)
+        (home, project, store, renamed)
     }
 
     #[test]
     fn a_reader_that_loses_the_race_with_a_compaction_gets_every_entry() {
-        let (_home, project, store) = store_with_a_journal();
+        let (_home, project, store, _renamed) = store_with_a_journal();
         let dir = store.dir().to_path_buf();
         let other = crate::store::StoreCore::open(project.path(), store.options().clone()).unwrap();
         let read = |between: &mut dyn FnMut(u32)| {

@@ -192,8 +192,9 @@ impl LogWriter {
     }
 }
 
-/// Copy the unusable lines of a log to `<log>.corrupt`, each once (by offset), so
-/// the bytes survive even if a later tool rewrites the log.
+/// Copy the unusable lines of a log to `<log>.corrupt`, each once (see
+/// [`Quarantined::covers`]), so the bytes survive even if a later tool rewrites
+/// the log.
 pub(crate) fn quarantine(log: &Path, report: &ReadReport) -> Result<usize> {
     let bad: Vec<&SkippedLine> = report
         .skipped
@@ -204,16 +205,19 @@ pub(crate) fn quarantine(log: &Path, report: &ReadReport) -> Result<usize> {
         return Ok(0);
     }
     let qpath = PathBuf::from(format!("{}.corrupt", log.display()));
-    let seen = quarantined_offsets(log)?;
-    let fresh: Vec<&SkippedLine> = bad
-        .into_iter()
-        .filter(|s| !seen.contains(&s.offset))
-        .collect();
+    let seen = quarantined(log)?;
+    let fresh: Vec<&SkippedLine> = bad.into_iter().filter(|s| !seen.covers(s)).collect();
     if fresh.is_empty() {
         return Ok(0);
     }
     let data = std::fs::read(log).at(log)?;
+    let mut f = fsutil::open_append(&qpath)?;
+    // A writer killed mid-append leaves a cut last line: start on a line of our
+    // own, so the cut bytes are a line readers skip instead of swallowing ours.
     let mut out = Vec::new();
+    if !ends_with_newline(&mut f).at(&qpath)? {
+        out.push(b'\n');
+    }
     for s in &fresh {
         let start = (s.offset as usize).min(data.len());
         let end = (start + s.length as usize).min(data.len());
@@ -228,28 +232,66 @@ pub(crate) fn quarantine(log: &Path, report: &ReadReport) -> Result<usize> {
         out.extend(serde_json::to_vec(&rec).map_err(|e| Error::Internal(e.to_string()))?);
         out.push(b'\n');
     }
-    let mut f = fsutil::open_append(&qpath)?;
     f.write_all(&out).at(&qpath)?;
     Ok(fresh.len())
 }
 
-/// The offsets of the lines a log's quarantine file `<log>.corrupt` holds
-/// (none when it does not exist): each is quarantined once.
-pub(crate) fn quarantined_offsets(log: &Path) -> Result<HashSet<u64>> {
-    let qpath = PathBuf::from(format!("{}.corrupt", log.display()));
-    match std::fs::read_to_string(&qpath) {
-        Ok(s) => Ok(s
-            .lines()
-            .filter_map(|l| {
-                serde_json::from_str::<Value>(l)
-                    .ok()?
-                    .get("offset")?
-                    .as_u64()
-            })
-            .collect()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(HashSet::new()),
-        Err(e) => Err(Error::io(&qpath, e)),
+/// Whether a file is empty or its last byte is `\n`.
+fn ends_with_newline(f: &mut File) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    if f.metadata()?.len() == 0 {
+        return Ok(true);
     }
+    f.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8];
+    f.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
+}
+
+/// The byte ranges of a log that its quarantine file `<log>.corrupt` holds.
+#[derive(Debug, Default)]
+pub(crate) struct Quarantined {
+    /// `(offset, length)` of each record, sorted, without repeats.
+    ranges: Vec<(u64, u64)>,
+}
+
+impl Quarantined {
+    /// The number of distinct records.
+    pub(crate) fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// A segment is already quarantined when it lies within the bytes of a
+    /// record: a repaired torn tail, read again as a NUL run and a skipped line
+    /// (or as one line at the same offset), is not copied twice.
+    pub(crate) fn covers(&self, s: &SkippedLine) -> bool {
+        let end = s.offset.saturating_add(s.length);
+        self.ranges
+            .iter()
+            .any(|&(o, l)| o <= s.offset && end <= o.saturating_add(l))
+    }
+}
+
+/// What a log's quarantine file holds (nothing when it does not exist). Lines
+/// that are not JSON objects with integer `offset` and `length` (a record cut
+/// by a crash) are skipped.
+pub(crate) fn quarantined(log: &Path) -> Result<Quarantined> {
+    let qpath = PathBuf::from(format!("{}.corrupt", log.display()));
+    let bytes = match std::fs::read(&qpath) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Quarantined::default()),
+        Err(e) => return Err(Error::io(&qpath, e)),
+    };
+    let mut ranges: Vec<(u64, u64)> = bytes
+        .split(|&b| b == b'\n')
+        .filter_map(|l| {
+            let v = serde_json::from_slice::<Value>(l).ok()?;
+            Some((v.get("offset")?.as_u64()?, v.get("length")?.as_u64()?))
+        })
+        .collect();
+    ranges.sort_unstable();
+    ranges.dedup();
+    Ok(Quarantined { ranges })
 }
 
 /// The tree position of a log's writer: its head and the ids it holds.

@@ -3,7 +3,6 @@
 //! inventing data: terminate torn last lines, quarantine unreadable lines,
 //! rebuild the index, delete the file-history refs of deleted sessions.
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -11,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ErrorKind, Result};
 use crate::history::{CheckpointProblem, DanglingCheckpoint, FileHistoryCheck};
 use crate::index::journal::JournalReport;
+use crate::log::writer::Quarantined;
 use crate::log::{BrokenChain, SkippedLine};
 use crate::store::{StoreCore, ViewCore};
 
@@ -276,14 +276,14 @@ pub struct DoctorReport {
     pub repaired: Vec<String>,
 }
 
-/// The offsets of the lines already in a log's quarantine file.
-fn quarantined(log: &Path, c: &mut LogCheck) -> HashSet<u64> {
-    match crate::log::writer::quarantined_offsets(log) {
+/// What a log's quarantine file already holds.
+fn quarantined(log: &Path, c: &mut LogCheck) -> Quarantined {
+    match crate::log::writer::quarantined(log) {
         Ok(q) => q,
         Err(e) => {
             c.notices
                 .push(format!("its quarantine file cannot be read: {e}"));
-            HashSet::new()
+            Quarantined::default()
         }
     }
 }
@@ -341,7 +341,7 @@ fn check_view(c: &mut LogCheck, view: &ViewCore, log: &Path) {
     c.skipped = r.skipped.clone();
     let q = quarantined(log, c);
     c.quarantined = q.len();
-    c.unquarantined = r.skipped.iter().filter(|s| !q.contains(&s.offset)).count();
+    c.unquarantined = r.skipped.iter().filter(|s| !q.covers(s)).count();
     c.broken_chains = r.broken_chains.clone();
     c.duplicate_ids = r.duplicate_ids.clone();
     c.warnings = r.warnings.clone();
@@ -488,7 +488,7 @@ fn repair_log(store: &StoreCore, c: &mut LogCheck) {
             t.line, t.offset, t.length
         ));
     }
-    let after = crate::log::writer::quarantined_offsets(Path::new(&c.path)).map_or(0, |q| q.len());
+    let after = crate::log::writer::quarantined(Path::new(&c.path)).map_or(0, |q| q.len());
     if after > before {
         c.repaired.push(format!(
             "quarantined {} line(s) to {}.corrupt",

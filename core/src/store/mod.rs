@@ -439,6 +439,18 @@ impl StoreCore {
         sync: bool,
         f: impl FnOnce(&mut IndexEdit) -> Result<T>,
     ) -> Result<T> {
+        self.update_index_as(sync, false, f)
+    }
+
+    /// [`StoreCore::update_index`], and with `compact` the whole index is
+    /// written whenever the journal is not empty or `f` changed an entry: a
+    /// writer closing leaves the index file complete on its own (§10.7).
+    pub(crate) fn update_index_as<T>(
+        &self,
+        sync: bool,
+        compact: bool,
+        f: impl FnOnce(&mut IndexEdit) -> Result<T>,
+    ) -> Result<T> {
         let _lock = self.project_lock()?;
         let mut st = match self.inner.index_cache.lock().take() {
             Some(mut c) => match c.catch_up(&self.inner.layout.dir)? {
@@ -455,7 +467,8 @@ impl StoreCore {
             .as_ref()
             .map_or(0, |(_, m)| m.0)
             .max(self.journal_min_bytes());
-        if st.index.is_none() || st.idx.journal.is_none() {
+        let stale_alone = st.journal_len > 0 || !lines.is_empty();
+        if st.index.is_none() || st.idx.journal.is_none() || (compact && stale_alone) {
             self.write_whole_index(&mut st, sync)?;
         } else if !lines.is_empty() {
             if st.journal_len + lines.len() as u64 > limit {

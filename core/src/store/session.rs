@@ -87,6 +87,8 @@ struct State {
     entry: LiveEntry,
     /// The index entry is behind the log.
     dirty: bool,
+    /// `close` wrote the index: dropping the handle has nothing left to write.
+    closed: bool,
 }
 
 pub(crate) struct SessionInner {
@@ -188,6 +190,7 @@ impl SessionCore {
                     chain,
                     entry: LiveEntry::new(entry),
                     dirty: false,
+                    closed: false,
                 }),
                 open_report: ReadReport::default(),
                 pruned,
@@ -236,6 +239,7 @@ impl SessionCore {
                     chain,
                     entry: LiveEntry::new(entry),
                     dirty,
+                    closed: false,
                 }),
                 open_report: report,
                 pruned: Vec::new(),
@@ -608,10 +612,27 @@ impl SessionCore {
         if !self.inner.owner.is_current() {
             return Ok(());
         }
+        self.close_index()
+    }
+
+    /// Write the index whole, with this session's entry and the journal
+    /// applied, unless the index file is complete already: once the last writer
+    /// has closed, `sessions-index.json` alone is fresh (FORMAT.md §10.7). One
+    /// write, in place of the journal append a flush would make.
+    fn close_index(&self) -> Result<()> {
+        self.check_writer()?;
         let dirty = self.inner.state.lock().dirty;
-        if dirty {
-            self.flush_index()?;
-        }
+        let entry = dirty.then(|| self.entry());
+        let store = &self.inner.store;
+        store.update_index_as(false, true, |idx| {
+            if let Some(e) = entry {
+                idx.upsert(e);
+            }
+            Ok(())
+        })?;
+        let mut st = self.inner.state.lock();
+        st.dirty = false;
+        st.closed = true;
         Ok(())
     }
 }
@@ -621,9 +642,9 @@ impl Drop for SessionCore {
         // Best effort: a stale entry is refolded by the next list anyway.
         if Arc::strong_count(&self.inner) == 1
             && self.inner.owner.is_current()
-            && self.inner.state.lock().dirty
+            && !self.inner.state.lock().closed
         {
-            let _ = self.flush_index();
+            let _ = self.close_index();
         }
     }
 }
