@@ -20,11 +20,20 @@ const ID: &str = "read-probe";
 /// A deterministic log, as a host writing one message per line would.
 fn write_log(path: &std::path::Path) {
     let words = [
-        "fix", "the", "test", "\"quoted\"", "naïve", "line\nbreak", "{json}", "ok",
+        "fix",
+        "the",
+        "test",
+        "\"quoted\"",
+        "naïve",
+        "line\nbreak",
+        "{json}",
+        "ok",
     ];
     let mut seed: u64 = 7;
     let mut next = |n: u64| {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (seed >> 33) % n
     };
     let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
@@ -55,7 +64,9 @@ fn write_log(path: &std::path::Path) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let rounds: usize = args.get(1).map_or(15, |a| a.parse().expect("ROUNDS is a number"));
+    let rounds: usize = args
+        .get(1)
+        .map_or(15, |a| a.parse().expect("ROUNDS is a number"));
     let home = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
     let store = Store::open(

@@ -124,6 +124,21 @@ fn doctor_rebuilds_a_lost_index() {
     assert_eq!(idx["sessions"].as_array().unwrap().len(), 4);
 }
 
+/// A fresh store with the log entry `l` installed in its project directory.
+fn installed(l: &Value) -> (Env, Store) {
+    let env = Env::new();
+    let store = Store::open(
+        env.root(),
+        StoreOptions {
+            home: Some(env.home.path().to_path_buf()),
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
+    replay::install(l, &fixtures(), store.dir());
+    (env, store)
+}
+
 /// Every message id of a log, through the library, if it can be read.
 fn message_ids(store: &Store, id: &str) -> Option<HashSet<String>> {
     let v = store.read_session(id).ok()?;
@@ -136,16 +151,7 @@ fn doctor_repair_on_every_fixture_log_loses_nothing() {
     for l in m["logs"].as_array().unwrap() {
         let name = l["name"].as_str().unwrap();
         let sid = l["session"].as_str().unwrap();
-        let env = Env::new();
-        let store = Store::open(
-            env.root(),
-            StoreOptions {
-                home: Some(env.home.path().to_path_buf()),
-                ..StoreOptions::default()
-            },
-        )
-        .unwrap();
-        replay::install(l, &fixtures(), store.dir());
+        let (env, store) = installed(l);
         let before = message_ids(&store, sid);
         let log = store.log_path(sid).unwrap();
         let bytes_before = std::fs::read(&log).unwrap();
@@ -277,16 +283,7 @@ fn every_fixture_log_shows_as_the_manifest_says() {
         let name = l["name"].as_str().unwrap();
         let sid = l["session"].as_str().unwrap();
         let mut c = replay::Check::new(name, l);
-        let env = Env::new();
-        let store = Store::open(
-            env.root(),
-            StoreOptions {
-                home: Some(env.home.path().to_path_buf()),
-                ..StoreOptions::default()
-            },
-        )
-        .unwrap();
-        replay::install(l, &fixtures(), store.dir());
+        let (env, _store) = installed(l);
         let want = &l["read"];
         // `show` reads the session's index entry too: with an index it must
         // refuse (a newer version), there is nothing to compare.

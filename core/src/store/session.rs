@@ -417,15 +417,7 @@ impl SessionCore {
         let Value::Object(p) = &patch else {
             return Err(Error::invalid("a message patch must be a JSON object"));
         };
-        for k in [
-            "type",
-            "id",
-            "parentId",
-            "sessionId",
-            "role",
-            "contentBlob",
-            "contentParamsBlob",
-        ] {
+        for k in crate::format::records::PATCH_RESERVED {
             if p.contains_key(k) {
                 return Err(Error::invalid(format!(
                     "a message patch may not change {k:?}"
