@@ -36,10 +36,19 @@ fn items_round_trip_and_show_as_messages_in_the_index() {
     let s = store.create_session(CreateOptions::default()).unwrap();
     s.append_responses_items(turn()).unwrap();
     assert_eq!(items(&s.responses_items(None, false).unwrap()), turn());
-    assert_eq!(items(&s.responses_items(Some(2), false).unwrap()), turn()[2..]);
-    assert_eq!(items(&s.responses_items(Some(0), false).unwrap()), Vec::<Value>::new());
+    assert_eq!(
+        items(&s.responses_items(Some(2), false).unwrap()),
+        turn()[2..]
+    );
+    assert_eq!(
+        items(&s.responses_items(Some(0), false).unwrap()),
+        Vec::<Value>::new()
+    );
     let entry = store.session_entry(s.id()).unwrap();
-    assert_eq!((entry.title.as_str(), entry.message_count), ("weather in Paris?", 4));
+    assert_eq!(
+        (entry.title.as_str(), entry.message_count),
+        ("weather in Paris?", 4)
+    );
     let roles: Vec<Value> = s
         .active_path()
         .unwrap()
@@ -88,7 +97,10 @@ fn the_model_view_never_starts_at_an_output_and_answers_open_calls() {
         .unwrap();
     let got = items(&s.responses_items(None, true).unwrap());
     let last = got.last().unwrap();
-    assert_eq!((&last["type"], &last["call_id"]), (&json!("function_call_output"), &json!("c2")));
+    assert_eq!(
+        (&last["type"], &last["call_id"]),
+        (&json!("function_call_output"), &json!("c2"))
+    );
 }
 
 #[test]

@@ -134,7 +134,11 @@ fn plain_item(parts: Parts) -> Value {
         .and_then(|c| serde_json::from_str::<Value>(c.get()).ok())
         .filter(|c| !c.is_null())
         .unwrap_or_else(|| Value::String(String::new()));
-    let role = parts.role.as_ref().and_then(Value::as_str).unwrap_or("user");
+    let role = parts
+        .role
+        .as_ref()
+        .and_then(Value::as_str)
+        .unwrap_or("user");
     if role == "tool" {
         let call = parts
             .message_params
@@ -243,12 +247,19 @@ mod tests {
         let out = item_to_message(json!({"type": "function_call_output", "call_id": "c1",
                                          "output": "x"}))
         .unwrap();
-        assert_eq!((&out["role"], &out["content"]), (&json!("tool"), &json!("x")));
+        assert_eq!(
+            (&out["role"], &out["content"]),
+            (&json!("tool"), &json!("x"))
+        );
         assert_eq!(out["messageParams"]["tool_call_id"], "c1");
         let dev = item_to_message(json!({"role": "developer", "content": "be terse"})).unwrap();
         assert_eq!(dev["role"], "system");
         let err = item_to_message(json!("text")).unwrap_err();
-        assert!(err.to_string().contains("must be a JSON object, not a string"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("must be a JSON object, not a string"),
+            "{err}"
+        );
     }
 
     #[test]
