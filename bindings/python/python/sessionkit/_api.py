@@ -25,10 +25,10 @@ def _path(p: StrPath) -> str:
     return os.fspath(p) if isinstance(p, os.PathLike) else p
 
 
-def _paths(paths: Iterable[StrPath]) -> list[Any]:
+def _paths(paths: Iterable[StrPath]) -> Any:
     if isinstance(paths, (str, bytes)):
-        return [paths]  # the native side names the argument's type
-    return [_path(p) for p in paths]
+        return paths  # refused by the native side, which says why
+    return [_path(p) if isinstance(p, os.PathLike) else p for p in paths]
 
 
 def _model_options(last_n: int | None, token_budget: int | None) -> dict[str, Any]:
