@@ -88,7 +88,7 @@ def test_the_gil_is_released_while_the_core_works(store: sessionkit.Store) -> No
         t.join()
     # Were the GIL held through each read, the counter would stand still
     # but for the moments between calls.
-    assert busy > 0.25 * free, (busy, free)
+    assert busy > 0.1 * free, (busy, free)
 
 
 def test_a_second_writer_is_busy(store: sessionkit.Store) -> None:

@@ -126,7 +126,7 @@ def test_bad_and_unknown_session_ids(
 def test_wrong_types_of_other_arguments(store: sessionkit.Store) -> None:
     with store.create_session() as s:
         with pytest.raises(sessionkit.InvalidInputError, match="`paths`.*single str"):
-            s.track_read("notes.txt")  # type: ignore[arg-type]
+            s.track_read("notes.txt")
         with pytest.raises(sessionkit.InvalidInputError, match=r"paths\[0\].*int"):
             s.track_read([7])  # type: ignore[list-item]
         with pytest.raises(sessionkit.InvalidInputError, match="`policy`.*Out of range float"):

@@ -226,13 +226,13 @@ def test_log_replays_as_the_manifest_says(entry: dict[str, Any], tmp_path: Path)
             c.eq("listSessions.error", kind_of(e), entry["listSessions"]["error"])
     if "index" in entry:
         store.rebuild_index()
-        e = store.session_entry(sid)
-        check_entry(c, "index", e, entry["index"])
+        rebuilt = store.session_entry(sid)
+        check_entry(c, "index", rebuilt, entry["index"])
         if entry.get("timesFromFileMtime"):
             ms = os.stat(store.log_path(sid)).st_mtime_ns // 1_000_000
-            c.eq("index.createdAt", e.raw["createdAt"], format_ms(ms))
-            c.eq("index.updatedAt", e.raw["updatedAt"], format_ms(ms))
-            c.eq("index.created_at", e.created_at, datetime.fromtimestamp(ms / 1000, timezone.utc))
+            c.eq("index.createdAt", rebuilt.raw["createdAt"], format_ms(ms))
+            c.eq("index.updatedAt", rebuilt.raw["updatedAt"], format_ms(ms))
+            c.eq("index.created_at", rebuilt.created_at, datetime.fromtimestamp(ms / 1000, timezone.utc))
     if "open" in entry:
         check_open(c, store, sid, entry["open"])
     c.done()

@@ -16,6 +16,9 @@ from types import TracebackType
 from typing import Any, Union
 
 from . import _native
+from ._native import Session as _NativeSession
+from ._native import SessionView as _NativeView
+from ._native import Subagent as _NativeSubagent
 from ._types import Durability, ExportFormat, Message, RewindMode, SessionEntry
 
 StrPath = Union[str, "os.PathLike[str]"]
@@ -238,7 +241,7 @@ class SessionView:
     methods hand out one message at a time.
     """
 
-    def __init__(self, native: _native.SessionView) -> None:
+    def __init__(self, native: _NativeView) -> None:
         self._native = native
 
     def info(self) -> dict[str, Any]:
@@ -316,7 +319,7 @@ class SessionView:
 class _Writer:
     """What a session and a subagent share: a lock held until closed."""
 
-    _native: Any
+    _native: _NativeSession | _NativeSubagent
 
     def close(self) -> None:
         """Release the lock (a session flushes its index entry first). Closing
@@ -350,7 +353,9 @@ class Session(_Writer):
     Thread-safe: share it between threads; appends are serialised.
     """
 
-    def __init__(self, native: _native.Session, store: Store) -> None:
+    _native: _NativeSession
+
+    def __init__(self, native: _NativeSession, store: Store) -> None:
         self._native = native
         self.store = store
         """The store the session belongs to."""
@@ -539,7 +544,9 @@ class Subagent(_Writer):
     """A subagent's sidechain, open for writing; a context manager like
     :class:`Session`. Thread-safe."""
 
-    def __init__(self, native: _native.Subagent) -> None:
+    _native: _NativeSubagent
+
+    def __init__(self, native: _NativeSubagent) -> None:
         self._native = native
 
     def __enter__(self) -> Subagent:
