@@ -57,8 +57,10 @@ def test_a_missing_project_root_is_not_found(tmp_path: Path) -> None:
 
 
 BAD_MESSAGES: list[tuple[Any, str]] = [
-    ({"role": "user", "content": float("nan")}, "cannot be stored as JSON: Out of range float"),
-    ({"role": "user", "content": float("inf")}, "Out of range float"),
+    ({"role": "user", "content": float("nan")}, "`message[\"content\"]` cannot be stored as JSON: the float NaN"),
+    ({"role": "user", "content": [1, {"a": float("inf")}]}, '`message["content"][1]["a"]`'),
+    ({"role": "user", "content": {1: "int key"}}, "a dict key must be a str, not int"),
+    ({"role": "user", "content": 2**64}, "beyond the 64 bits"),
     ({"role": "user", "content": b"bytes"}, "bytes is not JSON serializable"),
     ({"role": "user", "content": {1, 2}}, "set is not JSON serializable"),
     ({"role": "user", "content": object()}, "object is not JSON serializable"),
@@ -84,6 +86,15 @@ def test_bad_messages_raise_invalid_input_and_write_nothing(
         with pytest.raises((sessionkit.InvalidInputError, sessionkit.NotFoundError)):
             s.append_batch([{"role": "user", "content": "fine"}, message])
         assert log_bytes(store, s.id) == before
+
+
+def test_a_value_that_contains_itself_is_refused(store: sessionkit.Store) -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    with store.create_session() as s:
+        with pytest.raises(sessionkit.InvalidInputError, match="contains itself"):
+            s.append({"role": "user", "content": loop})
+        assert s.active_path() == []
 
 
 def test_a_duplicate_id_is_a_conflict(store: sessionkit.Store) -> None:
@@ -129,7 +140,7 @@ def test_wrong_types_of_other_arguments(store: sessionkit.Store) -> None:
             s.track_read("notes.txt")
         with pytest.raises(sessionkit.InvalidInputError, match=r"paths\[0\].*int"):
             s.track_read([7])  # type: ignore[list-item]
-        with pytest.raises(sessionkit.InvalidInputError, match="`policy`.*Out of range float"):
+        with pytest.raises(sessionkit.InvalidInputError, match=r'`policy\["tokenBudget"\]`.*not a JSON number'):
             s.select_compaction(float("nan"))  # type: ignore[arg-type]
         with pytest.raises(sessionkit.InvalidInputError, match="`replaces`"):
             s.apply_compaction("m1", "summary")  # type: ignore[arg-type]

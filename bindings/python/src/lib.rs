@@ -3,16 +3,17 @@
 //! method calls one operation of the core (`sessionkit`), with the GIL released
 //! while the core works, and mirrors a function of the C ABI (`ffi/src`).
 //!
-//! Values cross as the C ABI's do, as JSON: arguments are dumped by Python's
-//! `json` module (which refuses NaN, bytes and other values JSON cannot hold),
-//! results are loaded by it. Errors are raised as the classes of
+//! Values cross as JSON values, walked in place (no JSON text is made to cross):
+//! arguments refuse what JSON cannot hold (NaN, bytes, sets, objects), results
+//! come back as dicts, lists, str, int, float, bool and None. JSON texts the
+//! core makes are parsed while the GIL is released. Errors are raised as the classes of
 //! `sessionkit.errors`, picked by the core's error kind name.
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyString, PyTuple};
-use serde_json::Value;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
 use sessionkit::{Error, ErrorKind};
 
 mod session;
@@ -58,32 +59,134 @@ fn raise(py: Python<'_>, kind: ErrorKind, message: &str, errno: Option<i32>) -> 
     })
 }
 
-/// The JSON text of a Python value; `InvalidInputError` naming the argument
-/// for what JSON cannot hold (NaN, bytes, sets, objects).
-pub(crate) fn dumps(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
-    static DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let dumps = DUMPS.import(py, "json", "dumps")?;
-    let kwargs = PyDict::new(py);
-    kwargs.set_item("allow_nan", false)?;
-    kwargs.set_item("ensure_ascii", false)?;
-    kwargs.set_item("separators", (",", ":"))?;
-    let text = dumps.call((value,), Some(&kwargs)).map_err(|e| {
-        invalid(
-            py,
-            format!(
-                "argument `{name}` cannot be stored as JSON: {}",
-                e.value(py)
-            ),
-        )
-    })?;
-    text.extract::<String>()
+/// How deep a value may nest; deeper (or a cycle) is refused. The core refuses
+/// more than 100 levels anyway; this keeps the conversion's recursion bounded.
+const MAX_DEPTH: usize = 128;
+
+/// Where in an argument a value could not be converted, and why.
+struct Unconvertible {
+    /// Keys and indexes from the innermost out.
+    path: Vec<String>,
+    why: String,
 }
 
-/// A Python value as a JSON value (see [`dumps`]).
+impl Unconvertible {
+    fn new(why: impl Into<String>) -> Unconvertible {
+        Unconvertible {
+            path: Vec::new(),
+            why: why.into(),
+        }
+    }
+
+    fn at(mut self, segment: String) -> Unconvertible {
+        self.path.push(segment);
+        self
+    }
+}
+
+fn type_of(value: &Bound<'_, PyAny>) -> String {
+    value
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn items_of<'py>(
+    items: impl Iterator<Item = Bound<'py, PyAny>>,
+    depth: usize,
+) -> Result<Value, Unconvertible> {
+    items
+        .enumerate()
+        .map(|(i, x)| convert(&x, depth + 1).map_err(|e| e.at(format!("[{i}]"))))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Value::Array)
+}
+
+/// A Python value (None, bool, int, float, str, dict with str keys, list,
+/// tuple) as a JSON value, walked in place: no JSON text is made and parsed.
+fn convert(value: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Unconvertible> {
+    if depth > MAX_DEPTH {
+        return Err(Unconvertible::new(format!(
+            "nested more than {MAX_DEPTH} levels deep (or it contains itself)"
+        )));
+    }
+    if value.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(s) = value.cast::<PyString>() {
+        let s = s
+            .to_str()
+            .map_err(|e| Unconvertible::new(format!("a str that is not valid UTF-8: {e}")))?;
+        return Ok(Value::String(s.to_owned()));
+    }
+    // Before int: bool is a subclass of int.
+    if let Ok(b) = value.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(i) = value.cast::<PyInt>() {
+        if let Ok(n) = i.extract::<i64>() {
+            return Ok(n.into());
+        }
+        if let Ok(n) = i.extract::<u64>() {
+            return Ok(n.into());
+        }
+        return Err(Unconvertible::new(format!(
+            "the int {i} is beyond the 64 bits a JSON number is kept in exactly"
+        )));
+    }
+    if let Ok(f) = value.cast::<PyFloat>() {
+        let x = f.value();
+        return Number::from_f64(x)
+            .map(Value::Number)
+            .ok_or_else(|| Unconvertible::new(format!("the float {x} is not a JSON number")));
+    }
+    if let Ok(d) = value.cast::<PyDict>() {
+        let mut map = Map::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let Ok(key) = k.cast::<PyString>() else {
+                return Err(Unconvertible::new(format!(
+                    "a dict key must be a str, not {} ({k})",
+                    type_of(&k)
+                )));
+            };
+            let key = key
+                .to_str()
+                .map_err(|e| Unconvertible::new(e.to_string()))?
+                .to_owned();
+            let v = convert(&v, depth + 1).map_err(|e| e.at(format!("[{key:?}]")))?;
+            map.insert(key, v);
+        }
+        return Ok(Value::Object(map));
+    }
+    if let Ok(l) = value.cast::<PyList>() {
+        return items_of(l.iter(), depth);
+    }
+    if let Ok(t) = value.cast::<PyTuple>() {
+        return items_of(t.iter(), depth);
+    }
+    Err(Unconvertible::new(format!(
+        "{} is not JSON serializable",
+        type_of(value)
+    )))
+}
+
+/// A Python value as a JSON value; `InvalidInputError` naming the argument and
+/// the place inside it for what JSON cannot hold (NaN, bytes, sets, objects,
+/// keys that are not str, ints beyond 64 bits).
 pub(crate) fn to_json(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str) -> PyResult<Value> {
-    let text = dumps(py, value, name)?;
-    serde_json::from_str(&text)
-        .map_err(|e| invalid(py, format!("argument `{name}` is not valid JSON: {e}")))
+    convert(value, 0).map_err(|e| {
+        let at: String = e.path.iter().rev().map(String::as_str).collect();
+        invalid(
+            py,
+            format!("argument `{name}{at}` cannot be stored as JSON: {}", e.why),
+        )
+    })
+}
+
+/// The JSON text of a Python value (for options the core parses from text).
+pub(crate) fn dumps(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
+    Ok(to_json(py, value, name)?.to_string())
 }
 
 /// A JSON list argument whose items must be objects (messages, items).
@@ -115,18 +218,59 @@ pub(crate) fn to_objects(
     }
 }
 
-/// The Python value of a JSON text.
-pub(crate) fn loads(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
-    static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let loads = LOADS.import(py, "json", "loads")?;
-    Ok(loads.call1((text,))?.unbind())
+/// The Python value of a JSON value: dicts (in the JSON's key order), lists,
+/// str, int, float, bool and None.
+pub(crate) fn value_py(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
+    Ok(py_of(py, value)?.unbind())
 }
 
-/// The Python value of a result, through its JSON text.
-pub(crate) fn to_py<T: serde::Serialize>(py: Python<'_>, value: &T) -> PyResult<Py<PyAny>> {
-    let text = serde_json::to_string(value)
+/// The Python value of a (small) result: a report, an entry, an info object.
+pub(crate) fn to_py<T: serde::Serialize>(py: Python<'_>, v: &T) -> PyResult<Py<PyAny>> {
+    let value = serde_json::to_value(v)
         .map_err(|e| PyRuntimeError::new_err(format!("cannot serialise a result: {e}")))?;
-    loads(py, &text)
+    value_py(py, &value)
+}
+
+fn py_of<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_pyobject(py)?.into_any(),
+            (None, Some(u)) => u.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for x in items {
+                list.append(py_of(py, x)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (k, x) in map {
+                dict.set_item(PyString::new(py, k), py_of(py, x)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// A JSON text the core made (a message, a list of items) as a JSON value,
+/// parsed off the GIL (inside [`detach`]).
+pub(crate) fn parse(text: &str) -> sessionkit::Result<Value> {
+    serde_json::from_str(text)
+        .map_err(|e| Error::Internal(format!("the core made JSON text that does not parse: {e}")))
+}
+
+/// Messages as a JSON array value, parsed off the GIL (inside [`detach`]).
+pub(crate) fn message_values(ms: &[sessionkit::Message]) -> sessionkit::Result<Value> {
+    ms.iter()
+        .map(|m| parse(m.json()))
+        .collect::<sessionkit::Result<Vec<_>>>()
+        .map(Value::Array)
 }
 
 /// A required string argument: `InvalidInputError` naming it, for anything

@@ -4,12 +4,13 @@
 use parking_lot::RwLock;
 use pyo3::prelude::*;
 use serde_json::Value;
-use sessionkit::{to_json_array, CompactionPolicy, ModelViewOptions, RewindMode};
+use sessionkit::{CompactionPolicy, ModelViewOptions, RewindMode};
 
 use crate::store::options;
 use crate::view::SessionView;
 use crate::{
-    arg_paths, arg_str, detach, dumps, error, invalid, loads, opt_str, to_json, to_objects, to_py,
+    arg_paths, arg_str, detach, dumps, error, invalid, message_values, opt_str, parse, to_json,
+    to_objects, to_py, value_py,
 };
 
 /// A handle that holds a lock until it is closed: shared by any number of
@@ -128,16 +129,16 @@ impl Session {
         let m = to_json(py, message, "message")?;
         let text = self
             .h
-            .call(py, |s| s.append(m).map(|m| m.json().to_string()))?;
-        loads(py, &text)
+            .call(py, |s| s.append(m).and_then(|m| parse(m.json())))?;
+        value_py(py, &text)
     }
 
     fn append_batch(&self, py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let ms = to_objects(py, messages, "messages")?;
         let text = self
             .h
-            .call(py, |s| s.append_batch(ms).map(|m| to_json_array(&m)))?;
-        loads(py, &text)
+            .call(py, |s| s.append_batch(ms).and_then(|m| message_values(&m)))?;
+        value_py(py, &text)
     }
 
     fn update_state(&self, py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -189,8 +190,8 @@ impl Session {
     fn active_path(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let text = self
             .h
-            .call(py, |s| s.active_path().map(|m| to_json_array(&m)))?;
-        loads(py, &text)
+            .call(py, |s| s.active_path().and_then(|m| message_values(&m)))?;
+        value_py(py, &text)
     }
 
     #[pyo3(signature = (options=None))]
@@ -202,8 +203,8 @@ impl Session {
         let opts = model_view_options(py, options)?;
         let text = self
             .h
-            .call(py, |s| s.model_view(&opts).map(|m| to_json_array(&m)))?;
-        loads(py, &text)
+            .call(py, |s| s.model_view(&opts).and_then(|m| message_values(&m)))?;
+        value_py(py, &text)
     }
 
     fn select_compaction(&self, py: Python<'_>, policy: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -223,9 +224,9 @@ impl Session {
         let summary = to_json(py, summary, "summary")?;
         let text = self.h.call(py, |s| {
             s.apply_compaction(&replaces, summary)
-                .map(|m| m.json().to_string())
+                .and_then(|m| parse(m.json()))
         })?;
-        loads(py, &text)
+        value_py(py, &text)
     }
 
     #[pyo3(signature = (agent_id=None, meta=None))]
@@ -256,8 +257,8 @@ impl Session {
         let m = to_json(py, message, "message")?;
         let text = self
             .h
-            .call(py, |s| s.user_input(m).map(|m| m.json().to_string()))?;
-        loads(py, &text)
+            .call(py, |s| s.user_input(m).and_then(|m| parse(m.json())))?;
+        value_py(py, &text)
     }
 
     fn track_read(&self, py: Python<'_>, paths: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -350,8 +351,10 @@ impl Session {
         limit: Option<usize>,
         model_view: bool,
     ) -> PyResult<Py<PyAny>> {
-        let text = self.h.call(py, |s| s.responses_items(limit, model_view))?;
-        loads(py, &text)
+        let text = self.h.call(py, |s| {
+            s.responses_items(limit, model_view).and_then(|t| parse(&t))
+        })?;
+        value_py(py, &text)
     }
 
     fn append_responses_items(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -370,8 +373,11 @@ impl Session {
     }
 
     fn pop_responses_item(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        match self.h.call(py, |s| s.pop_responses_item())? {
-            Some(text) => loads(py, &text).map(Some),
+        let item = self.h.call(py, |s| {
+            s.pop_responses_item()?.map(|t| parse(&t)).transpose()
+        })?;
+        match item {
+            Some(item) => value_py(py, &item).map(Some),
             None => Ok(None),
         }
     }
@@ -448,16 +454,16 @@ impl Subagent {
         let m = to_json(py, message, "message")?;
         let text = self
             .h
-            .call(py, |a| a.append(m).map(|m| m.json().to_string()))?;
-        loads(py, &text)
+            .call(py, |a| a.append(m).and_then(|m| parse(m.json())))?;
+        value_py(py, &text)
     }
 
     fn append_batch(&self, py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let ms = to_objects(py, messages, "messages")?;
         let text = self
             .h
-            .call(py, |a| a.append_batch(ms).map(|m| to_json_array(&m)))?;
-        loads(py, &text)
+            .call(py, |a| a.append_batch(ms).and_then(|m| message_values(&m)))?;
+        value_py(py, &text)
     }
 
     fn finish(&self, py: Python<'_>, result: &Bound<'_, PyAny>, failed: bool) -> PyResult<()> {

@@ -7,7 +7,7 @@ use sessionkit::{
 
 use crate::session::Session;
 use crate::view::SessionView;
-use crate::{arg_str, detach, dumps, error, loads, to_py};
+use crate::{arg_str, detach, dumps, error, message_values, to_py, value_py};
 
 /// Options given as a dict (or None), parsed by the core as the C ABI's JSON
 /// options are: unknown keys and bad values are `InvalidInputError`.
@@ -103,9 +103,9 @@ impl Store {
         let text = detach(py, || {
             self.store
                 .model_view(&id, &opts)
-                .map(|m| sessionkit::to_json_array(&m))
+                .and_then(|m| message_values(&m))
         })?;
-        loads(py, &text)
+        value_py(py, &text)
     }
 
     fn list_subagents(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {

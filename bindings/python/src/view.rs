@@ -4,10 +4,10 @@
 
 use parking_lot::Mutex;
 use pyo3::prelude::*;
-use sessionkit::{to_json_array, Message, ModelViewOptions};
+use sessionkit::{Message, ModelViewOptions};
 
 use crate::store::options;
-use crate::{arg_str, detach, loads, to_py};
+use crate::{arg_str, detach, error, message_values, parse, to_py, value_py};
 
 #[pyclass(module = "sessionkit._native", frozen)]
 pub(crate) struct SessionView {
@@ -27,13 +27,15 @@ impl SessionView {
     }
 
     fn active_path(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let text = detach(py, || self.view.active_path().map(|m| to_json_array(&m)))?;
-        loads(py, &text)
+        let text = detach(py, || {
+            self.view.active_path().and_then(|m| message_values(&m))
+        })?;
+        value_py(py, &text)
     }
 
     fn ui_view(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let text = detach(py, || self.view.ui_view().map(|m| to_json_array(&m)))?;
-        loads(py, &text)
+        let text = detach(py, || self.view.ui_view().and_then(|m| message_values(&m)))?;
+        value_py(py, &text)
     }
 
     #[pyo3(signature = (options=None))]
@@ -44,9 +46,9 @@ impl SessionView {
     ) -> PyResult<Py<PyAny>> {
         let opts = self::options(py, options, "options", ModelViewOptions::from_json)?;
         let text = detach(py, || {
-            self.view.model_view(&opts).map(|m| to_json_array(&m))
+            self.view.model_view(&opts).and_then(|m| message_values(&m))
         })?;
-        loads(py, &text)
+        value_py(py, &text)
     }
 
     /// The active path (`"active"`), UI view (`"ui"`) or model view
@@ -75,8 +77,8 @@ impl SessionView {
 
     fn message(&self, py: Python<'_>, message_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let id = arg_str(py, message_id, "message_id")?;
-        let text = detach(py, || self.view.message(&id).map(|m| m.json().to_string()))?;
-        loads(py, &text)
+        let text = detach(py, || self.view.message(&id).and_then(|m| parse(m.json())))?;
+        value_py(py, &text)
     }
 
     fn resolve_message(&self, py: Python<'_>, prefix: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -113,7 +115,11 @@ impl MessageIter {
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let next = self.rest.lock().next();
-        next.map(|m| loads(py, m.json())).transpose()
+        next.map(|m| {
+            let v = parse(m.json()).map_err(|e| error(py, &e))?;
+            value_py(py, &v)
+        })
+        .transpose()
     }
 
     fn __length_hint__(&self) -> usize {
