@@ -55,7 +55,8 @@ def test_create_open_list_rename_delete(store: sessionkit.Store) -> None:
         assert a["parentId"] == q["id"] and s.head == a["id"]
         assert s.entry.message_count == 2
         assert s.pruned == []
-        assert s.info()["path"] == store.log_path("s-1")
+        assert s.info()["path"] == s.path == store.log_path("s-1")
+        assert s.open_report["skipped"] == []
     entry = store.session_entry("s-1")
     assert isinstance(entry, sessionkit.SessionEntry)
     assert (entry.title, entry.status, entry.message_count) == ("First", Status.PENDING, 2)
@@ -105,6 +106,7 @@ def test_batch_patch_head_and_views(store: sessionkit.Store) -> None:
         assert [m["id"] for m in s.model_view(last_n=1)] == [sys_m["id"], a2["id"]]
         view = s.read()
     assert view.head == a2["id"] and view.message_count == 4
+    assert view.header is not None and view.header["id"] == s.id
     assert view.message(a1["id"])["meta"] == {"usage": {"output_tokens": 3}}
     assert view.resolve_message(a1["id"][:-2]) == a1["id"]
     assert [m["id"] for m in view] == [sys_m["id"], u1["id"], a2["id"]]

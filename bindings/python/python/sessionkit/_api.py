@@ -255,6 +255,12 @@ class SessionView:
         return self.info()["head"]  # type: ignore[no-any-return]
 
     @property
+    def header(self) -> dict[str, Any] | None:
+        """The log's ``session`` header record (format version, id, project,
+        lineage); None for a plain transcript without one."""
+        return self.info()["header"]  # type: ignore[no-any-return]
+
+    @property
     def message_count(self) -> int:
         """How many messages the log holds, on every branch."""
         return self.info()["messageCount"]  # type: ignore[no-any-return]
@@ -388,6 +394,17 @@ class Session(_Writer):
         """``id``, ``path``, ``head``, ``entry``, ``openReport`` (what opening
         found) and ``pruned`` (sessions deleted when this one was created)."""
         return self._native.info()  # type: ignore[no-any-return]
+
+    @property
+    def path(self) -> str:
+        """The path of the session's log."""
+        return self.info()["path"]  # type: ignore[no-any-return]
+
+    @property
+    def open_report(self) -> dict[str, Any]:
+        """What opening found: skipped lines (now quarantined), a torn tail (now
+        terminated), broken chains."""
+        return self.info()["openReport"]  # type: ignore[no-any-return]
 
     @property
     def entry(self) -> SessionEntry:
