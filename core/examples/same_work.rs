@@ -5,9 +5,12 @@
 //! ```text
 //! same_work append --project DIR --home DIR --n 10000 --bytes 4000   # N appends, durability never
 //! same_work resume --project DIR --home DIR --id ID                  # Store::model_view of a session
+//! same_work active --project DIR --home DIR --id ID                  # read_session + active_path
 //! ```
 //!
-//! Each prints one JSON object: `{"ms": <time of the work>}`. The messages are
+//! Each prints one JSON object: `{"ms": <time of the work>}`; a resume is run
+//! once to warm up, then five times, and the median given (bench.py times the
+//! Python side the same way, on a store it keeps open). The messages are
 //! the ones bench.py makes: `{"role": user|assistant, "content": "<i> xxx…"}`
 //! of `bytes` characters.
 
@@ -29,7 +32,7 @@ fn arg(args: &[String], name: &str) -> Res<String> {
 /// The message bench.py's `message(i, size)` makes.
 fn message(i: usize, size: usize) -> serde_json::Value {
     let head = format!("{i} ");
-    let role = if i % 2 == 0 { "user" } else { "assistant" };
+    let role = if i.is_multiple_of(2) { "user" } else { "assistant" };
     json!({"role": role, "content": format!("{head}{}", "x".repeat(size.saturating_sub(head.len())))})
 }
 
@@ -57,15 +60,25 @@ fn main() -> Res<()> {
             s.close()?;
             ms
         }
-        "resume" => {
+        "resume" | "active" => {
             let id = arg(&args, "--id")?;
-            let t = Instant::now();
-            let view = store.model_view(&id, &ModelViewOptions::default())?;
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            std::hint::black_box(view);
-            ms
+            let once = || -> Res<f64> {
+                let t = Instant::now();
+                let messages = if mode == "resume" {
+                    store.model_view(&id, &ModelViewOptions::default())?
+                } else {
+                    store.read_session(&id)?.active_path()?
+                };
+                let ms = t.elapsed().as_secs_f64() * 1e3;
+                std::hint::black_box(messages);
+                Ok(ms)
+            };
+            once()?;
+            let mut runs = (0..5).map(|_| once()).collect::<Res<Vec<f64>>>()?;
+            runs.sort_by(f64::total_cmp);
+            runs[runs.len() / 2]
         }
-        other => return Err(format!("unknown mode {other:?}: append or resume").into()),
+        other => return Err(format!("unknown mode {other:?}: append, resume or active").into()),
     };
     println!("{}", json!({ "ms": ms }));
     Ok(())
