@@ -32,7 +32,11 @@ fn arg(args: &[String], name: &str) -> Res<String> {
 /// The message bench.py's `message(i, size)` makes.
 fn message(i: usize, size: usize) -> serde_json::Value {
     let head = format!("{i} ");
-    let role = if i.is_multiple_of(2) { "user" } else { "assistant" };
+    let role = if i.is_multiple_of(2) {
+        "user"
+    } else {
+        "assistant"
+    };
     json!({"role": role, "content": format!("{head}{}", "x".repeat(size.saturating_sub(head.len())))})
 }
 
