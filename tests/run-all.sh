@@ -23,6 +23,9 @@ SESSIONKIT_HOME="$(mktemp -d)" cargo test --workspace --locked
 step "C ABI: header, C tests under ASan and valgrind, examples (tests/c/run.sh)"
 CARGO_LOCKED=1 bash tests/c/run.sh
 
+step "Python package: pip install ./bindings/python, pytest, mypy --strict (tests/python/run.sh)"
+bash tests/python/run.sh
+
 step "demo runs"
 SESSIONKIT_HOME="$(mktemp -d)" cargo run -q --locked -p sessionkit-cli -- demo >/dev/null
 

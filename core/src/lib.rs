@@ -105,6 +105,12 @@ pub use ops::export::ExportFormat;
 pub use ops::fork::ForkOptions;
 pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
 pub use ops::rewind::{HeadMove, RewindPreview};
+
+/// OpenAI Responses input items (the OpenAI Agents SDK's session items) stored
+/// as messages, and back.
+pub mod responses {
+    pub use crate::ops::responses::{item_to_message, items_json, message_to_item_json};
+}
 pub use options::{Deterministic, Durability, StoreOptions};
 pub use store::session::CreateOptions;
 pub use store::{BlobGcReport, RebuildReport, StoreGcReport, TempGcReport, BLOB_GC_GRACE};

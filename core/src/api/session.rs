@@ -337,4 +337,31 @@ impl Session {
     ) -> Result<crate::ops::rewind::RewindPreview> {
         crate::ops::rewind::preview(&self.core, message_id, mode)
     }
+
+    /// The session's OpenAI Responses input items (what the OpenAI Agents SDK
+    /// keeps), oldest first, as a JSON array text: the last `limit` messages of
+    /// the active path (all when `None`), each as the item it stores (see
+    /// [`crate::responses`]). With `model_view`, the model view instead:
+    /// compaction applied, a cut that never starts at a tool output, a
+    /// synthetic output for a call left without one, leading system messages
+    /// kept.
+    pub fn responses_items(&self, limit: Option<usize>, model_view: bool) -> Result<String> {
+        crate::ops::responses::items(&self.core, limit, model_view)
+    }
+
+    /// Append OpenAI Responses input items as messages, in one write: once it
+    /// returns, a killed process has lost none of them. Every item is checked
+    /// first (`InvalidInput` for one that is not an object); nothing is
+    /// written if one fails.
+    pub fn append_responses_items(&self, items: Vec<Value>) -> Result<Vec<Message>> {
+        crate::ops::responses::append_items(&self.core, items)
+    }
+
+    /// Move the head back over the latest message and return its Responses
+    /// item as JSON text (`None` when the session has no head). Nothing is
+    /// rewritten: the message stays in the log, on a branch that
+    /// [`Session::resume_at`] or a fork reaches again.
+    pub fn pop_responses_item(&self) -> Result<Option<String>> {
+        crate::ops::responses::pop_item(&self.core)
+    }
 }

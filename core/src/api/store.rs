@@ -372,4 +372,25 @@ impl Store {
     ) -> Result<String> {
         crate::ops::export::export(&self.core, id, format)
     }
+
+    /// Open session `id` for writing, creating it with that id if it does not
+    /// exist yet (as an adapter given a fresh id by its host must). Two
+    /// processes racing to create it both end up opening the one session
+    /// (one of them then gets `Busy`, as for [`Store::open_session`]).
+    pub fn open_or_create_session(&self, id: &str) -> Result<Session> {
+        use crate::error::ErrorKind;
+        match self.open_session(id) {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                let options = CreateOptions {
+                    id: Some(id.to_string()),
+                    ..CreateOptions::default()
+                };
+                match self.create_session(options) {
+                    Err(e) if e.kind() == ErrorKind::Conflict => self.open_session(id),
+                    created => created,
+                }
+            }
+            opened => opened,
+        }
+    }
 }

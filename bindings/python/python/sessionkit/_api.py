@@ -1,0 +1,592 @@
+"""The typed handles: :class:`Store`, :class:`Session`, :class:`SessionView` and
+:class:`Subagent`. Each method converts its arguments, calls one operation of
+the native core (which releases the GIL while it works) and converts the
+result; the logic is in the core.
+
+Thread safety: every handle may be shared by any number of threads at once.
+A :class:`Session` or :class:`Subagent` serialises appends; closing it waits
+for calls in flight, and any call after it raises ``InvalidInputError``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from types import TracebackType
+from typing import Any, Union
+
+from . import _native
+from ._native import Session as _NativeSession
+from ._native import SessionView as _NativeView
+from ._native import Subagent as _NativeSubagent
+from ._types import Durability, ExportFormat, Message, RewindMode, SessionEntry
+
+StrPath = Union[str, "os.PathLike[str]"]
+
+
+def _path(p: StrPath) -> str:
+    return os.fspath(p) if isinstance(p, os.PathLike) else p
+
+
+def _paths(paths: Iterable[StrPath]) -> Any:
+    if isinstance(paths, (str, bytes)):
+        return paths  # refused by the native side, which says why
+    return [_path(p) if isinstance(p, os.PathLike) else p for p in paths]
+
+
+def _model_options(last_n: int | None, token_budget: int | None) -> dict[str, Any]:
+    opts: dict[str, Any] = {}
+    if last_n is not None:
+        opts["lastN"] = last_n
+    if token_budget is not None:
+        opts["tokenBudget"] = token_budget
+    return opts
+
+
+def _entry(d: dict[str, Any]) -> SessionEntry:
+    return SessionEntry.from_dict(d)
+
+
+class Store:
+    """The sessions of one project: its index, its logs, blobs and file history.
+
+    Opening creates ``<home>/projects/<project code>/`` if needed and takes no
+    lock. ``home`` defaults to ``$SESSIONKIT_HOME``, else ``~/.sessionkit``.
+    Creating a session prunes the project to ``max_sessions`` (50; 0 keeps all).
+
+    Thread-safe: share one store between threads.
+    """
+
+    def __init__(
+        self,
+        project: StrPath = ".",
+        *,
+        home: StrPath | None = None,
+        durability: Durability | str | None = None,
+        max_sessions: int | None = None,
+        blob_threshold: int | None = None,
+        max_record_bytes: int | None = None,
+        deterministic: dict[str, int] | None = None,
+    ) -> None:
+        opts: dict[str, Any] = {}
+        if home is not None:
+            opts["home"] = _path(home)
+        if durability is not None:
+            opts["durability"] = Durability(durability).value
+        if max_sessions is not None:
+            opts["maxSessions"] = max_sessions
+        if blob_threshold is not None:
+            opts["blobThreshold"] = blob_threshold
+        if max_record_bytes is not None:
+            opts["maxRecordBytes"] = max_record_bytes
+        if deterministic is not None:
+            opts["deterministic"] = deterministic
+        self._native = _native.Store(_path(project), opts)
+
+    def __repr__(self) -> str:
+        return repr(self._native)
+
+    # -- where it is ------------------------------------------------------------
+
+    def info(self) -> dict[str, str]:
+        """``projectRoot``, ``dir`` (holding the logs), ``projectCode``, ``indexPath``."""
+        return self._native.info()  # type: ignore[no-any-return]
+
+    @property
+    def dir(self) -> str:
+        """The directory holding this project's session logs."""
+        return self.info()["dir"]
+
+    @property
+    def project_root(self) -> str:
+        """The canonical project root."""
+        return self.info()["projectRoot"]
+
+    @property
+    def project_code(self) -> str:
+        """The project's directory name under ``<home>/projects/``."""
+        return self._native.project_code
+
+    def log_path(self, session_id: str) -> str:
+        """Where the log of ``session_id`` lives (whether or not it exists)."""
+        return self._native.log_path(session_id)
+
+    # -- sessions ---------------------------------------------------------------
+
+    def create_session(self, *, id: str | None = None, title: str | None = None) -> Session:
+        """Start a new session, open for writing (it holds the session's lock).
+
+        Raises ``ConflictError`` if ``id`` is taken, ``InvalidInputError`` if it
+        is not a valid id.
+        """
+        opts: dict[str, Any] = {}
+        if id is not None:
+            opts["id"] = id
+        if title is not None:
+            opts["title"] = title
+        return Session(self._native.create_session(opts), self)
+
+    def open_session(self, session_id: str) -> Session:
+        """Open a session for writing; ``BusyError`` while another writer holds it."""
+        return Session(self._native.open_session(session_id), self)
+
+    def open_or_create_session(self, session_id: str) -> Session:
+        """Open session ``session_id`` for writing, creating it with that id if needed."""
+        return Session(self._native.open_or_create_session(session_id), self)
+
+    def fork_session(
+        self, source_id: str, *, at: str | None = None, title: str | None = None
+    ) -> Session:
+        """Fork a session (whole, or up to message ``at``) into a new one, open for writing."""
+        opts: dict[str, Any] = {}
+        if at is not None:
+            opts["at"] = at
+        if title is not None:
+            opts["title"] = title
+        return Session(self._native.fork_session(source_id, opts), self)
+
+    def read_session(self, session_id: str) -> SessionView:
+        """Load a session for reading, without a lock (a writer may be appending)."""
+        return SessionView(self._native.read_session(session_id))
+
+    def model_view(
+        self, session_id: str, *, last_n: int | None = None, token_budget: int | None = None
+    ) -> list[Message]:
+        """What goes to the model on resume, read from the end of the log."""
+        return self._native.model_view(session_id, _model_options(last_n, token_budget))  # type: ignore[no-any-return]
+
+    def list_sessions(self) -> list[SessionEntry]:
+        """The project's sessions, newest first."""
+        return [_entry(d) for d in self._native.list_sessions()]
+
+    def session_entry(self, session_id: str) -> SessionEntry:
+        """One session's index entry; ``NotFoundError`` for an unknown session."""
+        return _entry(self._native.session_entry(session_id))
+
+    def session_ids(self) -> list[str]:
+        """Ids of the project's session logs, sorted, read from the directory."""
+        return self._native.session_ids()
+
+    def resolve_session(self, prefix: str) -> str:
+        """The full id of the session ``prefix`` names (an id or a unique prefix)."""
+        return self._native.resolve_session(prefix)
+
+    def continue_session(self) -> SessionEntry | None:
+        """The session a ``/continue`` would pick: the latest one with messages."""
+        d = self._native.continue_session()
+        return None if d is None else _entry(d)
+
+    def rename_session(self, session_id: str, title: str) -> SessionEntry:
+        """Rename a session no writer holds (``BusyError`` otherwise)."""
+        return _entry(self._native.rename_session(session_id, title))
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session: its entry, log, sidecars and file-history branch.
+
+        Its blobs go with the next :meth:`gc` once 15 minutes old.
+        """
+        self._native.delete_session(session_id)
+
+    def export_session(self, session_id: str, format: ExportFormat | str = "jsonl") -> str:
+        """The active path as seed-style JSONL or a Markdown transcript."""
+        return self._native.export_session(session_id, ExportFormat(format).value)
+
+    # -- subagents --------------------------------------------------------------
+
+    def list_subagents(self, session_id: str) -> list[dict[str, Any]]:
+        """The subagents of a session: their metadata, oldest first."""
+        return self._native.list_subagents(session_id)  # type: ignore[no-any-return]
+
+    def read_subagent(self, session_id: str, agent_id: str) -> SessionView:
+        """Load a subagent's sidechain for reading, without a lock."""
+        return SessionView(self._native.read_subagent(session_id, agent_id))
+
+    # -- maintenance ------------------------------------------------------------
+
+    def doctor(self, *, repair: bool = False) -> dict[str, Any]:
+        """Verify the store (index, logs, blobs, file history); with ``repair``, fix
+        what can be fixed without loss. Problems are in the report (``ok``)."""
+        return self._native.doctor({"repair": repair})  # type: ignore[no-any-return]
+
+    def gc(self) -> dict[str, Any]:
+        """Collect the project's garbage: unreachable file-history objects,
+        unreferenced blobs and stale temp files (those two once 15 minutes old)."""
+        return self._native.gc()  # type: ignore[no-any-return]
+
+    def rebuild_index(self) -> dict[str, Any]:
+        """Rebuild the index from the session logs."""
+        return self._native.rebuild_index()  # type: ignore[no-any-return]
+
+    def file_history_sizes(self) -> dict[str, Any]:
+        """The size of each session's file history."""
+        return self._native.file_history_sizes()  # type: ignore[no-any-return]
+
+    def check_file_history(self) -> dict[str, Any]:
+        """Check the links between the logs and the file history, reading only."""
+        return self._native.check_file_history()  # type: ignore[no-any-return]
+
+    def prune_orphan_file_history(self) -> list[dict[str, Any]]:
+        """Delete the file-history refs of sessions whose log is gone."""
+        return self._native.prune_orphan_file_history()  # type: ignore[no-any-return]
+
+    def branch_file_history(self, session_id: str, snapshot: str) -> None:
+        """Start the file-history branch of a session at a snapshot."""
+        self._native.branch_file_history(session_id, snapshot)
+
+
+class SessionView:
+    """A session read from disk without a lock, as it was when read.
+
+    Thread-safe and immutable: share it freely. For long views, the ``iter_*``
+    methods hand out one message at a time.
+    """
+
+    def __init__(self, native: _NativeView) -> None:
+        self._native = native
+
+    def info(self) -> dict[str, Any]:
+        """``head``, ``header``, ``messageCount``, ``report`` (what reading found),
+        ``records`` (state and subagent records)."""
+        return self._native.info()  # type: ignore[no-any-return]
+
+    @property
+    def head(self) -> str | None:
+        """The head message id; None before the first message."""
+        return self.info()["head"]  # type: ignore[no-any-return]
+
+    @property
+    def header(self) -> dict[str, Any] | None:
+        """The log's ``session`` header record (format version, id, project,
+        lineage); None for a plain transcript without one."""
+        return self.info()["header"]  # type: ignore[no-any-return]
+
+    @property
+    def message_count(self) -> int:
+        """How many messages the log holds, on every branch."""
+        return self.info()["messageCount"]  # type: ignore[no-any-return]
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """What reading found: skipped lines, a torn tail, broken chains."""
+        return self.info()["report"]  # type: ignore[no-any-return]
+
+    def active_path(self) -> list[Message]:
+        """The messages from the root to the head, as stored."""
+        return self._native.active_path()  # type: ignore[no-any-return]
+
+    def ui_view(self) -> list[Message]:
+        """The active path for display, with ``visible`` and ``compacted`` flags."""
+        return self._native.ui_view()  # type: ignore[no-any-return]
+
+    def model_view(
+        self, *, last_n: int | None = None, token_budget: int | None = None
+    ) -> list[Message]:
+        """What goes to the model: compaction applied, open tool calls answered."""
+        return self._native.model_view(_model_options(last_n, token_budget))  # type: ignore[no-any-return]
+
+    def iter_active_path(self) -> Iterator[Message]:
+        """:meth:`active_path`, one message at a time."""
+        return self._native.iter("active")
+
+    def iter_ui_view(self) -> Iterator[Message]:
+        """:meth:`ui_view`, one message at a time."""
+        return self._native.iter("ui")
+
+    def iter_model_view(
+        self, *, last_n: int | None = None, token_budget: int | None = None
+    ) -> Iterator[Message]:
+        """:meth:`model_view`, one message at a time."""
+        return self._native.iter("model", _model_options(last_n, token_budget))
+
+    def __iter__(self) -> Iterator[Message]:
+        return self.iter_active_path()
+
+    def message(self, message_id: str) -> Message:
+        """One message by id, on any branch; ``NotFoundError`` if the log lacks it."""
+        return self._native.message(message_id)  # type: ignore[no-any-return]
+
+    def resolve_message(self, prefix: str) -> str:
+        """The full id of the message ``prefix`` names."""
+        return self._native.resolve_message(prefix)
+
+    def tree(self) -> list[dict[str, Any]]:
+        """Every message with its place in the tree, in log order."""
+        return self._native.tree()  # type: ignore[no-any-return]
+
+    def branches(self) -> list[dict[str, Any]]:
+        """One branch per leaf (and one ending at the head), the active one marked."""
+        return self._native.branches()  # type: ignore[no-any-return]
+
+    def records(self) -> list[dict[str, Any]]:
+        """State and subagent records, in log order."""
+        return self._native.records()  # type: ignore[no-any-return]
+
+
+class _Writer:
+    """What a session and a subagent share: a lock held until closed."""
+
+    _native: _NativeSession | _NativeSubagent
+
+    def close(self) -> None:
+        """Release the lock (a session flushes its index entry first). Closing
+        twice does nothing."""
+        self._native.close()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._native.closed)
+
+    def append(self, message: Message) -> Message:
+        """Append one message (a dict with a ``role``); returns it as stored.
+
+        One ``write(2)``: once it returns, a killed process has lost nothing.
+        """
+        return self._native.append(message)  # type: ignore[no-any-return]
+
+    def append_batch(self, messages: list[Message]) -> list[Message]:
+        """Append messages in one write: all of them, or nothing if one is invalid."""
+        return self._native.append_batch(messages)  # type: ignore[no-any-return]
+
+    def read(self) -> SessionView:
+        """Read the log back (the view every reader gets)."""
+        return SessionView(self._native.read())
+
+
+class Session(_Writer):
+    """A session open for writing. Holds the session's exclusive lock until it is
+    closed: use it as a context manager (``with store.create_session() as s:``).
+
+    Thread-safe: share it between threads; appends are serialised.
+    """
+
+    _native: _NativeSession
+
+    def __init__(self, native: _NativeSession, store: Store) -> None:
+        self._native = native
+        self.store = store
+        """The store the session belongs to."""
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return repr(self._native)
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self._native.id
+
+    @property
+    def head(self) -> str | None:
+        """The current head message id."""
+        return self._native.head()
+
+    def info(self) -> dict[str, Any]:
+        """``id``, ``path``, ``head``, ``entry``, ``openReport`` (what opening
+        found) and ``pruned`` (sessions deleted when this one was created)."""
+        return self._native.info()  # type: ignore[no-any-return]
+
+    @property
+    def path(self) -> str:
+        """The path of the session's log."""
+        return self.info()["path"]  # type: ignore[no-any-return]
+
+    @property
+    def open_report(self) -> dict[str, Any]:
+        """What opening found: skipped lines (now quarantined), a torn tail (now
+        terminated), broken chains."""
+        return self.info()["openReport"]  # type: ignore[no-any-return]
+
+    @property
+    def entry(self) -> SessionEntry:
+        """The session's index entry as this writer knows it."""
+        return _entry(self.info()["entry"])
+
+    @property
+    def pruned(self) -> list[str]:
+        """Sessions removed from the project when this one was created."""
+        return self.info()["pruned"]  # type: ignore[no-any-return]
+
+    @property
+    def fsync_count(self) -> int:
+        """How many times this handle fsynced its log."""
+        return self._native.fsync_count()
+
+    def update_state(self, state: dict[str, Any]) -> SessionEntry:
+        """Update host-reported state (``status``, reasons, ``lastToolCall``,
+        ``activeTokens``, ``childProcesses``, ``title``)."""
+        return _entry(self._native.update_state(state))
+
+    def patch_message(self, message_id: str, patch: dict[str, Any]) -> None:
+        """Change fields of a stored message (an RFC 7396 merge patch)."""
+        self._native.patch_message(message_id, patch)
+
+    def set_head(self, message_id: str | None) -> None:
+        """Move the head (None: before the first message). The old branch stays."""
+        self._native.set_head(message_id)
+
+    def resume_at(self, message_id: str) -> None:
+        """Move the head to a message so the conversation resumes from there."""
+        self._native.resume_at(message_id)
+
+    def rename(self, title: str) -> SessionEntry:
+        """Set the session's title."""
+        return _entry(self._native.rename(title))
+
+    def sync(self) -> None:
+        """Make every append so far durable (fsync)."""
+        self._native.sync()
+
+    def flush_index(self) -> None:
+        """Write this session's entry to the index."""
+        self._native.flush_index()
+
+    def active_path(self) -> list[Message]:
+        """The messages from the root to the head, read back from the log."""
+        return self._native.active_path()  # type: ignore[no-any-return]
+
+    def model_view(
+        self, *, last_n: int | None = None, token_budget: int | None = None
+    ) -> list[Message]:
+        """What goes to the model on resume."""
+        return self._native.model_view(_model_options(last_n, token_budget))  # type: ignore[no-any-return]
+
+    def fork(self, *, at: str | None = None, title: str | None = None) -> Session:
+        """Fork this session (up to message ``at``) into a new one, open for writing."""
+        return self.store.fork_session(self.id, at=at, title=title)
+
+    # -- compaction -------------------------------------------------------------
+
+    def select_compaction(
+        self, token_budget: int, *, keep_last_turns: int = 2, summary_tokens: int = 1000
+    ) -> dict[str, Any] | None:
+        """Ask the policy what to compact (``replaces``, ...); None if nothing. Changes nothing."""
+        policy = {
+            "tokenBudget": token_budget,
+            "keepLastTurns": keep_last_turns,
+            "summaryTokens": summary_tokens,
+        }
+        return self._native.select_compaction(policy)  # type: ignore[no-any-return]
+
+    def apply_compaction(self, replaces: list[str], summary: Any) -> Message:
+        """Replace ``replaces`` by ``summary`` in the model's view; returns the
+        summary message. Nothing is rewritten: the old messages stay in the log."""
+        return self._native.apply_compaction(replaces, summary)  # type: ignore[no-any-return]
+
+    # -- subagents --------------------------------------------------------------
+
+    def spawn_subagent(
+        self, agent_id: str | None = None, meta: dict[str, Any] | None = None
+    ) -> Subagent:
+        """Start a subagent: its own sidechain log, open for writing."""
+        return Subagent(self._native.spawn_subagent(agent_id, meta))
+
+    def open_subagent(self, agent_id: str) -> Subagent:
+        """Reopen a subagent for writing."""
+        return Subagent(self._native.open_subagent(agent_id))
+
+    # -- file history and undo --------------------------------------------------
+
+    def user_input(self, message: Message) -> Message:
+        """Append a user message, snapshotting the tracked files first."""
+        return self._native.user_input(message)  # type: ignore[no-any-return]
+
+    def track_read(self, paths: Iterable[StrPath]) -> None:
+        """Record that the agent's tools read these files."""
+        self._native.track_read(_paths(paths))
+
+    def before_edit(self, paths: Iterable[StrPath]) -> str:
+        """Track these files and snapshot every tracked file; returns the snapshot id."""
+        return self._native.before_edit(_paths(paths))
+
+    def after_edit(self, paths: Iterable[StrPath]) -> str:
+        """Snapshot every tracked file after a tool edited ``paths``."""
+        return self._native.after_edit(_paths(paths))
+
+    def tracked_files(self) -> list[str]:
+        """The files this session tracks, relative to the project root."""
+        return self._native.tracked_files()
+
+    def last_snapshot(self) -> str | None:
+        """The session's latest snapshot id, if any."""
+        return self._native.last_snapshot()
+
+    def external_changes(self, paths: Iterable[StrPath]) -> list[dict[str, Any]]:
+        """For each path, whether it changed on disk since the agent last read it."""
+        return self._native.external_changes(_paths(paths))  # type: ignore[no-any-return]
+
+    def ensure_unchanged(self, paths: Iterable[StrPath]) -> None:
+        """``ConflictError`` naming the files if any changed since the agent read it."""
+        self._native.ensure_unchanged(_paths(paths))
+
+    def undo_candidates(self) -> list[dict[str, Any]]:
+        """The user messages a rewind can go back to, oldest first."""
+        return self._native.undo_candidates()  # type: ignore[no-any-return]
+
+    def rewind_plan(self, message_id: str) -> dict[str, Any]:
+        """The dry run of restoring the files to before a user message."""
+        return self._native.rewind_plan(message_id)  # type: ignore[no-any-return]
+
+    def rewind_preview(
+        self, message_id: str, mode: RewindMode | str = RewindMode.BOTH
+    ) -> dict[str, Any]:
+        """What :meth:`rewind` would do, changing nothing."""
+        return self._native.rewind_preview(message_id, RewindMode(mode).value)  # type: ignore[no-any-return]
+
+    def rewind(
+        self, message_id: str, mode: RewindMode | str = RewindMode.BOTH, *, force: bool = False
+    ) -> dict[str, Any]:
+        """Rewind to before a user message; the result says how to undo it."""
+        return self._native.rewind(message_id, RewindMode(mode).value, force)  # type: ignore[no-any-return]
+
+    def snapshot_plan(self, snapshot: str) -> dict[str, Any]:
+        """The dry run of restoring the tracked files to a snapshot."""
+        return self._native.snapshot_plan(snapshot)  # type: ignore[no-any-return]
+
+    def restore_snapshot(self, snapshot: str, *, force: bool = False) -> dict[str, Any]:
+        """Restore the tracked files to a snapshot (a rewind's ``undoSnapshot`` undoes it)."""
+        return self._native.restore_snapshot(snapshot, force)  # type: ignore[no-any-return]
+
+
+class Subagent(_Writer):
+    """A subagent's sidechain, open for writing; a context manager like
+    :class:`Session`. Thread-safe."""
+
+    _native: _NativeSubagent
+
+    def __init__(self, native: _NativeSubagent) -> None:
+        self._native = native
+
+    def __enter__(self) -> Subagent:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def id(self) -> str:
+        """The agent id."""
+        return self._native.id
+
+    @property
+    def session_id(self) -> str:
+        """The id of the session that spawned it."""
+        return self._native.session_id
+
+    def finish(self, result: Any, *, failed: bool = False) -> None:
+        """Record the subagent's result, in its metadata and the session's log."""
+        self._native.finish(result, failed)

@@ -1,0 +1,243 @@
+//! `Store`: the sessions of one project (the C ABI's `sk_store`).
+
+use pyo3::prelude::*;
+use sessionkit::{
+    CreateOptions, DoctorOptions, ExportFormat, ForkOptions, ModelViewOptions, StoreOptions,
+};
+
+use crate::session::Session;
+use crate::view::SessionView;
+use crate::{arg_str, detach, dumps, error, message_values, to_py, value_py};
+
+/// Options given as a dict (or None), parsed by the core as the C ABI's JSON
+/// options are: unknown keys and bad values are `InvalidInputError`.
+pub(crate) fn options<T: Default>(
+    py: Python<'_>,
+    value: Option<&Bound<'_, PyAny>>,
+    name: &str,
+    parse: fn(&str) -> sessionkit::Result<T>,
+) -> PyResult<T> {
+    match value {
+        Some(v) if !v.is_none() => parse(&dumps(py, v, name)?).map_err(|e| error(py, &e)),
+        _ => Ok(T::default()),
+    }
+}
+
+#[pyclass(module = "sessionkit._native", frozen)]
+pub(crate) struct Store {
+    pub(crate) store: sessionkit::Store,
+}
+
+#[pymethods]
+impl Store {
+    #[new]
+    #[pyo3(signature = (project_root, options=None))]
+    fn new(
+        py: Python<'_>,
+        project_root: &Bound<'_, PyAny>,
+        options: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Store> {
+        let root = arg_str(py, project_root, "project_root")?;
+        let opts = self::options(py, options, "options", StoreOptions::from_json)?;
+        let store = detach(py, || sessionkit::Store::open(&root, opts))?;
+        Ok(Store { store })
+    }
+
+    fn info(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, &self.store.info())
+    }
+
+    fn list_sessions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v = detach(py, || self.store.list_sessions())?;
+        to_py(py, &v)
+    }
+
+    fn session_entry(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let v = detach(py, || self.store.session_entry(&id))?;
+        to_py(py, &v)
+    }
+
+    fn resolve_session(&self, py: Python<'_>, prefix: &Bound<'_, PyAny>) -> PyResult<String> {
+        let prefix = arg_str(py, prefix, "prefix")?;
+        detach(py, || self.store.resolve_session(&prefix))
+    }
+
+    fn continue_session(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v = detach(py, || self.store.continue_session())?;
+        to_py(py, &v)
+    }
+
+    fn rename_session(
+        &self,
+        py: Python<'_>,
+        session_id: &Bound<'_, PyAny>,
+        title: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let title = arg_str(py, title, "title")?;
+        let v = detach(py, || self.store.rename_session(&id, &title))?;
+        to_py(py, &v)
+    }
+
+    fn delete_session(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<()> {
+        let id = arg_str(py, session_id, "session_id")?;
+        detach(py, || self.store.delete_session(&id))
+    }
+
+    fn read_session(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<SessionView> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let view = detach(py, || self.store.read_session(&id))?;
+        Ok(SessionView::new(view))
+    }
+
+    #[pyo3(signature = (session_id, options=None))]
+    fn model_view(
+        &self,
+        py: Python<'_>,
+        session_id: &Bound<'_, PyAny>,
+        options: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let opts = self::options(py, options, "options", ModelViewOptions::from_json)?;
+        let text = detach(py, || {
+            self.store
+                .model_view(&id, &opts)
+                .and_then(|m| message_values(&m))
+        })?;
+        value_py(py, &text)
+    }
+
+    fn list_subagents(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let v = detach(py, || self.store.list_subagents(&id))?;
+        to_py(py, &v)
+    }
+
+    fn read_subagent(
+        &self,
+        py: Python<'_>,
+        session_id: &Bound<'_, PyAny>,
+        agent_id: &Bound<'_, PyAny>,
+    ) -> PyResult<SessionView> {
+        let sid = arg_str(py, session_id, "session_id")?;
+        let aid = arg_str(py, agent_id, "agent_id")?;
+        let view = detach(py, || self.store.read_subagent(&sid, &aid))?;
+        Ok(SessionView::new(view))
+    }
+
+    fn rebuild_index(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v = detach(py, || self.store.rebuild_index())?;
+        to_py(py, &v)
+    }
+
+    fn gc(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v = detach(py, || self.store.gc_all(&mut |_| {}))?;
+        to_py(py, &v)
+    }
+
+    fn file_history_sizes(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v = detach(py, || self.store.file_history_sizes())?;
+        to_py(py, &v)
+    }
+
+    fn check_file_history(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v = detach(py, || self.store.check_file_history())?;
+        to_py(py, &v)
+    }
+
+    fn prune_orphan_file_history(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v = detach(py, || self.store.prune_orphan_file_history())?;
+        to_py(py, &v)
+    }
+
+    #[pyo3(signature = (options=None))]
+    fn doctor(&self, py: Python<'_>, options: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let opts = self::options(py, options, "options", DoctorOptions::from_json)?;
+        let v = detach(py, || self.store.doctor(&opts, &mut |_| {}))?;
+        to_py(py, &v)
+    }
+
+    fn session_ids(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        detach(py, || self.store.session_ids())
+    }
+
+    fn log_path(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<String> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let p = self.store.log_path(&id).map_err(|e| error(py, &e))?;
+        Ok(p.to_string_lossy().into_owned())
+    }
+
+    fn export_session(
+        &self,
+        py: Python<'_>,
+        session_id: &Bound<'_, PyAny>,
+        format: &Bound<'_, PyAny>,
+    ) -> PyResult<String> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let format = arg_str(py, format, "format")?;
+        let format: ExportFormat = format.parse().map_err(|e| error(py, &e))?;
+        detach(py, || self.store.export_session(&id, format))
+    }
+
+    fn branch_file_history(
+        &self,
+        py: Python<'_>,
+        session_id: &Bound<'_, PyAny>,
+        snapshot: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let snap = arg_str(py, snapshot, "snapshot")?;
+        detach(py, || self.store.branch_file_history(&id, &snap))
+    }
+
+    #[pyo3(signature = (options=None))]
+    fn create_session(
+        &self,
+        py: Python<'_>,
+        options: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Session> {
+        let opts = self::options(py, options, "options", CreateOptions::from_json)?;
+        let s = detach(py, || self.store.create_session(opts))?;
+        Ok(Session::new(s))
+    }
+
+    fn open_session(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Session> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let s = detach(py, || self.store.open_session(&id))?;
+        Ok(Session::new(s))
+    }
+
+    fn open_or_create_session(
+        &self,
+        py: Python<'_>,
+        session_id: &Bound<'_, PyAny>,
+    ) -> PyResult<Session> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let s = detach(py, || self.store.open_or_create_session(&id))?;
+        Ok(Session::new(s))
+    }
+
+    #[pyo3(signature = (source_id, options=None))]
+    fn fork_session(
+        &self,
+        py: Python<'_>,
+        source_id: &Bound<'_, PyAny>,
+        options: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Session> {
+        let src = arg_str(py, source_id, "source_id")?;
+        let opts = self::options(py, options, "options", ForkOptions::from_json)?;
+        let s = detach(py, || self.store.fork_session(&src, opts))?;
+        Ok(Session::new(s))
+    }
+
+    /// The project's directory name under `<home>/projects/` (also in `info`).
+    #[getter]
+    fn project_code(&self) -> String {
+        self.store.project_code().to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<sessionkit Store {}>", self.store.dir().display())
+    }
+}

@@ -1,0 +1,289 @@
+"""The whole API, method by method, as a Python host uses it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+import sessionkit
+from sessionkit import RewindMode, Status
+
+
+def test_version_is_the_crates() -> None:
+    cargo = (Path(__file__).parents[2] / "Cargo.toml").read_text()
+    assert f'version = "{sessionkit.__version__}"' in cargo
+    assert sessionkit._native.version() == sessionkit.__version__
+
+
+def test_store_info_and_project_code(store: sessionkit.Store, project: Path, home: Path) -> None:
+    info = store.info()
+    assert info["projectRoot"] == str(project.resolve())
+    assert store.project_root == str(project.resolve())
+    assert store.project_code == sessionkit.project_code(str(project.resolve()))
+    assert store.dir == str(home / "projects" / store.project_code)
+    assert info["indexPath"].startswith(store.dir)
+    assert store.log_path("abc") == str(Path(store.dir) / "abc.jsonl")
+    assert "Store" in repr(store)
+
+
+def test_messages_round_trip_unknown_fields_as_plain_dicts(store: sessionkit.Store) -> None:
+    odd = {
+        "role": "user",
+        "content": [{"type": "text", "text": "hi"}],
+        "x-custom": {"nested": [1, 2.5, None, True, "é", {"deep": []}]},
+        "big": 2**53,
+    }
+    with store.create_session() as s:
+        stored = s.append(odd)
+        assert {k: stored[k] for k in odd} == odd
+        assert stored["sessionId"] == s.id and stored["parentId"] is None
+        datetime.fromisoformat(stored["timestamp"].replace("Z", "+00:00"))
+    got = store.read_session(s.id).active_path()[0]
+    assert {k: got[k] for k in odd} == odd
+
+
+def test_create_open_list_rename_delete(store: sessionkit.Store) -> None:
+    before = datetime.now(timezone.utc)
+    with store.create_session(id="s-1", title="First") as s:
+        assert s.id == "s-1"
+        q = s.append({"role": "user", "content": "question"})
+        a = s.append({"role": "assistant", "content": "answer"})
+        assert a["parentId"] == q["id"] and s.head == a["id"]
+        assert s.entry.message_count == 2
+        assert s.pruned == []
+        assert s.info()["path"] == s.path == store.log_path("s-1")
+        assert s.open_report["skipped"] == []
+    entry = store.session_entry("s-1")
+    assert isinstance(entry, sessionkit.SessionEntry)
+    assert (entry.title, entry.status, entry.message_count) == ("First", Status.PENDING, 2)
+    assert entry.created_at >= before.replace(microsecond=0) and entry.updated_at >= entry.created_at
+    assert entry.last_assistant_reply == "answer"
+    assert [e.id for e in store.list_sessions()] == ["s-1"]
+    assert store.session_ids() == ["s-1"]
+    assert store.resolve_session("s-") == "s-1"
+    cont = store.continue_session()
+    assert cont is not None and cont.id == "s-1"
+    assert store.rename_session("s-1", "Renamed").title == "Renamed"
+    with store.open_session("s-1") as again:
+        assert again.head == a["id"]
+        assert again.rename("Third").title == "Third"
+        st = again.update_state({"status": "completed", "activeTokens": 12})
+        assert (st.status, st.active_tokens) == (Status.COMPLETED, 12)
+    store.delete_session("s-1")
+    assert store.list_sessions() == []
+    with pytest.raises(sessionkit.NotFoundError):
+        store.session_entry("s-1")
+
+
+def test_open_or_create_keeps_a_given_id(store: sessionkit.Store) -> None:
+    with store.open_or_create_session("chat-7") as s:
+        s.append({"role": "user", "content": "hi"})
+    with store.open_or_create_session("chat-7") as s:
+        assert len(s.active_path()) == 1
+
+
+def test_batch_patch_head_and_views(store: sessionkit.Store) -> None:
+    with store.create_session() as s:
+        sys_m, u1, a1 = s.append_batch(
+            [
+                {"role": "system", "content": "be terse"},
+                {"role": "user", "content": "one"},
+                {"role": "assistant", "content": "1", "visible": False},
+            ]
+        )
+        s.patch_message(a1["id"], {"meta": {"usage": {"output_tokens": 3}}})
+        s.set_head(u1["id"])
+        a2 = s.append({"role": "assistant", "content": "uno"})
+        s.resume_at(a2["id"])
+        s.sync()
+        s.flush_index()
+        assert s.fsync_count == 0  # durability "never"
+        assert [m["id"] for m in s.active_path()] == [sys_m["id"], u1["id"], a2["id"]]
+        assert [m["id"] for m in s.model_view(last_n=1)] == [sys_m["id"], a2["id"]]
+        view = s.read()
+    assert view.head == a2["id"] and view.message_count == 4
+    assert view.header is not None and view.header["id"] == s.id
+    assert view.message(a1["id"])["meta"] == {"usage": {"output_tokens": 3}}
+    assert view.resolve_message(a1["id"][:-2]) == a1["id"]
+    assert [m["id"] for m in view] == [sys_m["id"], u1["id"], a2["id"]]
+    ui = list(view.iter_ui_view())
+    assert all(m["visible"] is True and m["compacted"] is False for m in ui)
+    assert [m["id"] for m in view.iter_model_view(token_budget=10_000)] == [
+        m["id"] for m in view.model_view()
+    ]
+    it = view.iter_active_path()
+    assert it.__length_hint__() == 3  # type: ignore[attr-defined]
+    assert next(it)["id"] == sys_m["id"]
+    assert len(view.tree()) == 4
+    branches = view.branches()
+    assert len(branches) == 2 and sum(1 for b in branches if b["isActive"]) == 1
+    assert view.report["skipped"] == [] and view.records() == view.info()["records"]
+    assert len(store.model_view(s.id, last_n=1)) == 2
+
+
+def test_fork_and_lineage(store: sessionkit.Store) -> None:
+    with store.create_session(title="source") as s:
+        first = s.append({"role": "user", "content": "plan A"})
+        s.append({"role": "assistant", "content": "failed"})
+        with s.fork(at=first["id"]) as f:
+            assert len(f.active_path()) == 1
+            assert f.entry.forked_from == sessionkit.Lineage(s.id, first["id"])
+        with store.fork_session(s.id, title="copy") as g:
+            assert len(g.active_path()) == 2 and g.entry.title == "copy"
+
+
+def test_compaction(store: sessionkit.Store) -> None:
+    with store.create_session() as s:
+        for i in range(6):
+            s.append({"role": "user", "content": f"question {i} " + "x" * 400})
+            s.append({"role": "assistant", "content": f"answer {i} " + "y" * 400})
+        assert s.select_compaction(1_000_000) is None
+        plan = s.select_compaction(300, keep_last_turns=1, summary_tokens=50)
+        assert plan is not None and len(plan["replaces"]) >= 2
+        summary = s.apply_compaction(plan["replaces"], "The user asked six questions.")
+        assert summary["role"] == "system"
+        model = s.model_view()
+        assert model[0]["id"] == summary["id"]
+        assert len(model) == 12 - len(plan["replaces"]) + 1
+        ui = s.read().ui_view()
+        assert sum(1 for m in ui if m["compacted"]) == len(plan["replaces"])
+
+
+def test_subagents(store: sessionkit.Store) -> None:
+    with store.create_session() as s:
+        with s.spawn_subagent("helper", {"task": "search"}) as a:
+            assert (a.id, a.session_id) == ("helper", s.id)
+            a.append({"role": "user", "content": "find x"})
+            a.append_batch([{"role": "assistant", "content": "found"}])
+            assert len(a.read().active_path()) == 2
+            a.finish({"answer": "x"})
+        assert a.closed
+        with s.open_subagent("helper") as again:
+            again.append({"role": "user", "content": "more"})
+    subs = store.list_subagents(s.id)
+    assert [x["agentId"] for x in subs] == ["helper"]
+    assert subs[0]["status"] == "completed"
+    assert len(store.read_subagent(s.id, "helper").active_path()) == 3
+
+
+def test_file_history_rewind_and_restore(store: sessionkit.Store, project: Path) -> None:
+    notes = project / "notes.txt"
+    notes.write_text("one\n")
+    with store.create_session() as s:
+        s.track_read(["notes.txt"])
+        ask = s.user_input({"content": "Add a line"})
+        assert ask["checkpointHash"]
+        before = s.before_edit([Path("notes.txt")])
+        notes.write_text("one\ntwo\n")
+        after = s.after_edit(["notes.txt"])
+        assert before != after and s.last_snapshot() == after
+        assert s.tracked_files() == ["notes.txt"]
+        assert s.external_changes(["notes.txt"])[0]["path"] == "notes.txt"
+        s.ensure_unchanged(["notes.txt"])
+        assert [c["messageId"] for c in s.undo_candidates()] == [ask["id"]]
+        plan = s.rewind_plan(ask["id"])
+        assert plan["files"][0]["path"] == "notes.txt"
+        assert plan["files"][0]["action"] == "restore"
+        assert notes.read_text() == "one\ntwo\n"  # a dry run changes nothing
+        preview = s.rewind_preview(ask["id"], RewindMode.CONVERSATION)
+        assert preview["plan"] is None and preview["head"]["to"] is None
+        assert s.snapshot_plan(after)["files"] == []
+        done = s.rewind(ask["id"], "files")
+        assert notes.read_text() == "one\n"
+        s.restore_snapshot(done["undoSnapshot"])
+        assert notes.read_text() == "one\ntwo\n"
+        notes.write_text("changed outside\n")
+        with pytest.raises(sessionkit.ConflictError, match="notes.txt"):
+            s.ensure_unchanged(["notes.txt"])
+        with pytest.raises(sessionkit.ConflictError):
+            s.rewind(ask["id"], RewindMode.BOTH)
+        s.rewind(ask["id"], RewindMode.BOTH, force=True)
+        assert notes.read_text() == "one\n" and s.head is None
+    assert isinstance(store.file_history_sizes(), dict)
+    assert isinstance(store.check_file_history(), dict)
+    assert store.prune_orphan_file_history() == []
+
+
+def test_branch_file_history_of_a_fork(store: sessionkit.Store, project: Path) -> None:
+    (project / "a.txt").write_text("a")
+    with store.create_session() as s:
+        s.track_read(["a.txt"])
+        snap = s.before_edit(["a.txt"])
+    with store.create_session() as other:
+        store.branch_file_history(other.id, snap)
+        assert other.last_snapshot() == snap
+        with pytest.raises(sessionkit.ConflictError):
+            store.branch_file_history(other.id, snap)
+
+
+def test_doctor_gc_rebuild_export(store: sessionkit.Store) -> None:
+    with store.create_session(title="t") as s:
+        s.append({"role": "user", "content": "hello"})
+        s.append({"role": "assistant", "content": "hi"})
+    report = store.doctor()
+    assert report["ok"] is True and report["repair"] is False
+    assert store.doctor(repair=True)["ok"] is True
+    gc = store.gc()
+    assert {"bytesFreed", "blobs", "tempFiles"} <= gc.keys()
+    assert store.rebuild_index()["sessions"] == 1
+    lines = store.export_session(s.id).splitlines()
+    assert [json.loads(x)["content"] for x in lines] == ["hello", "hi"]
+    md = store.export_session(s.id, sessionkit.ExportFormat.MARKDOWN)
+    assert "hello" in md and "hi" in md
+
+
+def test_durability_option(home: Path, project: Path) -> None:
+    store = sessionkit.Store(project, home=home, durability=sessionkit.Durability.ALWAYS)
+    with store.create_session() as s:
+        s.append({"role": "user", "content": "x"})
+        assert s.fsync_count >= 1
+
+
+def test_max_sessions_prunes_and_says_so(home: Path, project: Path) -> None:
+    store = sessionkit.Store(project, home=home, max_sessions=1)
+    with store.create_session(id="old") as s:
+        s.append({"role": "user", "content": "x"})
+    with store.create_session(id="new") as s:
+        assert s.pruned == ["old"]
+
+
+def test_blobs_hold_large_content(home: Path, project: Path) -> None:
+    store = sessionkit.Store(project, home=home, blob_threshold=1024)
+    big = "z" * 100_000
+    with store.create_session() as s:
+        s.append({"role": "tool", "content": big, "messageParams": {"tool_call_id": "c"}})
+        assert len(Path(s.info()["path"]).read_bytes()) < 10_000
+    assert store.read_session(s.id).active_path()[0]["content"] == big
+
+
+def test_closed_handles_raise_and_close_twice_is_fine(store: sessionkit.Store) -> None:
+    s = store.create_session()
+    s.close()
+    s.close()
+    assert s.closed
+    with pytest.raises(sessionkit.InvalidInputError, match=f"session {s.id} is closed"):
+        s.append({"role": "user", "content": "late"})
+    with pytest.raises(ValueError):
+        _ = s.head
+    with store.open_session(s.id):  # the lock was released
+        pass
+
+
+def test_threads_overlap_in_disk_work(store: sessionkit.Store) -> None:
+    """asyncio.to_thread runs calls in parallel: the GIL is released."""
+
+    async def main() -> list[sessionkit.Message]:
+        sessions = [store.create_session() for _ in range(4)]
+        try:
+            return await asyncio.gather(
+                *(asyncio.to_thread(s.append, {"role": "user", "content": "x"}) for s in sessions)
+            )
+        finally:
+            for s in sessions:
+                s.close()
+
+    assert len(asyncio.run(main())) == 4
