@@ -44,7 +44,7 @@ def skipped(s: dict[str, Any]) -> dict[str, Any]:
         "line": s["line"],
         "offset": s["offset"],
         "length": s["length"],
-        "kind": reason_kind(s["reason"]),
+        "kind": s.get("kind") or reason_kind(s["reason"]),
     }
 
 
@@ -80,6 +80,7 @@ def check_report(c: Check, at: str, report: dict[str, Any], want: dict[str, Any]
         "brokenChains": report["brokenChains"],
         "duplicateIds": report["duplicateIds"],
         "unknownRecords": report["unknownRecords"],
+        "missingBlobs": report.get("missingBlobs", []),
         "warnings": len(report["warnings"]),
     }
     for k, v in want.items():
@@ -122,6 +123,12 @@ def check_view(
             store, sid = resume
             got = ids_or_error(lambda: store.model_view(sid))
             c.eq(f"{at}.modelViewResume", got, want["modelView"])
+    for case in want.get("modelViewWith", []):
+        opts = case["options"]
+        got = ids_or_error(
+            lambda: view.model_view(last_n=opts.get("lastN"), token_budget=opts.get("tokenBudget"))
+        )
+        c.eq(f"{at}.modelViewWith {opts}", got, case["ids"])
     for mid, fields in want.get("modelViewMessages", {}).items():
         found = [m for m in view.model_view() if m["id"] == mid]
         if not found:
@@ -181,7 +188,7 @@ def check_open(c: Check, store: sessionkit.Store, sid: str, want: dict[str, Any]
             off, n = r["offset"], r["length"]
             if base64.b64decode(r["bytesBase64"]) != before[off : off + n]:
                 c.fail(f"quarantine record at {off} does not hold the log's bytes")
-            got.append({"line": r["line"], "offset": off, "length": n, "kind": reason_kind(r["reason"])})
+            got.append({"line": r["line"], "offset": off, "length": n, "kind": r.get("kind") or reason_kind(r["reason"])})
         c.eq("open.quarantine", got, want["quarantine"])
         if "secondOpen" in want:
             try:
@@ -204,11 +211,15 @@ def test_log_replays_as_the_manifest_says(entry: dict[str, Any], tmp_path: Path)
     project = tmp_path / "project"
     project.mkdir()
     store = sessionkit.Store(project, home=tmp_path / "home")
-    for dst, src in entry["files"].items():
+    for dst, src in entry.get("files", {}).items():
         to = Path(store.dir) / dst
         to.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(FIXTURES / src, to)
     sid = entry["session"]
+    if "lines" in entry:
+        # The log's exact text, one string per line (tests/fixtures/README.md).
+        text = "".join(line + "\n" for line in entry["lines"])
+        (Path(store.dir) / f"{sid}.jsonl").write_bytes(text.encode())
     want = entry["read"]
     try:
         view = store.read_session(sid)
