@@ -242,41 +242,72 @@ fn excluded_from_model(m: &Map<String, Value>) -> bool {
         == Some(true)
 }
 
+/// A message of the model view before it is finished: its value, and its stored
+/// line when that is the value as it is (no patch applied, no blob reference),
+/// so that it is handed out as stored, byte for byte, like the active path's
+/// messages, without being written again (most of what a model view cost).
+pub(crate) struct ModelItem {
+    pub map: Map<String, Value>,
+    pub line: Option<crate::log::LineText>,
+}
+
+impl ModelItem {
+    /// A stored message: `unchanged` when no patch applies to it.
+    pub(crate) fn stored(
+        map: Map<String, Value>,
+        unchanged: bool,
+        line: impl FnOnce() -> crate::log::LineText,
+    ) -> ModelItem {
+        let has_blob = crate::blobs::BLOB_FIELDS
+            .iter()
+            .any(|(_, r)| map.contains_key(*r));
+        let line = (unchanged && !has_blob).then(line);
+        ModelItem { map, line }
+    }
+}
+
+impl From<Map<String, Value>> for ModelItem {
+    fn from(map: Map<String, Value>) -> ModelItem {
+        ModelItem { map, line: None }
+    }
+}
+
 /// Turn model items (stored form) into the model view (FORMAT.md §8.6): drop
 /// what the model must not see, inline blobs, pair tool calls with results
 /// (dropping orphan results, answering dangling calls), apply limits.
 pub(crate) fn finish_model_view(
-    items: Vec<Map<String, Value>>,
+    items: Vec<ModelItem>,
     opts: &ModelViewOptions,
     blobs: &BlobStore,
 ) -> Result<Vec<Message>> {
     let mut inlined = Vec::with_capacity(items.len());
-    for mut m in items.into_iter().filter(|m| !excluded_from_model(m)) {
+    for mut m in items.into_iter().filter(|m| !excluded_from_model(&m.map)) {
         // Before pairing: a call or a result may be held in a blob.
-        blobs.inline(&mut m)?;
+        blobs.inline(&mut m.map)?;
         inlined.push(m);
     }
     let out = pair_tool_calls(inlined);
 
     let lead = out
         .iter()
-        .take_while(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+        .take_while(|m| m.map.get("role").and_then(Value::as_str) == Some("system"))
         .count();
     let mut start = lead;
     if let Some(n) = opts.last_n {
         start = start.max(out.len().saturating_sub(n));
     }
     if let Some(budget) = opts.token_budget {
-        let mut used: u64 = out[..lead].iter().map(token_count).sum();
+        let tokens = |m: &ModelItem| token_count(&m.map);
+        let mut used: u64 = out[..lead].iter().map(tokens).sum();
         let mut s = out.len();
-        while s > lead && used + token_count(&out[s - 1]) <= budget {
-            used += token_count(&out[s - 1]);
+        while s > lead && used + tokens(&out[s - 1]) <= budget {
+            used += tokens(&out[s - 1]);
             s -= 1;
         }
         start = start.max(s);
     }
     // A cut must not leave a tool result without its call.
-    while start < out.len() && start > lead && tools::is_result(&out[start]) {
+    while start < out.len() && start > lead && tools::is_result(&out[start].map) {
         start += 1;
     }
     let keep = out
@@ -286,12 +317,20 @@ pub(crate) fn finish_model_view(
     Ok(keep
         .map(|(_, m)| {
             let id = m
+                .map
                 .get("id")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
-            let parent = m.get("parentId").and_then(Value::as_str).map(str::to_owned);
-            Message::from_map(id, parent, &m)
+            let parent = m
+                .map
+                .get("parentId")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            match m.line {
+                Some(line) => Message::from_shared(id, parent, line),
+                None => Message::from_map(id, parent, &m.map),
+            }
         })
         .collect())
 }
@@ -299,37 +338,39 @@ pub(crate) fn finish_model_view(
 /// Step 4 of the model view: drop every message carrying a result whose call no
 /// earlier message makes, and give every call that nothing answers a synthetic
 /// result, after its message and the results that follow it.
-fn pair_tool_calls(items: Vec<Map<String, Value>>) -> Vec<Map<String, Value>> {
+fn pair_tool_calls(items: Vec<ModelItem>) -> Vec<ModelItem> {
     let mut called: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut kept = Vec::with_capacity(items.len());
     for m in items {
-        if tools::results(&m).iter().any(|r| !called.contains(r)) {
+        if tools::results(&m.map).iter().any(|r| !called.contains(r)) {
             continue; // an orphan: its call was skipped, compacted away or unreadable
         }
-        called.extend(tools::calls(&m).into_iter().map(|(id, _)| id));
+        called.extend(tools::calls(&m.map).into_iter().map(|(id, _)| id));
         kept.push(m);
     }
     let answered: std::collections::HashSet<String> =
-        kept.iter().flat_map(tools::results).collect();
-    let mut out: Vec<Map<String, Value>> = Vec::with_capacity(kept.len());
-    let mut pending: Vec<Map<String, Value>> = Vec::new();
+        kept.iter().flat_map(|m| tools::results(&m.map)).collect();
+    let mut out: Vec<ModelItem> = Vec::with_capacity(kept.len());
+    let mut pending: Vec<ModelItem> = Vec::new();
     for m in kept {
-        if !pending.is_empty() && !tools::is_result(&m) {
+        if !pending.is_empty() && !tools::is_result(&m.map) {
             out.append(&mut pending);
         }
-        let calls = tools::calls(&m);
+        let calls = tools::calls(&m.map);
         let aid = m
+            .map
             .get("id")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        let sid = m.get("sessionId").cloned();
+        let sid = m.map.get("sessionId").cloned();
         out.push(m);
         if !calls.is_empty() {
             out.append(&mut pending);
             for (call, style) in calls {
                 if !answered.contains(&call) {
-                    pending.push(tools::interrupted(&aid, &call, style, sid.as_ref()));
+                    let synthetic = tools::interrupted(&aid, &call, style, sid.as_ref());
+                    pending.push(ModelItem::from(synthetic));
                 }
             }
         }
@@ -361,18 +402,34 @@ impl LoadedLog {
     /// no synthetic results): the prefix of the latest compaction on the active
     /// path, then the path after its summary.
     pub(crate) fn model_items(&self) -> Result<Vec<Map<String, Value>>> {
+        Ok(self.model_entries()?.into_iter().map(|m| m.map).collect())
+    }
+
+    /// [`LoadedLog::model_items`], each with its stored line where that is its
+    /// value as it is.
+    pub(crate) fn model_entries(&self) -> Result<Vec<ModelItem>> {
         let path = self.head_indices()?;
         let latest = path
             .iter()
             .enumerate()
             .rev()
             .find_map(|(pos, &i)| self.compactions.get(&self.entries[i].id).map(|c| (pos, c)));
-        let (mut items, from) = match latest {
-            Some((pos, (offset, rec))) => (self.prefix_of(rec, *offset), pos + 1),
+        let (mut items, from): (Vec<ModelItem>, usize) = match latest {
+            Some((pos, (offset, rec))) => (
+                self.prefix_of(rec, *offset)
+                    .into_iter()
+                    .map(ModelItem::from)
+                    .collect(),
+                pos + 1,
+            ),
             None => (Vec::new(), 0),
         };
         for &i in &path[from..] {
-            items.push(self.stored_map(i, 0)?);
+            let e = &self.entries[i];
+            let patched = self.patches.get(&e.id).is_some_and(|p| !p.is_empty());
+            items.push(ModelItem::stored(self.stored_map(i, 0)?, !patched, || {
+                e.raw.clone()
+            }));
         }
         Ok(items)
     }
@@ -386,7 +443,7 @@ impl LoadedLog {
 
     /// What goes to the model on resume.
     pub fn model_view(&self, opts: &ModelViewOptions, blobs: &BlobStore) -> Result<Vec<Message>> {
-        finish_model_view(self.model_items()?, opts, blobs)
+        finish_model_view(self.model_entries()?, opts, blobs)
     }
 
     /// Ids of the messages on the active path that an active compaction replaces.

@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{Error, IoContext, Result};
 use crate::format::records::{classify, merge_patch, patch_of, Class, FORMAT_VERSION};
 use crate::log::probe;
-use crate::view::prefix_with_patches;
+use crate::view::{prefix_with_patches, ModelItem};
 
 const CHUNK: u64 = 1 << 20;
 
@@ -138,7 +138,7 @@ impl Walker {
 
 /// The model items of a log, read from its end. `None` when the backward read
 /// cannot be sure to match the forward fold (the caller then reads it all).
-pub(crate) fn model_items(path: &Path) -> Result<Option<Vec<Map<String, Value>>>> {
+pub(crate) fn model_items(path: &Path) -> Result<Option<Vec<ModelItem>>> {
     let file = File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::NotFound(format!("session log {}", path.display())),
         _ => Error::io(path, e),
@@ -214,9 +214,13 @@ pub(crate) fn model_items(path: &Path) -> Result<Option<Vec<Map<String, Value>>>
             let (offset, rec) = &t.compactions[sid];
             let all: HashMap<String, Vec<(u64, Value)>> =
                 t.patches.keys().map(|k| (k.clone(), patches(k))).collect();
-            items.extend(prefix_with_patches(rec, *offset, |id| {
-                all.get(id).map(Vec::as_slice).unwrap_or(&[])
-            }));
+            items.extend(
+                prefix_with_patches(rec, *offset, |id| {
+                    all.get(id).map(Vec::as_slice).unwrap_or(&[])
+                })
+                .into_iter()
+                .map(ModelItem::from),
+            );
             1
         }
         None => 0,
@@ -225,11 +229,14 @@ pub(crate) fn model_items(path: &Path) -> Result<Option<Vec<Map<String, Value>>>
         let e = &t.entries[id];
         let mut v: Value = serde_json::from_str(&e.raw)
             .map_err(|err| Error::Corrupt(format!("message {id}: {err}")))?;
-        for (_, p) in patches(id) {
-            merge_patch(&mut v, &p);
+        let patches = patches(id);
+        for (_, p) in &patches {
+            merge_patch(&mut v, p);
         }
         match v {
-            Value::Object(m) => items.push(m),
+            Value::Object(m) => items.push(ModelItem::stored(m, patches.is_empty(), || {
+                crate::log::LineText::from(e.raw.as_str())
+            })),
             _ => return Err(Error::Corrupt(format!("message {id} is not a JSON object"))),
         }
     }
