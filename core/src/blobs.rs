@@ -125,15 +125,21 @@ impl BlobStore {
     }
 
     pub fn get(&self, r: &BlobRef) -> Result<Vec<u8>> {
-        let path = self.path_of(&r.sha256)?;
+        self.read(&r.sha256)
+    }
+
+    /// The bytes of the blob named `sha256`, checked against the name:
+    /// `NotFound` when its file is missing, `Corrupt` when it does not match.
+    fn read(&self, sha256: &str) -> Result<Vec<u8>> {
+        let path = self.path_of(sha256)?;
         let bytes = fs::read(&path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                Error::NotFound(format!("blob {} (file {})", r.sha256, path.display()))
+                Error::NotFound(format!("blob {sha256} (file {})", path.display()))
             } else {
                 Error::io(&path, e)
             }
         })?;
-        if hex(&Sha256::digest(&bytes)) != r.sha256 {
+        if hex(&Sha256::digest(&bytes)) != sha256 {
             return Err(Error::Corrupt(format!(
                 "blob {} does not match its digest",
                 path.display()
@@ -185,15 +191,11 @@ impl BlobStore {
             let Some(sha) = reference_digest(r) else {
                 continue;
             };
-            let path = self.path_of(sha)?;
-            let bytes = match fs::read(&path) {
+            let bytes = match self.read(sha) {
                 Ok(b) => b,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::io(&path, e)),
+                Err(Error::NotFound(_) | Error::Corrupt(_)) => continue,
+                Err(e) => return Err(e),
             };
-            if hex(&Sha256::digest(&bytes)) != sha {
-                continue;
-            }
             let Some(v) = std::str::from_utf8(&bytes)
                 .ok()
                 .and_then(|t| crate::format::decode::parse_strict(t).ok())
