@@ -339,24 +339,28 @@ pub(crate) fn finish_model_view(
 /// earlier message makes, and give every call that nothing answers a synthetic
 /// result, after its message and the results that follow it.
 fn pair_tool_calls(items: Vec<ModelItem>) -> Vec<ModelItem> {
+    // Each message's calls and results, read once.
     let mut called: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut answered: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut kept = Vec::with_capacity(items.len());
     for m in items {
-        if tools::results(&m.map).iter().any(|r| !called.contains(r)) {
+        let results = tools::results(&m.map);
+        if results.iter().any(|r| !called.contains(r)) {
             continue; // an orphan: its call was skipped, compacted away or unreadable
         }
-        called.extend(tools::calls(&m.map).into_iter().map(|(id, _)| id));
-        kept.push(m);
+        let calls = tools::calls(&m.map);
+        called.extend(calls.iter().map(|(id, _)| id.clone()));
+        let is_result =
+            !results.is_empty() || m.map.get("role").and_then(Value::as_str) == Some("tool");
+        answered.extend(results);
+        kept.push((m, calls, is_result));
     }
-    let answered: std::collections::HashSet<String> =
-        kept.iter().flat_map(|m| tools::results(&m.map)).collect();
     let mut out: Vec<ModelItem> = Vec::with_capacity(kept.len());
     let mut pending: Vec<ModelItem> = Vec::new();
-    for m in kept {
-        if !pending.is_empty() && !tools::is_result(&m.map) {
+    for (m, calls, is_result) in kept {
+        if !pending.is_empty() && !is_result {
             out.append(&mut pending);
         }
-        let calls = tools::calls(&m.map);
         let aid = m
             .map
             .get("id")
