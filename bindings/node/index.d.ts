@@ -118,7 +118,7 @@ export declare class Session {
   activePath(): Promise<Message[]>;
   modelView(options?: ModelViewOptions): Promise<Message[]>;
   selectCompaction(policy: { [key: string]: Json }): Promise<Report>;
-  applyCompaction(replaces: string[], summary: NewMessage): Promise<Message>;
+  applyCompaction(replaces: string[], summary: string | Json[]): Promise<Message>;
   spawnSubagent(agentId?: string | null, meta?: { [key: string]: Json } | null): Promise<Subagent>;
   openSubagent(agentId: string): Promise<Subagent>;
   userInput(message: NewMessage): Promise<Message>;

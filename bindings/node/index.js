@@ -254,7 +254,7 @@ class Session {
     if (!Array.isArray(replaces)) {
       throw invalid(`argument \`replaces\` must be an array of message ids, not ${describe(replaces)}`);
     }
-    return parse(await this.#s.applyCompaction(enc(replaces, 'replaces'), encObject(summary, 'summary')));
+    return parse(await this.#s.applyCompaction(enc(replaces, 'replaces'), enc(summary, 'summary')));
   }
   async spawnSubagent(agentId, meta) {
     const m = meta === undefined || meta === null ? null : encObject(meta, 'meta');
