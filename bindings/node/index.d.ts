@@ -62,6 +62,11 @@ export interface StoreOpenOptions {
   /** Defaults to $SESSIONKIT_HOME, else ~/.sessionkit. */
   home?: string;
   durability?: Durability;
+  /** How many sessions the index keeps (0: no limit). */
+  maxSessions?: number;
+  /** Values larger than this many bytes are stored as blobs. */
+  blobThreshold?: number;
+  maxRecordBytes?: number;
 }
 
 /** JSON objects the core returns (entries, reports, plans): their members

@@ -329,13 +329,12 @@ class Store {
     this.#st = native;
   }
   /** Open (creating `<home>/projects/<code>/` if needed) the store of the
-   *  project at `projectRoot`. `home` defaults to $SESSIONKIT_HOME, else
-   *  ~/.sessionkit; `durability` is one of the core's durability names. */
-  static async open(projectRoot = '.', { home, durability } = {}) {
-    const opts = {};
-    if (home !== undefined && home !== null) opts.home = str(home, 'home');
-    if (durability !== undefined && durability !== null) opts.durability = str(durability, 'durability');
-    return new Store(await native.openStore(str(projectRoot, 'projectRoot'), JSON.stringify(opts)));
+   *  project at `projectRoot`. Options are the core's StoreOptions: `home`
+   *  (default $SESSIONKIT_HOME, else ~/.sessionkit), `durability`,
+   *  `maxSessions`, `blobThreshold`, `maxRecordBytes`; unknown keys reject. */
+  static async open(projectRoot = '.', options) {
+    const opts = encOptions(options);
+    return new Store(await native.openStore(str(projectRoot, 'projectRoot'), opts));
   }
   get closed() {
     return this.#st.closed;
