@@ -33,7 +33,8 @@ if (cliDir) {
     '--no-dts-header',
   ];
   if (!debug) args.push('--release');
-  if (locked) args.push('--locked');
+  // The CLI hands what follows `--` to cargo.
+  if (locked) args.push('--', '--locked');
   execFileSync(process.execPath, args, { cwd: here, stdio: 'inherit' });
 } else {
   const args = ['build', '--manifest-path', manifest, '--message-format', 'json-render-diagnostics'];
