@@ -26,6 +26,9 @@ CARGO_LOCKED=1 bash tests/c/run.sh
 step "Python package: pip install ./bindings/python, pytest, mypy --strict (tests/python/run.sh)"
 bash tests/python/run.sh
 
+step "Node package: npm ci, addon built by its build script, node --test (tests/node/run.sh)"
+CARGO_LOCKED=1 bash tests/node/run.sh
+
 step "demo runs"
 SESSIONKIT_HOME="$(mktemp -d)" cargo run -q --locked -p sessionkit-cli -- demo >/dev/null
 

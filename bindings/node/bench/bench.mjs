@@ -1,0 +1,221 @@
+// The Node package against what Node agents write today, and against the
+// Rust API, in one run (medians of --rounds rounds):
+//
+// 1. `Session.append` × N ≈4 KB messages against
+//    `fs.appendFileSync(JSON.stringify(m) + '\n')` per message; resume of a
+//    50 MiB session (`Store.modelView`, whole and 95 % compacted, and
+//    `readSession(id).activePath()`) against read + split + `JSON.parse`.
+// 2. The binding's overhead over the Rust API on the same work, the Rust side
+//    timed by core/examples/same_work.rs (built here in release).
+// 3. The `@openai/agents` adapter against `MemorySession` plus a JSON file
+//    written after each turn (the simplest persistent session a Node agent
+//    writes): T turns of a user item and an assistant item, then a resume.
+//
+//   node bindings/node/build.js            # release addon
+//   node bindings/node/bench/bench.mjs --rounds 5
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { MemorySession } from '@openai/agents';
+
+import { Store } from '../index.js';
+import { SessionkitSession } from '../openai-agents.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..', '..');
+const MIB = 1 << 20;
+const ITEM_BYTES = 4000;
+
+const { values: a } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    adds: { type: 'string', default: '10000' },
+    mib: { type: 'string', default: '50' },
+    turns: { type: 'string', default: '500' },
+  },
+});
+const rounds = Number(a.rounds);
+const adds = Number(a.adds);
+const mib = Number(a.mib);
+const turns = Number(a.turns);
+
+/** The message core/examples/same_work.rs makes too. */
+function message(i, size = ITEM_BYTES) {
+  const head = `${i} `;
+  return { role: i % 2 === 0 ? 'user' : 'assistant', content: head + 'x'.repeat(size - head.length) };
+}
+
+const now = () => performance.now();
+async function timed(f) {
+  const t = now();
+  await f();
+  return now() - t;
+}
+const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+
+const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(repo, 'target');
+function buildRust() {
+  execFileSync('cargo', ['build', '--release', '--locked', '-q', '-p', 'sessionkit', '--example', 'same_work'], {
+    cwd: repo,
+    stdio: 'inherit',
+  });
+}
+function rust(...args) {
+  const out = execFileSync(path.join(target, 'release', 'examples', 'same_work'), args, { encoding: 'utf8' });
+  return JSON.parse(out).ms;
+}
+
+function jsonlAppend(file, messages) {
+  const t = now();
+  for (const m of messages) fs.appendFileSync(file, JSON.stringify(m) + '\n');
+  return now() - t;
+}
+function jsonlResume(file) {
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l));
+}
+
+async function plainApi(tmp) {
+  const res = {};
+  const add = (k, v) => (res[k] ??= []).push(v);
+  const messages = Array.from({ length: adds }, (_, i) => message(i));
+  for (let r = 0; r < rounds; r++) {
+    const d = path.join(tmp, `plain-${r}`);
+    const project = path.join(d, 'project');
+    const home = path.join(d, 'home');
+    fs.mkdirSync(project, { recursive: true });
+    const store = await Store.open(project, { home, durability: 'never', maxSessions: 0 });
+    const s = await store.createSession();
+    add('sk_append', await timed(async () => {
+      for (const m of messages) await s.append(m);
+    }));
+    await s.close();
+    add('jsonl_append', jsonlAppend(path.join(d, 'agent.jsonl'), messages));
+    add('rust_append', rust('append', '--project', project, '--home', home, '--n', String(adds), '--bytes', String(ITEM_BYTES)));
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+
+  // Two 50 MiB sessions of the same messages: one whole, one whose first 95 %
+  // a compaction replaced; and the JSONL file an agent would have written.
+  const d = path.join(tmp, 'resume');
+  const project = path.join(d, 'project');
+  const home = path.join(d, 'home');
+  fs.mkdirSync(project, { recursive: true });
+  const store = await Store.open(project, { home, durability: 'never', maxSessions: 0 });
+  const n = Math.floor((mib * MIB) / ITEM_BYTES);
+  const big = Array.from({ length: n }, (_, i) => message(i));
+  const whole = await store.createSession();
+  const compacted = await store.createSession();
+  for (let start = 0; start < n; start += 1000) {
+    await whole.appendBatch(big.slice(start, start + 1000));
+    await compacted.appendBatch(big.slice(start, start + 1000));
+  }
+  const ids = (await compacted.activePath()).map((m) => m.id);
+  await compacted.applyCompaction(ids.slice(0, Math.floor((n * 95) / 100)), 'The first 95 % of the session.');
+  await whole.close();
+  await compacted.close();
+  const jsonl = path.join(d, 'agent.jsonl');
+  fs.writeFileSync(jsonl, big.map((m) => JSON.stringify(m) + '\n').join(''));
+  fs.appendFileSync(jsonl, JSON.stringify({ role: 'system', content: 'The first 95 % of the session.' }) + '\n');
+  const where = ['--project', project, '--home', home];
+  // Warm once, as the Rust side does (it reports the median of five).
+  await store.modelView(whole.id);
+  await store.modelView(compacted.id);
+  jsonlResume(jsonl);
+  for (let r = 0; r < rounds; r++) {
+    add('sk_resume', await timed(() => store.modelView(whole.id)));
+    add('sk_active', await timed(async () => (await store.readSession(whole.id)).activePath()));
+    add('sk_resume_compacted', await timed(() => store.modelView(compacted.id)));
+    add('jsonl_resume', await timed(() => jsonlResume(jsonl)));
+  }
+  add('rust_resume', rust('resume', ...where, '--id', whole.id));
+  add('rust_active', rust('active', ...where, '--id', whole.id));
+  add('rust_resume_compacted', rust('resume', ...where, '--id', compacted.id));
+  const check = await store.modelView(compacted.id);
+  if (check.length !== n - Math.floor((n * 95) / 100) + 1) throw new Error(`compacted view has ${check.length} messages`);
+  return Object.fromEntries(Object.entries(res).map(([k, v]) => [k, median(v)]));
+}
+
+/** A turn's two items, ≈2 KB each. */
+function turnItems(t) {
+  return [
+    { role: 'user', content: `${t} ` + 'q'.repeat(2000) },
+    { role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `${t} ` + 'a'.repeat(2000) }] },
+  ];
+}
+
+async function adapter(tmp) {
+  const res = {};
+  const add = (k, v) => (res[k] ??= []).push(v);
+  for (let r = 0; r < rounds; r++) {
+    const d = path.join(tmp, `adapter-${r}`);
+    const project = path.join(d, 'project');
+    const home = path.join(d, 'home');
+    fs.mkdirSync(project, { recursive: true });
+    const sk = new SessionkitSession({ sessionId: `bench-${r}`, project, home });
+    await sk.getSessionId();
+    add('sk_turns', await timed(async () => {
+      for (let t = 0; t < turns; t++) {
+        await sk.getItems();
+        await sk.addItems(turnItems(t));
+      }
+    }));
+    await sk.close();
+    const file = path.join(d, 'memory-session.json');
+    const mem = new MemorySession();
+    add('mem_turns', await timed(async () => {
+      for (let t = 0; t < turns; t++) {
+        await mem.getItems();
+        await mem.addItems(turnItems(t));
+        fs.writeFileSync(file, JSON.stringify(await mem.getItems()));
+      }
+    }));
+    add('sk_reopen', await timed(async () => {
+      const again = new SessionkitSession({ sessionId: `bench-${r}`, project, home });
+      const items = await again.getItems();
+      if (items.length !== turns * 2) throw new Error(`resumed ${items.length} items`);
+      await again.close();
+    }));
+    add('mem_reopen', await timed(async () => {
+      const m = new MemorySession({ initialItems: JSON.parse(fs.readFileSync(file, 'utf8')) });
+      if ((await m.getItems()).length !== turns * 2) throw new Error('memory resume');
+    }));
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+  return Object.fromEntries(Object.entries(res).map(([k, v]) => [k, median(v)]));
+}
+
+buildRust();
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sessionkit-node-bench-'));
+try {
+  const p = await plainApi(tmp);
+  const ad = await adapter(tmp);
+  const row = (name, sk, peer) => console.log(`  ${name.padEnd(58)} sessionkit ${sk.toFixed(1).padStart(9)} ms  peer ${peer.toFixed(1).padStart(9)} ms  ${(peer / sk).toFixed(2)}x`);
+  console.log(`node ${process.version}, ${rounds} rounds, ${adds} appends, ${mib} MiB resume, ${turns} adapter turns`);
+  console.log('against JSONL (peer / sessionkit):');
+  row(`append x${adds} vs appendFileSync`, p.sk_append, p.jsonl_append);
+  row(`resume ${mib} MiB whole, modelView vs read+split+parse`, p.sk_resume, p.jsonl_resume);
+  row(`resume ${mib} MiB whole, activePath`, p.sk_active, p.jsonl_resume);
+  row(`resume ${mib} MiB 95 % compacted, modelView`, p.sk_resume_compacted, p.jsonl_resume);
+  console.log('binding overhead (Node API / Rust API, same work):');
+  for (const [name, node, rs] of [
+    [`append x${adds}`, p.sk_append, p.rust_append],
+    [`resume ${mib} MiB whole, model view`, p.sk_resume, p.rust_resume],
+    [`resume ${mib} MiB whole, active path`, p.sk_active, p.rust_active],
+    [`resume ${mib} MiB, 95 % compacted`, p.sk_resume_compacted, p.rust_resume_compacted],
+  ]) {
+    console.log(`  ${name.padEnd(40)} node ${node.toFixed(1).padStart(9)} ms  rust ${rs.toFixed(1).padStart(9)} ms  ${(node / rs).toFixed(2)}x`);
+  }
+  console.log('adapter vs MemorySession + JSON file after each turn (peer / sessionkit):');
+  row(`${turns} turns (getItems + addItems)`, ad.sk_turns, ad.mem_turns);
+  row(`reopen and getItems of ${turns * 2} items`, ad.sk_reopen, ad.mem_reopen);
+} finally {
+  fs.rmSync(tmp, { recursive: true, force: true });
+}

@@ -1,0 +1,179 @@
+// Hand-written types of the `sessionkit` package (the addon's generated types,
+// which carry JSON as strings, are in native.d.ts).
+
+/** A JSON value as the log holds it. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** A message as stored: the caller's members plus `type`, `id`, `parentId`,
+ *  `sessionId` and `timestamp` (an ISO 8601 string; times stay strings). */
+export interface Message {
+  type?: 'message';
+  id: string;
+  parentId: string | null;
+  sessionId: string;
+  role: 'system' | 'user' | 'assistant' | 'tool' | string;
+  timestamp: string;
+  content?: Json;
+  [key: string]: Json | undefined;
+}
+
+/** A message to append: any JSON object, usually with `role` and `content`. */
+export type NewMessage = { [key: string]: Json | undefined };
+
+/** An OpenAI Responses item (as `@openai/agents` stores them). */
+export type ResponsesItem = { [key: string]: unknown };
+
+/** The core's error kind names, the `code` of every rejection. */
+export type ErrorCodeName =
+  | 'NOT_FOUND'
+  | 'BUSY'
+  | 'CONFLICT'
+  | 'INVALID_INPUT'
+  | 'CORRUPT'
+  | 'IO'
+  | 'UNSUPPORTED'
+  | 'INTERNAL';
+
+/** What every method rejects with. */
+export interface SessionkitError extends Error {
+  code: ErrorCodeName;
+  /** The OS error number, when an OS call failed. */
+  errno: number | null;
+}
+
+export declare const ErrorCode: { readonly [K in ErrorCodeName]: K };
+export declare const errorKinds: ReadonlyArray<{ code: number; name: ErrorCodeName; description: string }>;
+export declare function version(): string;
+export declare function projectCode(canonicalRoot: string): string;
+
+export type Durability = 'never' | 'onSync' | 'always';
+export type RewindMode = 'files' | 'conversation' | 'both';
+export type ExportFormat = 'jsonl' | 'markdown';
+
+/** Options of a model view: the last `lastN` messages, or those within
+ *  `tokenBudget` (as the core's ModelViewOptions). */
+export interface ModelViewOptions {
+  lastN?: number;
+  tokenBudget?: number;
+  [key: string]: Json | undefined;
+}
+
+export interface StoreOpenOptions {
+  /** Defaults to $SESSIONKIT_HOME, else ~/.sessionkit. */
+  home?: string;
+  durability?: Durability;
+  /** How many sessions the index keeps (0: no limit). */
+  maxSessions?: number;
+  /** Values larger than this many bytes are stored as blobs. */
+  blobThreshold?: number;
+  maxRecordBytes?: number;
+}
+
+/** JSON objects the core returns (entries, reports, plans): their members
+ *  are as in docs/FORMAT.md and the Rust API's serde names. */
+export type Report = { [key: string]: Json };
+
+export declare class SessionView {
+  private constructor();
+  info(): Report;
+  records(): Report[];
+  activePath(): Promise<Message[]>;
+  uiView(): Promise<Message[]>;
+  modelView(options?: ModelViewOptions): Promise<Message[]>;
+  message(messageId: string): Promise<Message>;
+  resolveMessage(prefix: string): Promise<string>;
+  tree(): Promise<Report>;
+  branches(): Promise<Report[]>;
+}
+
+export declare class Subagent {
+  private constructor();
+  readonly id: string;
+  readonly sessionId: string;
+  readonly closed: boolean;
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+  append(message: NewMessage): Promise<Message>;
+  appendBatch(messages: NewMessage[]): Promise<Message[]>;
+  finish(result: Json, failed?: boolean): Promise<void>;
+  read(): Promise<SessionView>;
+}
+
+export declare class Session {
+  private constructor();
+  readonly id: string;
+  readonly closed: boolean;
+  /** Flush the index entry and release the writer lock. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+  info(): Report;
+  head(): string | null;
+  fsyncCount(): number;
+  lastSnapshot(): Promise<string | null>;
+  append(message: NewMessage): Promise<Message>;
+  appendBatch(messages: NewMessage[]): Promise<Message[]>;
+  updateState(state: { [key: string]: Json }): Promise<Report>;
+  patchMessage(messageId: string, patch: { [key: string]: Json }): Promise<void>;
+  setHead(messageId?: string | null): Promise<void>;
+  resumeAt(messageId: string): Promise<void>;
+  rename(title: string): Promise<Report>;
+  sync(): Promise<void>;
+  flushIndex(): Promise<void>;
+  read(): Promise<SessionView>;
+  activePath(): Promise<Message[]>;
+  modelView(options?: ModelViewOptions): Promise<Message[]>;
+  selectCompaction(policy: { [key: string]: Json }): Promise<Report>;
+  applyCompaction(replaces: string[], summary: string | Json[]): Promise<Message>;
+  spawnSubagent(agentId?: string | null, meta?: { [key: string]: Json } | null): Promise<Subagent>;
+  openSubagent(agentId: string): Promise<Subagent>;
+  userInput(message: NewMessage): Promise<Message>;
+  trackRead(paths: string[]): Promise<void>;
+  beforeEdit(paths: string[]): Promise<string>;
+  afterEdit(paths: string[]): Promise<string>;
+  trackedFiles(): Promise<string[]>;
+  externalChanges(paths: string[]): Promise<Report[]>;
+  ensureUnchanged(paths: string[]): Promise<void>;
+  undoCandidates(): Promise<Report[]>;
+  rewindPlan(messageId: string): Promise<Report>;
+  rewindPreview(messageId: string, mode: RewindMode): Promise<Report>;
+  rewind(messageId: string, mode: RewindMode, options?: { force?: boolean }): Promise<Report>;
+  snapshotPlan(snapshot: string): Promise<Report>;
+  restoreSnapshot(snapshot: string, options?: { force?: boolean }): Promise<Report>;
+  responsesItems(options?: { limit?: number | null; modelView?: boolean }): Promise<ResponsesItem[]>;
+  appendResponsesItems(items: ResponsesItem[]): Promise<void>;
+  popResponsesItem(): Promise<ResponsesItem | undefined>;
+}
+
+export declare class Store {
+  private constructor();
+  static open(projectRoot?: string, options?: StoreOpenOptions): Promise<Store>;
+  readonly closed: boolean;
+  readonly projectCode: string;
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+  info(): Report;
+  listSessions(): Promise<Report[]>;
+  sessionEntry(sessionId: string): Promise<Report>;
+  resolveSession(prefix: string): Promise<string>;
+  continueSession(): Promise<Report | null>;
+  renameSession(sessionId: string, title: string): Promise<Report>;
+  deleteSession(sessionId: string): Promise<void>;
+  readSession(sessionId: string): Promise<SessionView>;
+  modelView(sessionId: string, options?: ModelViewOptions): Promise<Message[]>;
+  listSubagents(sessionId: string): Promise<Report[]>;
+  readSubagent(sessionId: string, agentId: string): Promise<SessionView>;
+  rebuildIndex(): Promise<Report>;
+  gc(): Promise<Report>;
+  fileHistorySizes(): Promise<Report>;
+  checkFileHistory(): Promise<Report>;
+  pruneOrphanFileHistory(): Promise<Report>;
+  doctor(options?: { [key: string]: Json }): Promise<Report>;
+  sessionIds(): Promise<string[]>;
+  logPath(sessionId: string): string;
+  exportSession(sessionId: string, format: ExportFormat): Promise<string>;
+  branchFileHistory(sessionId: string, snapshot: string): Promise<void>;
+  createSession(options?: { id?: string; title?: string; [key: string]: Json | undefined }): Promise<Session>;
+  openSession(sessionId: string): Promise<Session>;
+  openOrCreateSession(sessionId: string): Promise<Session>;
+  forkSession(sourceId: string, options?: { [key: string]: Json }): Promise<Session>;
+}

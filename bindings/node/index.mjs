@@ -1,0 +1,8 @@
+// ESM entry point: the same objects as the CommonJS one (one addon instance).
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const sk = require('./index.js');
+
+export const { Store, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode } = sk;
+export default sk;

@@ -1,0 +1,122 @@
+export declare class NativeSession {
+  /**
+   * Flush the index entry and release the lock, on the pool (it waits for
+   * calls in flight). Closing a closed session does nothing.
+   */
+  close(): Promise<void>
+  get closed(): boolean
+  get id(): string
+  /** The session's info as JSON text (kept in memory). */
+  info(): string
+  head(): string | null
+  fsyncCount(): number
+  lastSnapshot(): Promise<string | null>
+  append(message: string): Promise<string>
+  appendBatch(messages: string): Promise<string>
+  updateState(state: string): Promise<string>
+  patchMessage(messageId: string, patch: string): Promise<void>
+  setHead(messageId?: string | undefined | null): Promise<void>
+  resumeAt(messageId: string): Promise<void>
+  rename(title: string): Promise<string>
+  sync(): Promise<void>
+  flushIndex(): Promise<void>
+  read(): Promise<NativeView>
+  activePath(): Promise<string>
+  modelView(options?: string | undefined | null): Promise<string>
+  selectCompaction(policy: string): Promise<string>
+  applyCompaction(replaces: string, summary: string): Promise<string>
+  spawnSubagent(agentId?: string | undefined | null, meta?: string | undefined | null): Promise<NativeSubagent>
+  openSubagent(agentId: string): Promise<NativeSubagent>
+  userInput(message: string): Promise<string>
+  trackRead(paths: string): Promise<void>
+  beforeEdit(paths: string): Promise<string>
+  afterEdit(paths: string): Promise<string>
+  trackedFiles(): Promise<string[]>
+  externalChanges(paths: string): Promise<string>
+  ensureUnchanged(paths: string): Promise<void>
+  undoCandidates(): Promise<string>
+  rewindPlan(messageId: string): Promise<string>
+  rewindPreview(messageId: string, mode: string): Promise<string>
+  rewind(messageId: string, mode: string, force: boolean): Promise<string>
+  snapshotPlan(snapshot: string): Promise<string>
+  restoreSnapshot(snapshot: string, force: boolean): Promise<string>
+  /** The session as OpenAI Responses items (JSON text of an array). */
+  responsesItems(limit?: number | undefined | null, modelView?: boolean | undefined | null): Promise<string>
+  appendResponsesItems(items: string): Promise<void>
+  /** The last item (JSON text) with the head moved back before it, or null. */
+  popResponsesItem(): Promise<string | null>
+}
+
+export declare class NativeStore {
+  /** Forget the store; later calls reject. Sessions open from it stay open. */
+  close(): void
+  get closed(): boolean
+  /** The store's info as JSON text (no disk access). */
+  info(): string
+  listSessions(): Promise<string>
+  sessionEntry(sessionId: string): Promise<string>
+  resolveSession(prefix: string): Promise<string>
+  continueSession(): Promise<string>
+  renameSession(sessionId: string, title: string): Promise<string>
+  deleteSession(sessionId: string): Promise<void>
+  readSession(sessionId: string): Promise<NativeView>
+  modelView(sessionId: string, options?: string | undefined | null): Promise<string>
+  listSubagents(sessionId: string): Promise<string>
+  readSubagent(sessionId: string, agentId: string): Promise<NativeView>
+  rebuildIndex(): Promise<string>
+  gc(): Promise<string>
+  fileHistorySizes(): Promise<string>
+  checkFileHistory(): Promise<string>
+  pruneOrphanFileHistory(): Promise<string>
+  doctor(options?: string | undefined | null): Promise<string>
+  sessionIds(): Promise<string[]>
+  /** Where a session's log is (no disk access; the id is validated). */
+  logPath(sessionId: string): string
+  exportSession(sessionId: string, format: string): Promise<string>
+  branchFileHistory(sessionId: string, snapshot: string): Promise<void>
+  createSession(options?: string | undefined | null): Promise<NativeSession>
+  openSession(sessionId: string): Promise<NativeSession>
+  openOrCreateSession(sessionId: string): Promise<NativeSession>
+  forkSession(sourceId: string, options?: string | undefined | null): Promise<NativeSession>
+  /** The project's directory name under `<home>/projects/`. */
+  get projectCode(): string
+}
+
+export declare class NativeSubagent {
+  /** Release the sidechain's lock. Closing a closed subagent does nothing. */
+  close(): Promise<void>
+  get closed(): boolean
+  get id(): string
+  get sessionId(): string
+  append(message: string): Promise<string>
+  appendBatch(messages: string): Promise<string>
+  finish(result: string, failed: boolean): Promise<void>
+  read(): Promise<NativeView>
+}
+
+export declare class NativeView {
+  info(): string
+  records(): string
+  activePath(): Promise<string>
+  uiView(): Promise<string>
+  modelView(options?: string | undefined | null): Promise<string>
+  message(messageId: string): Promise<string>
+  resolveMessage(prefix: string): Promise<string>
+  tree(): Promise<string>
+  branches(): Promise<string>
+}
+
+/**
+ * The core's table of error kinds as JSON text: `[code, name, description]`
+ * each, in the order of their numbers.
+ */
+export declare function errorKinds(): string
+
+/** Open (creating if needed) the store of a project. */
+export declare function openStore(projectRoot: string, options?: string | undefined | null): Promise<NativeStore>
+
+/** The directory name of a project under `<home>/projects/`. */
+export declare function projectCode(canonicalRoot: string): string
+
+/** The library's version (the crate version). */
+export declare function version(): string

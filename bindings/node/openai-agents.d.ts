@@ -1,0 +1,34 @@
+// Types of `sessionkit/openai-agents`. The item type is the SDK's own when
+// `@openai/agents` is installed (an optional peer dependency).
+import type { AgentInputItem, Session as AgentsSession } from '@openai/agents';
+import type { Durability, Session, Store } from './index';
+
+export interface SessionkitSessionOptions {
+  /** An id that does not exist yet is created with that id; absent: a new session. */
+  sessionId?: string;
+  /** The project root whose store holds the session (default '.'). */
+  project?: string;
+  /** Defaults to $SESSIONKIT_HOME, else ~/.sessionkit. */
+  home?: string;
+  durability?: Durability;
+  /** Return the model view (compacted, invisible dropped) from getItems. */
+  modelView?: boolean;
+  /** An open store to use instead of opening one. */
+  store?: Store;
+}
+
+export declare class SessionkitSession implements AgentsSession {
+  constructor(options?: SessionkitSessionOptions);
+  session(): Promise<Session>;
+  store(): Promise<Store>;
+  getSessionId(): Promise<string>;
+  getItems(limit?: number): Promise<AgentInputItem[]>;
+  addItems(items: AgentInputItem[]): Promise<void>;
+  popItem(): Promise<AgentInputItem | undefined>;
+  /** Recoverable: the items stay in the log until the session is deleted. */
+  clearSession(): Promise<void>;
+  /** Delete the session's items for good; the id stays, empty. */
+  erase(): Promise<void>;
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}

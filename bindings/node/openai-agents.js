@@ -1,0 +1,106 @@
+'use strict';
+// `sessionkit/openai-agents`: a session of the OpenAI Agents SDK for
+// JavaScript (`@openai/agents`, an optional peer dependency) kept in a
+// sessionkit store. Items are stored losslessly as sessionkit messages by the
+// core's Responses-item operations, the same way the Python package's adapter
+// stores them, so either language resumes the other's sessions.
+//
+// - `popItem` moves the head back before the last item; it rewrites nothing.
+// - `clearSession` empties what `getItems` returns by moving the head to the
+//   root: the items stay recoverable in the log (the store's readers and the
+//   CLI see them) until the session is deleted; `erase()` deletes them for good.
+// - One SessionkitSession holds the session's writer lock until `close()`; a
+//   second writer (here or in another process) rejects with code BUSY.
+// The SDK's optional history-transaction interface (idempotent operation ids)
+// and compaction replacement are not implemented: the log keeps no operation
+// ids, and the runner falls back to the plain interface.
+
+const { Store } = require('./index.js');
+
+class SessionkitSession {
+  #opening;
+  #store = null;
+  #session = null;
+  #modelView;
+
+  /**
+   * @param {{ sessionId?: string, project?: string, home?: string,
+   *           durability?: 'never' | 'onSync' | 'always', modelView?: boolean,
+   *           store?: import('./index.js').Store }} [options]
+   * A given `sessionId` that does not exist yet is created with that id;
+   * without one, a new session is created. The store is opened on first use.
+   */
+  constructor({ sessionId, project = '.', home, durability, modelView = false, store } = {}) {
+    this.#modelView = modelView;
+    this.#opening = (async () => {
+      this.#store = store ?? (await Store.open(project, { home, durability }));
+      this.#session =
+        sessionId === undefined || sessionId === null
+          ? await this.#store.createSession()
+          : await this.#store.openOrCreateSession(sessionId);
+      return this.#session;
+    })();
+    // Surface an open failure on the first call, not as an unhandled rejection.
+    this.#opening.catch(() => {});
+  }
+
+  /** The sessionkit session (open for writing). */
+  async session() {
+    return this.#opening;
+  }
+
+  /** The sessionkit store holding the session. */
+  async store() {
+    await this.#opening;
+    return this.#store;
+  }
+
+  async getSessionId() {
+    return (await this.#opening).id;
+  }
+
+  /** The stored items, oldest first: the last `limit` of them when given. */
+  async getItems(limit) {
+    return (await this.#opening).responsesItems({ limit, modelView: this.#modelView });
+  }
+
+  async addItems(items) {
+    await (await this.#opening).appendResponsesItems(items);
+  }
+
+  /** The last item, with the head moved back before it (nothing is rewritten). */
+  async popItem() {
+    return (await this.#opening).popResponsesItem();
+  }
+
+  /** Empty what `getItems` returns; the items stay recoverable in the log
+   *  until the session is deleted (see `erase`). */
+  async clearSession() {
+    await (await this.#opening).setHead(null);
+  }
+
+  /** Delete the session's log, sidecars and file history for good, and start
+   *  it again empty under the same id. */
+  async erase() {
+    const old = await this.#opening;
+    this.#opening = (async () => {
+      await old.close();
+      await this.#store.deleteSession(old.id);
+      this.#session = await this.#store.createSession({ id: old.id });
+      return this.#session;
+    })();
+    await this.#opening;
+  }
+
+  /** Release the writer lock. */
+  async close() {
+    const s = await this.#opening.catch(() => null);
+    if (s) await s.close();
+  }
+
+  [Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')]() {
+    return this.close();
+  }
+}
+
+module.exports = { SessionkitSession };

@@ -1,0 +1,222 @@
+//! The native addon under the `sessionkit` npm package. It converts types and
+//! maps errors, nothing else: every method calls one operation of the core
+//! (`sessionkit`), mirroring the Python module and the C ABI.
+//!
+//! Values cross as JSON text: the JavaScript layer (`index.js`) turns objects
+//! into text with `JSON.stringify` (which refuses cycles and BigInt) and parses
+//! what comes back. Every call that touches disk is an `AsyncTask`: the text is
+//! parsed, the core works and the result is serialised on the libuv pool, so
+//! the event loop only copies a string. Errors are `Error`s with `code` (the
+//! core's error kind name, the C status name) and `errno` (or `null`); a panic
+//! in the core is caught on the pool and rejects as `INTERNAL`.
+
+// napi-derive registers the exports only outside `cfg(test)`.
+#![cfg_attr(test, allow(dead_code))]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::{Env, JsValue, Task};
+use napi_derive::napi;
+use parking_lot::RwLock;
+use serde_json::Value;
+use sessionkit::{Error as CoreError, ErrorKind};
+
+mod session;
+mod store;
+mod view;
+
+type Work<T> = Box<dyn FnOnce() -> sessionkit::Result<T> + Send>;
+
+/// One call into the core, run on the libuv pool; `conv` makes its result a
+/// JavaScript value on the main thread.
+pub struct Job<T: Send + 'static, J> {
+    work: Option<Work<T>>,
+    conv: fn(T) -> J,
+}
+
+impl<T: Send + 'static, J: ToNapiValue + TypeName> Task for Job<T, J> {
+    type Output = sessionkit::Result<T>;
+    type JsValue = J;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        let Some(work) = self.work.take() else {
+            return Ok(Err(CoreError::Internal("a task ran twice".into())));
+        };
+        // No panic may cross into Node: it would abort the process.
+        Ok(catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|p| {
+            let what = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(CoreError::Internal(format!("panic in sessionkit: {what}")))
+        }))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<J> {
+        match output {
+            Ok(v) => Ok((self.conv)(v)),
+            Err(e) => Err(js_error(&env, e.kind(), &e.to_string(), e.os_errno())),
+        }
+    }
+}
+
+/// A task whose result crosses as it is.
+pub(crate) fn job<T: Send + 'static + ToNapiValue + TypeName>(
+    f: impl FnOnce() -> sessionkit::Result<T> + Send + 'static,
+) -> AsyncTask<Job<T, T>> {
+    AsyncTask::new(Job {
+        work: Some(Box::new(f)),
+        conv: |v| v,
+    })
+}
+
+/// A task whose result is made a JavaScript class instance.
+pub(crate) fn job_as<T: Send + 'static, J: ToNapiValue + TypeName>(
+    conv: fn(T) -> J,
+    f: impl FnOnce() -> sessionkit::Result<T> + Send + 'static,
+) -> AsyncTask<Job<T, J>> {
+    AsyncTask::new(Job {
+        work: Some(Box::new(f)),
+        conv,
+    })
+}
+
+/// The JavaScript `Error` for a core error: `code` is the kind's name,
+/// `errno` the OS error number or `null`.
+pub(crate) fn js_error(env: &Env, kind: ErrorKind, message: &str, errno: Option<i32>) -> Error {
+    let made = (|| -> napi::Result<Error> {
+        let mut obj = env.create_error(Error::new(Status::GenericFailure, message.to_owned()))?;
+        obj.set_named_property("code", kind.name())?;
+        obj.set_named_property("errno", errno)?;
+        Ok(Error::from(obj.to_unknown()))
+    })();
+    made.unwrap_or_else(|e| Error::new(Status::GenericFailure, format!("{message} ({e})")))
+}
+
+/// The error of a synchronous call.
+pub(crate) fn sync_error(env: &Env, e: &CoreError) -> Error {
+    js_error(env, e.kind(), &e.to_string(), e.os_errno())
+}
+
+/// A JSON text from JavaScript as a value; `INVALID_INPUT` naming the argument.
+pub(crate) fn parse_arg(text: &str, name: &str) -> sessionkit::Result<Value> {
+    serde_json::from_str(text)
+        .map_err(|e| CoreError::InvalidInput(format!("argument `{name}` is not valid JSON: {e}")))
+}
+
+/// A JSON text argument that must be an array of objects (messages, items).
+pub(crate) fn parse_objects(
+    text: &str,
+    name: &str,
+    objects: bool,
+) -> sessionkit::Result<Vec<Value>> {
+    match parse_arg(text, name)? {
+        Value::Array(items) => {
+            if objects {
+                if let Some((i, bad)) = items.iter().enumerate().find(|(_, m)| !m.is_object()) {
+                    return Err(CoreError::InvalidInput(format!(
+                        "argument `{name}` must be an array of objects; item {i} is {}",
+                        sessionkit::type_name(bad)
+                    )));
+                }
+            }
+            Ok(items)
+        }
+        other => Err(CoreError::InvalidInput(format!(
+            "argument `{name}` must be an array, not {}",
+            sessionkit::type_name(&other)
+        ))),
+    }
+}
+
+/// Options given as JSON text (or absent), parsed by the core as the C ABI's
+/// JSON options are.
+pub(crate) fn options<T: Default>(
+    text: Option<&str>,
+    parse: fn(&str) -> sessionkit::Result<T>,
+) -> sessionkit::Result<T> {
+    match text {
+        Some(t) => parse(t),
+        None => Ok(T::default()),
+    }
+}
+
+/// A result as JSON text (serialised on the pool).
+pub(crate) fn text<T: serde::Serialize>(v: &T) -> sessionkit::Result<String> {
+    serde_json::to_string(v)
+        .map_err(|e| CoreError::Internal(format!("cannot serialise a result: {e}")))
+}
+
+/// Messages as the JSON text of an array: the core's own texts, joined.
+pub(crate) fn messages_text(ms: &[sessionkit::Message]) -> String {
+    let mut out = String::with_capacity(ms.iter().map(|m| m.json().len() + 1).sum::<usize>() + 2);
+    out.push('[');
+    for (i, m) in ms.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(m.json());
+    }
+    out.push(']');
+    out
+}
+
+/// A handle closed once: calls share it, `close` takes it out and waits for
+/// calls in flight; later calls reject with `INVALID_INPUT`.
+pub(crate) struct Handle<T> {
+    what: String,
+    inner: RwLock<Option<T>>,
+}
+
+impl<T> Handle<T> {
+    pub(crate) fn new(what: String, v: T) -> Arc<Handle<T>> {
+        Arc::new(Handle {
+            what,
+            inner: RwLock::new(Some(v)),
+        })
+    }
+
+    pub(crate) fn with<R>(
+        &self,
+        f: impl FnOnce(&T) -> sessionkit::Result<R>,
+    ) -> sessionkit::Result<R> {
+        match self.inner.read().as_ref() {
+            Some(v) => f(v),
+            None => Err(CoreError::InvalidInput(format!("{} is closed", self.what))),
+        }
+    }
+
+    pub(crate) fn take(&self) -> Option<T> {
+        self.inner.write().take()
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.inner.read().is_none()
+    }
+}
+
+/// The library's version (the crate version).
+#[napi]
+pub fn version() -> &'static str {
+    sessionkit::VERSION
+}
+
+/// The core's table of error kinds as JSON text: `[code, name, description]`
+/// each, in the order of their numbers.
+#[napi]
+pub fn error_kinds() -> String {
+    let rows: Vec<(i32, &str, &str)> = ErrorKind::ALL
+        .iter()
+        .map(|k| (k.code(), k.name(), k.description()))
+        .collect();
+    serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into())
+}
+
+/// The directory name of a project under `<home>/projects/`.
+#[napi]
+pub fn project_code(canonical_root: String) -> String {
+    sessionkit::project_code(std::path::Path::new(&canonical_root))
+}

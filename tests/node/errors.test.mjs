@@ -1,0 +1,123 @@
+// Bad input rejects with the right `code` and leaves the store as it was:
+// wrong types, undefined, cycles, BigInt, unknown and traversal ids, closed
+// handles. Errors come from the core's one table (errorKinds).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { errorKinds } from 'sessionkit';
+
+import { freshStore, snapshotTree } from './helpers.mjs';
+
+const cyclic = () => {
+  const o = { role: 'user' };
+  o.self = o;
+  return o;
+};
+
+/** Assert that `f()` rejects (never throws synchronously) with `code`. */
+async function rejectsWith(f, code, what) {
+  let p;
+  try {
+    p = f();
+  } catch (e) {
+    assert.fail(`${what}: threw synchronously (${e.code}: ${e.message}) instead of rejecting`);
+  }
+  await assert.rejects(p, (e) => {
+    assert.ok(e instanceof Error, `${what}: not an Error`);
+    assert.equal(e.code, code, `${what}: ${e.message}`);
+    assert.ok('errno' in e, `${what}: no errno`);
+    return true;
+  });
+}
+
+test('every code the bindings raise is in the core table', () => {
+  const names = errorKinds.map((k) => k.name);
+  for (const c of ['NOT_FOUND', 'BUSY', 'CONFLICT', 'INVALID_INPUT', 'CORRUPT', 'IO', 'UNSUPPORTED', 'INTERNAL']) {
+    assert.ok(names.includes(c), c);
+  }
+});
+
+test('bad arguments reject with INVALID_INPUT and change nothing', async () => {
+  const { home, store } = await freshStore();
+  const s = await store.createSession();
+  const m = await s.append({ role: 'user', content: 'kept' });
+  await s.flushIndex();
+  const before = snapshotTree(home);
+  const cases = [
+    ['append(undefined)', () => s.append(undefined)],
+    ['append(null)', () => s.append(null)],
+    ['append("text")', () => s.append('text')],
+    ['append(42)', () => s.append(42)],
+    ['append([])', () => s.append([])],
+    ['append(cyclic)', () => s.append(cyclic())],
+    ['append(BigInt)', () => s.append({ role: 'user', content: 1n })],
+    ['appendBatch(object)', () => s.appendBatch({ role: 'user' })],
+    ['appendBatch([1])', () => s.appendBatch([1])],
+    ['appendBatch([cyclic])', () => s.appendBatch([cyclic()])],
+    ['patchMessage(1, {})', () => s.patchMessage(1, {})],
+    ['patchMessage(id, "x")', () => s.patchMessage(m.id, 'x')],
+    ['setHead(5)', () => s.setHead(5)],
+    ['resumeAt(undefined)', () => s.resumeAt(undefined)],
+    ['rename(null)', () => s.rename(null)],
+    ['trackRead("a")', () => s.trackRead('a')],
+    ['trackRead([1])', () => s.trackRead([1])],
+    ['rewind(id, "sideways")', () => s.rewind(m.id, 'sideways')],
+    ['rewind(id, "files", {force: 1})', () => s.rewind(m.id, 'files', { force: 1 })],
+    ['responsesItems({limit: -1})', () => s.responsesItems({ limit: -1 })],
+    ['responsesItems({limit: 1n})', () => s.responsesItems({ limit: 1n })],
+    ['appendResponsesItems({})', () => s.appendResponsesItems({})],
+    ['modelView({unknown: 1})', () => s.modelView({ unknown: 1 })],
+    ['modelView("x")', () => s.modelView('x')],
+    ['openSession(undefined)', () => store.openSession(undefined)],
+    ['openSession(123)', () => store.openSession(123)],
+    ['openSession("../../etc/passwd")', () => store.openSession('../../etc/passwd')],
+    ['openSession("/abs")', () => store.openSession('/abs')],
+    ['openOrCreateSession("a/b")', () => store.openOrCreateSession('a/b')],
+    ['readSession("..")', () => store.readSession('..')],
+    ['deleteSession("../x")', () => store.deleteSession('../x')],
+    ['createSession({id: "../x"})', () => store.createSession({ id: '../x' })],
+    ['createSession({nope: 1})', () => store.createSession({ nope: 1 })],
+    ['exportSession(id, "pdf")', () => store.exportSession(s.id, 'pdf')],
+    ['readSubagent(id, "../a")', () => store.readSubagent(s.id, '../a')],
+  ];
+  for (const [what, f] of cases) await rejectsWith(f, 'INVALID_INPUT', what);
+  await s.flushIndex();
+  assert.deepEqual(snapshotTree(home), before, 'the store is unchanged');
+  assert.deepEqual((await s.activePath()).map((x) => x.id), [m.id]);
+  await s.close();
+});
+
+test('unknown ids reject with NOT_FOUND', async () => {
+  const { store } = await freshStore();
+  const id = '01900000-0000-7000-8000-000000000000';
+  await rejectsWith(() => store.openSession(id), 'NOT_FOUND', 'openSession');
+  await rejectsWith(() => store.readSession(id), 'NOT_FOUND', 'readSession');
+  await rejectsWith(() => store.sessionEntry(id), 'NOT_FOUND', 'sessionEntry');
+  await rejectsWith(() => store.forkSession(id), 'NOT_FOUND', 'forkSession');
+  const s = await store.createSession();
+  await rejectsWith(() => s.setHead(id), 'NOT_FOUND', 'setHead');
+  await rejectsWith(async () => (await s.read()).message(id), 'NOT_FOUND', 'message');
+  await s.close();
+});
+
+test('a closed handle rejects with INVALID_INPUT', async () => {
+  const { store } = await freshStore();
+  const s = await store.createSession();
+  const a = await s.spawnSubagent();
+  await a.close();
+  await s.close();
+  await rejectsWith(() => s.append({ role: 'user', content: 'late' }), 'INVALID_INPUT', 'session.append');
+  await rejectsWith(() => s.activePath(), 'INVALID_INPUT', 'session.activePath');
+  assert.throws(() => s.head(), { code: 'INVALID_INPUT' });
+  await rejectsWith(() => a.append({ role: 'user' }), 'INVALID_INPUT', 'subagent.append');
+  await store.close();
+  await rejectsWith(() => store.listSessions(), 'INVALID_INPUT', 'store.listSessions');
+  await rejectsWith(() => store.createSession(), 'INVALID_INPUT', 'store.createSession');
+});
+
+test('the store cannot be made by `new`', () => {
+  // Store.open is the only way in: the constructor takes the native handle.
+  return import('sessionkit').then(({ Store }) => {
+    assert.throws(() => new Store('/tmp'), { code: 'INVALID_INPUT' });
+  });
+});

@@ -1,0 +1,50 @@
+// Shared helpers of the Node suite: a temporary home and project, a store on
+// them, and a way to run code in a second Node process.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { Store } from 'sessionkit';
+
+export const here = path.dirname(fileURLToPath(import.meta.url));
+export const fixtures = path.join(here, '..', 'fixtures');
+
+export function tmpdir() {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'sessionkit-node-'));
+}
+
+/** A fresh home and project, and a store on them. */
+export async function freshStore() {
+  const dir = tmpdir();
+  const home = path.join(dir, 'home');
+  const project = path.join(dir, 'project');
+  fs.mkdirSync(home);
+  fs.mkdirSync(project);
+  const store = await Store.open(project, { home, durability: 'never' });
+  return { dir, home, project, store };
+}
+
+/** Run an ES module's `code` in a new Node process (it may import sessionkit). */
+export function runNode(code, args = [], timeout = 120_000) {
+  return spawnSync(process.execPath, ['--input-type=module', '-e', code, ...args], {
+    cwd: here,
+    encoding: 'utf8',
+    timeout,
+  });
+}
+
+/** Every file under `dir` with its bytes, to check that nothing changed. */
+export function snapshotTree(dir) {
+  const out = {};
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out[path.relative(dir, p)] = fs.readFileSync(p).toString('base64');
+    }
+  };
+  walk(dir);
+  return out;
+}

@@ -1,0 +1,125 @@
+// The `sessionkit/openai-agents` adapter driven by the SDK itself, offline:
+// `run(agent, …, { session })` over several turns with the SDK's ScriptedModel
+// (a reply with a function call and its tool), then a new process reopens the
+// store and a further run sees the whole history.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { Agent, run, setTracingDisabled, tool } from '@openai/agents';
+import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents-core/testing';
+import { Store } from 'sessionkit';
+import { SessionkitSession } from 'sessionkit/openai-agents';
+
+import { runNode, tmpdir } from './helpers.mjs';
+
+setTracingDisabled(true);
+
+const weather = tool({
+  name: 'get_weather',
+  description: 'The weather in a city',
+  parameters: {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  },
+  strict: true,
+  execute: async ({ city }) => `sunny in ${city}`,
+});
+
+const roles = (items) => items.map((i) => i.type === 'message' || i.role ? `${i.role}` : i.type);
+
+test('runs of the SDK persist through SessionkitSession and resume in a new process', async () => {
+  const dir = tmpdir();
+  const home = path.join(dir, 'home');
+  const project = path.join(dir, 'project');
+  fs.mkdirSync(project);
+  const sessionId = 'agents-run-1';
+
+  const session = new SessionkitSession({ sessionId, project, home });
+  assert.equal(await session.getSessionId(), sessionId, 'a given id is created with that id');
+  const model = new ScriptedModel([
+    [functionCall('get_weather', { city: 'Paris' }, { callId: 'call_1' })],
+    [assistantMessage('It is sunny in Paris.')],
+    [assistantMessage('You asked about Paris.')],
+  ]);
+  const agent = new Agent({ name: 'weather', instructions: 'Answer briefly.', model, tools: [weather] });
+
+  const r1 = await run(agent, 'What is the weather in Paris?', { session });
+  assert.equal(r1.finalOutput, 'It is sunny in Paris.');
+  const r2 = await run(agent, 'What did I ask?', { session });
+  assert.equal(r2.finalOutput, 'You asked about Paris.');
+  model.assertComplete();
+  // The second turn's request held the first turn, tool call and result included.
+  const sent = model.lastCall.request.input;
+  assert.ok(Array.isArray(sent));
+  assert.deepEqual(roles(sent), ['user', 'function_call', 'function_call_result', 'assistant', 'user']);
+
+  const items = await session.getItems();
+  assert.equal(items.length, 6);
+  assert.deepEqual(await session.getItems(2), items.slice(4));
+  const toolResult = items.find((i) => i.type === 'function_call_result');
+  assert.equal(toolResult.callId, 'call_1');
+  await session.close();
+
+  const code = `
+    import { Agent, run, setTracingDisabled } from '@openai/agents';
+    import { ScriptedModel, assistantMessage } from '@openai/agents-core/testing';
+    import { SessionkitSession } from 'sessionkit/openai-agents';
+    setTracingDisabled(true);
+    const [sessionId, project, home] = process.argv.slice(1);
+    const session = new SessionkitSession({ sessionId, project, home });
+    const model = new ScriptedModel([[assistantMessage('Still Paris.')]]);
+    const agent = new Agent({ name: 'weather', model });
+    const r = await run(agent, 'Remind me?', { session });
+    console.log(JSON.stringify({ out: r.finalOutput, sent: model.lastCall.request.input, stored: (await session.getItems()).length }));
+    await session.close();
+  `;
+  const r = runNode(code, [sessionId, project, home]);
+  assert.equal(r.status, 0, r.stderr);
+  const got = JSON.parse(r.stdout.trim().split('\n').at(-1));
+  assert.equal(got.out, 'Still Paris.');
+  assert.deepEqual(roles(got.sent), ['user', 'function_call', 'function_call_result', 'assistant', 'user', 'assistant', 'user']);
+  assert.equal(got.stored, 8);
+
+  // The items are sessionkit messages: the store's own views read them.
+  const store = await Store.open(project, { home });
+  const view = await store.readSession(sessionId);
+  assert.equal(view.info().messageCount, 8);
+});
+
+test('popItem moves the head back and clearSession is recoverable; erase is for good', async () => {
+  const dir = tmpdir();
+  const project = path.join(dir, 'project');
+  fs.mkdirSync(project);
+  const home = path.join(dir, 'home');
+  const session = new SessionkitSession({ project, home });
+  const id = await session.getSessionId();
+  const items = [
+    { role: 'user', content: 'one' },
+    { role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'two' }] },
+  ];
+  await session.addItems(items);
+  assert.deepEqual(await session.getItems(), items);
+  const store = await session.store();
+  const size = fs.statSync(store.logPath(id)).size;
+  const log = fs.readFileSync(store.logPath(id));
+  assert.deepEqual(await session.popItem(), items[1]);
+  assert.ok(fs.readFileSync(store.logPath(id)).subarray(0, size).equals(log), 'pop rewrites nothing');
+  assert.deepEqual(await session.getItems(), items.slice(0, 1));
+  await session.clearSession();
+  assert.deepEqual(await session.getItems(), []);
+  assert.match(fs.readFileSync(store.logPath(id), 'utf8'), /"two"/, 'cleared items stay in the log');
+  await session.erase();
+  assert.equal(await session.getSessionId(), id);
+  assert.deepEqual(await session.getItems(), []);
+  assert.doesNotMatch(fs.readFileSync(store.logPath(id), 'utf8'), /"two"/, 'erase removes them');
+  assert.equal(await session.popItem(), undefined);
+
+  // A second writer on the same session is refused.
+  const other = new SessionkitSession({ sessionId: id, project, home });
+  await assert.rejects(other.getItems(), { code: 'BUSY' });
+  await session.close();
+});

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The Node package's tests, as a user meets the package: `npm ci` in
+# bindings/node (its npm cache under the cargo target directory), the addon
+# built from source by the package's own build script (which regenerates
+# native.d.ts: the run fails when the checked-in one is stale), then
+# `node --test` on tests/node. Needs Node >= 18 with npm, Rust, and the
+# package registries.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root="$PWD"
+
+target="${CARGO_TARGET_DIR:-target}"
+case "$target" in /*) ;; *) target="$root/$target" ;; esac
+export CARGO_TARGET_DIR="$target"
+
+pkg="$root/bindings/node"
+cd "$pkg"
+# --ignore-scripts: the build below is the install script, run once, in the
+# dev profile the rest of the suite shares.
+npm ci --cache "$target/npm-cache" --no-audit --no-fund --ignore-scripts --loglevel=error
+
+checked_in="$(mktemp)"
+trap 'rm -f "$checked_in"' EXIT
+cp native.d.ts "$checked_in"
+node build.js --debug
+if ! cmp -s "$checked_in" native.d.ts; then
+    diff -u "$checked_in" native.d.ts || true
+    echo "bindings/node/native.d.ts is stale: the build regenerated it (diff above); commit it" >&2
+    exit 1
+fi
+
+# The tests import the package by name, as a user does, and the SDK it adapts.
+mkdir -p "$root/tests/node/node_modules"
+ln -sfn "$pkg" "$root/tests/node/node_modules/sessionkit"
+ln -sfn "$pkg/node_modules/@openai" "$root/tests/node/node_modules/@openai"
+
+cd "$root/tests/node"
+node --test --test-reporter=spec "$@" ./*.test.mjs
