@@ -107,6 +107,65 @@ impl<'de> Deserialize<'de> for Json<'de> {
     }
 }
 
+/// What a checked value is, without keeping it (a string's length in bytes).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// The member is not in the object.
+    #[default]
+    Absent,
+    Null,
+    Str(usize),
+    /// A number, a boolean, an array or an object.
+    Other,
+}
+
+impl Shape {
+    /// Absent or `null`.
+    pub fn is_missing(self) -> bool {
+        matches!(self, Shape::Absent | Shape::Null)
+    }
+}
+
+impl<'de> Deserialize<'de> for Shape {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Shape;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Shape, E> {
+                Ok(Shape::Str(v.len()))
+            }
+            fn visit_unit<E>(self) -> Result<Shape, E> {
+                Ok(Shape::Null)
+            }
+            fn visit_none<E>(self) -> Result<Shape, E> {
+                Ok(Shape::Null)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Shape, A::Error> {
+                Check.visit_seq(seq).map(|()| Shape::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Shape, A::Error> {
+                Check.visit_map(map).map(|()| Shape::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// Checks a value is decodable (§5) and keeps nothing of it.
 #[derive(Clone, Copy)]
 pub(crate) struct Check;
@@ -346,6 +405,11 @@ pub(crate) struct Probe<'a> {
     /// Blob references, decoded (they are small).
     pub content_blob: Option<Value>,
     pub content_params_blob: Option<Value>,
+    /// The shapes of the fields that may hold tool calls and results: what
+    /// tells a plain-text message (the model view hands those out unparsed).
+    pub content: Shape,
+    pub content_params: Shape,
+    pub message_params: Shape,
     pub patch: Json<'a>,
     pub summary_id: Json<'a>,
     pub replaces: Json<'a>,
@@ -393,6 +457,18 @@ impl<'de> Deserialize<'de> for Probe<'de> {
                                 return Err(A::Error::custom("nested more than 127 levels"));
                             }
                             p.meta = Some(raw);
+                            continue;
+                        }
+                        "content" => {
+                            p.content = map.next_value()?;
+                            continue;
+                        }
+                        "contentParams" => {
+                            p.content_params = map.next_value()?;
+                            continue;
+                        }
+                        "messageParams" => {
+                            p.message_params = map.next_value()?;
                             continue;
                         }
                         "contentBlob" => {

@@ -1,6 +1,9 @@
 //! Views are folds of the log: the active path (root to head) and the UI view.
 
+pub(crate) mod model_item;
 pub(crate) mod resume;
+
+pub(crate) use model_item::ModelItem;
 
 use serde_json::{Map, Value};
 
@@ -235,43 +238,6 @@ pub fn token_count(m: &Map<String, Value>) -> u64 {
     (bytes as u64).div_ceil(4).max(1)
 }
 
-fn excluded_from_model(m: &Map<String, Value>) -> bool {
-    m.get("meta")
-        .and_then(|x| x.get("excludeFromModel"))
-        .and_then(Value::as_bool)
-        == Some(true)
-}
-
-/// A message of the model view before it is finished: its value, and its stored
-/// line when that is the value as it is (no patch applied, no blob reference),
-/// so that it is handed out as stored, byte for byte, like the active path's
-/// messages, without being written again (most of what a model view cost).
-pub(crate) struct ModelItem {
-    pub map: Map<String, Value>,
-    pub line: Option<crate::log::LineText>,
-}
-
-impl ModelItem {
-    /// A stored message: `unchanged` when no patch applies to it.
-    pub(crate) fn stored(
-        map: Map<String, Value>,
-        unchanged: bool,
-        line: impl FnOnce() -> crate::log::LineText,
-    ) -> ModelItem {
-        let has_blob = crate::blobs::BLOB_FIELDS
-            .iter()
-            .any(|(_, r)| map.contains_key(*r));
-        let line = (unchanged && !has_blob).then(line);
-        ModelItem { map, line }
-    }
-}
-
-impl From<Map<String, Value>> for ModelItem {
-    fn from(map: Map<String, Value>) -> ModelItem {
-        ModelItem { map, line: None }
-    }
-}
-
 /// Turn model items (stored form) into the model view (FORMAT.md §8.6): drop
 /// what the model must not see, inline blobs, pair tool calls with results
 /// (dropping orphan results, answering dangling calls), apply limits.
@@ -281,23 +247,22 @@ pub(crate) fn finish_model_view(
     blobs: &BlobStore,
 ) -> Result<Vec<Message>> {
     let mut inlined = Vec::with_capacity(items.len());
-    for mut m in items.into_iter().filter(|m| !excluded_from_model(&m.map)) {
+    for mut m in items.into_iter().filter(|m| !m.excluded()) {
         // Before pairing: a call or a result may be held in a blob.
-        blobs.inline(&mut m.map)?;
+        if let ModelItem::Full { map, .. } = &mut m {
+            blobs.inline(map)?;
+        }
         inlined.push(m);
     }
     let out = pair_tool_calls(inlined);
 
-    let lead = out
-        .iter()
-        .take_while(|m| m.map.get("role").and_then(Value::as_str) == Some("system"))
-        .count();
+    let lead = out.iter().take_while(|m| m.is_system()).count();
     let mut start = lead;
     if let Some(n) = opts.last_n {
         start = start.max(out.len().saturating_sub(n));
     }
     if let Some(budget) = opts.token_budget {
-        let tokens = |m: &ModelItem| token_count(&m.map);
+        let tokens = ModelItem::tokens;
         let mut used: u64 = out[..lead].iter().map(tokens).sum();
         let mut s = out.len();
         while s > lead && used + tokens(&out[s - 1]) <= budget {
@@ -307,32 +272,14 @@ pub(crate) fn finish_model_view(
         start = start.max(s);
     }
     // A cut must not leave a tool result without its call.
-    while start < out.len() && start > lead && tools::is_result(&out[start].map) {
+    while start < out.len() && start > lead && out[start].is_result() {
         start += 1;
     }
     let keep = out
         .into_iter()
         .enumerate()
         .filter(|(i, _)| *i < lead || *i >= start);
-    Ok(keep
-        .map(|(_, m)| {
-            let id = m
-                .map
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let parent = m
-                .map
-                .get("parentId")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            match m.line {
-                Some(line) => Message::from_shared(id, parent, line),
-                None => Message::from_map(id, parent, &m.map),
-            }
-        })
-        .collect())
+    Ok(keep.map(|(_, m)| m.into_message()).collect())
 }
 
 /// Step 4 of the model view: drop every message carrying a result whose call no
@@ -344,14 +291,13 @@ fn pair_tool_calls(items: Vec<ModelItem>) -> Vec<ModelItem> {
     let mut answered: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut kept = Vec::with_capacity(items.len());
     for m in items {
-        let results = tools::results(&m.map);
+        let results = m.results();
         if results.iter().any(|r| !called.contains(r)) {
             continue; // an orphan: its call was skipped, compacted away or unreadable
         }
-        let calls = tools::calls(&m.map);
+        let calls = m.calls();
         called.extend(calls.iter().map(|(id, _)| id.clone()));
-        let is_result =
-            !results.is_empty() || m.map.get("role").and_then(Value::as_str) == Some("tool");
+        let is_result = m.is_result();
         answered.extend(results);
         kept.push((m, calls, is_result));
     }
@@ -361,13 +307,17 @@ fn pair_tool_calls(items: Vec<ModelItem>) -> Vec<ModelItem> {
         if !pending.is_empty() && !is_result {
             out.append(&mut pending);
         }
-        let aid = m
-            .map
-            .get("id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let sid = m.map.get("sessionId").cloned();
+        // Only a message read whole makes calls.
+        let (aid, sid) = match &m {
+            ModelItem::Full { map, .. } if !calls.is_empty() => (
+                map.get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                map.get("sessionId").cloned(),
+            ),
+            _ => (String::new(), None),
+        };
         out.push(m);
         if !calls.is_empty() {
             out.append(&mut pending);
@@ -384,29 +334,14 @@ fn pair_tool_calls(items: Vec<ModelItem>) -> Vec<ModelItem> {
 }
 
 impl LoadedLog {
-    fn stored_map(&self, i: usize, patches_after: u64) -> Result<Map<String, Value>> {
-        let e = &self.entries[i];
-        let mut v: Value = serde_json::from_str(&e.raw)
-            .map_err(|err| Error::Corrupt(format!("message {}: {err}", e.id)))?;
-        for (off, p) in self.patches.get(&e.id).into_iter().flatten() {
-            if *off > patches_after {
-                merge_patch(&mut v, p);
-            }
-        }
-        match v {
-            Value::Object(m) => Ok(m),
-            _ => Err(Error::Corrupt(format!(
-                "message {} is not a JSON object",
-                e.id
-            ))),
-        }
-    }
-
     /// The messages the model sees, in stored form (blob references not inlined,
     /// no synthetic results): the prefix of the latest compaction on the active
     /// path, then the path after its summary.
     pub(crate) fn model_items(&self) -> Result<Vec<Map<String, Value>>> {
-        Ok(self.model_entries()?.into_iter().map(|m| m.map).collect())
+        self.model_entries()?
+            .into_iter()
+            .map(ModelItem::into_map)
+            .collect()
     }
 
     /// [`LoadedLog::model_items`], each with its stored line where that is its
@@ -431,9 +366,19 @@ impl LoadedLog {
         for &i in &path[from..] {
             let e = &self.entries[i];
             let patched = self.patches.get(&e.id).is_some_and(|p| !p.is_empty());
-            items.push(ModelItem::stored(self.stored_map(i, 0)?, !patched, || {
-                e.raw.clone()
-            }));
+            let ids = (e.id.as_str(), e.parent_id.as_deref());
+            items.push(ModelItem::stored(
+                ids,
+                e.raw.clone(),
+                None,
+                !patched,
+                |mut v| {
+                    for (_, p) in self.patches.get(&e.id).into_iter().flatten() {
+                        merge_patch(&mut v, p);
+                    }
+                    v
+                },
+            )?);
         }
         Ok(items)
     }

@@ -10,14 +10,17 @@ use serde_json::Value;
 
 use crate::error::{Error, IoContext, Result};
 use crate::format::records::{classify, merge_patch, patch_of, Class, FORMAT_VERSION};
-use crate::log::probe;
+use crate::log::{probe, LineText};
+use crate::view::model_item::PlainFacts;
 use crate::view::{prefix_with_patches, ModelItem};
 
 const CHUNK: u64 = 1 << 20;
 
 struct TailEntry {
     parent: Option<String>,
-    raw: String,
+    raw: LineText,
+    /// Read from the probe the line had anyway.
+    plain: Option<PlainFacts>,
 }
 
 #[derive(Default)]
@@ -56,7 +59,8 @@ impl Tail {
                 }
                 let e = TailEntry {
                     parent: parent.map(str::to_owned),
-                    raw: text.to_string(),
+                    raw: LineText::from(text),
+                    plain: PlainFacts::of(&p),
                 };
                 if self.entries.insert(id, e).is_some() {
                     self.give_up = true; // duplicate ids: the forward rule (first wins) needs the whole log
@@ -226,19 +230,22 @@ pub(crate) fn model_items(path: &Path) -> Result<Option<Vec<ModelItem>>> {
         None => 0,
     };
     for id in &ids[from..] {
-        let e = &t.entries[id];
-        let mut v: Value = serde_json::from_str(&e.raw)
-            .map_err(|err| Error::Corrupt(format!("message {id}: {err}")))?;
+        let Some(e) = t.entries.remove(id) else {
+            return Ok(None); // a message twice on the path: the full read reports the loop
+        };
         let patches = patches(id);
-        for (_, p) in &patches {
-            merge_patch(&mut v, p);
-        }
-        match v {
-            Value::Object(m) => items.push(ModelItem::stored(m, patches.is_empty(), || {
-                crate::log::LineText::from(e.raw.as_str())
-            })),
-            _ => return Err(Error::Corrupt(format!("message {id} is not a JSON object"))),
-        }
+        items.push(ModelItem::stored(
+            (id, e.parent.as_deref()),
+            e.raw,
+            Some(e.plain),
+            patches.is_empty(),
+            |mut v| {
+                for (_, p) in &patches {
+                    merge_patch(&mut v, p);
+                }
+                v
+            },
+        )?);
     }
     Ok(Some(items))
 }
