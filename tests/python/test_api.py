@@ -46,6 +46,32 @@ def test_messages_round_trip_unknown_fields_as_plain_dicts(store: sessionkit.Sto
     assert {k: got[k] for k in odd} == odd
 
 
+def test_stored_messages_load_as_the_stdlib_loads_their_lines(store: sessionkit.Store) -> None:
+    # What the package returns is what json.loads makes of the stored line:
+    # the same values, types and key order, escapes and edge numbers included.
+    odd = {
+        "role": "assistant",
+        "content": 'quote " backslash \\ newline \n tab \t nul \u0000 é 😀 \u2028',
+        "ints": [0, -1, 2**63 - 1, -(2**63), 2**64 - 1],
+        "floats": [0.1, -0.0, 1e300, 5e-324, 1.5],
+        "ключ": {"": [], "nested": [{}, [[]], None, False]},
+        "z": 1,
+        "a": 2,
+    }
+    with store.create_session() as s:
+        appended = [s.append(odd), s.append({"role": "user", "content": ""})]
+        batch = s.append_batch([{"role": "user", "content": "x" * 5000}])
+    # split("\n"), not splitlines(): U+2028 is not a line end in a log.
+    lines = Path(store.log_path(s.id)).read_text(encoding="utf-8").split("\n")[:-1]
+    by_id = {m["id"]: m for m in map(json.loads, lines) if m.get("type") == "message"}
+    for got in [*appended, *batch, *store.read_session(s.id).active_path(), *store.model_view(s.id)]:
+        want = by_id[got["id"]]
+        assert got == want
+        assert list(got) == list(want)
+        assert [type(v) for v in got.values()] == [type(v) for v in want.values()]
+    assert appended[0]["ints"][4] == 2**64 - 1 and str(appended[0]["floats"][1]) == "-0.0"
+
+
 def test_create_open_list_rename_delete(store: sessionkit.Store) -> None:
     before = datetime.now(timezone.utc)
     with store.create_session(id="s-1", title="First") as s:

@@ -161,6 +161,7 @@ def plain_api(tmp: Path, rounds: int, adds: int, mib: int) -> dict[str, Any]:
             "sk_append", "jsonl_append", "rust_append",
             "sk_resume", "jsonl_resume", "rust_resume", "sk_active", "rust_active",
             "sk_resume_compacted", "jsonl_resume_compacted", "rust_resume_compacted",
+            "floor_read", "floor_loads",
         )
     }
     messages = [message(i) for i in range(adds)]
@@ -194,6 +195,15 @@ def plain_api(tmp: Path, rounds: int, adds: int, mib: int) -> dict[str, Any]:
     jsonl_append_ms(jsonl, big)
     jsonl_append_ms(jsonl, [{"role": "system", "content": "The first 95 % of the session."}])
     where = ["--project", str(d / "project"), "--home", str(d / "home")]
+    # The floors of a resume that returns dicts: reading the lines (the I/O),
+    # and building the dicts from text already in memory (what any resume
+    # returning Python objects pays, measured with the stdlib's C parser).
+    lines = jsonl.read_text(encoding="utf-8").splitlines()
+
+    def read_lines() -> list[str]:
+        with open(jsonl, encoding="utf-8") as f:
+            return f.readlines()
+
     # Warm once, as the Rust side does (it reports the median of five).
     store.model_view(whole.id), store.model_view(compacted.id), jsonl_resume(jsonl)
     for r in range(rounds):
@@ -203,6 +213,8 @@ def plain_api(tmp: Path, rounds: int, adds: int, mib: int) -> dict[str, Any]:
         t = timed(lambda: jsonl_resume(jsonl))
         res["jsonl_resume"].append(t)
         res["jsonl_resume_compacted"].append(t)
+        res["floor_read"].append(timed(read_lines))
+        res["floor_loads"].append(timed(lambda: [json.loads(x) for x in lines]))
     res["rust_resume"].append(rust_same_work("resume", *where, "--id", whole.id))
     res["rust_active"].append(rust_same_work("active", *where, "--id", whole.id))
     res["rust_resume_compacted"].append(rust_same_work("resume", *where, "--id", compacted.id))
@@ -235,6 +247,9 @@ def main() -> None:
     print(f"{'':48} {'sessionkit':>11} {'peer':>11}  peer/sessionkit")
     for name, ours, peer, who in rows:
         print(f"{name:48} {ours:11.1f} {peer:11.1f}  {peer / ours:5.2f}x ({who})")
+    print(f"floors of a {a.mib} MiB resume to dicts: reading the lines {plain['floor_read']:.1f} ms, "
+          f"json.loads of the lines in memory {plain['floor_loads']:.1f} ms "
+          f"(so at most {plain['jsonl_resume'] / plain['floor_loads']:.2f}x over JSONL for any resume returning dicts)")
     print()
     print("binding overhead (Python API / Rust API, same work):")
     for name, py, rust in [

@@ -16,6 +16,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 use sessionkit::{Error, ErrorKind};
 
+mod json;
 mod session;
 mod store;
 mod view;
@@ -258,19 +259,21 @@ fn py_of<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     })
 }
 
-/// A JSON text the core made (a message, a list of items) as a JSON value,
-/// parsed off the GIL (inside [`detach`]).
-pub(crate) fn parse(text: &str) -> sessionkit::Result<Value> {
-    serde_json::from_str(text)
-        .map_err(|e| Error::Internal(format!("the core made JSON text that does not parse: {e}")))
+/// The dict of a message the core returned.
+pub(crate) fn message_py(py: Python<'_>, m: &sessionkit::Message) -> PyResult<Py<PyAny>> {
+    json_py(py, m.json())
 }
 
-/// Messages as a JSON array value, parsed off the GIL (inside [`detach`]).
-pub(crate) fn message_values(ms: &[sessionkit::Message]) -> sessionkit::Result<Value> {
-    ms.iter()
-        .map(|m| parse(m.json()))
-        .collect::<sessionkit::Result<Vec<_>>>()
-        .map(Value::Array)
+/// The list of dicts of messages the core returned.
+pub(crate) fn messages_py(py: Python<'_>, ms: &[sessionkit::Message]) -> PyResult<Py<PyAny>> {
+    Ok(json::Builder::new(py)
+        .list(ms.iter().map(|m| m.json()))?
+        .unbind())
+}
+
+/// The Python value of a JSON text the core made (a list of items, an item).
+pub(crate) fn json_py(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
+    Ok(json::Builder::new(py).value(text)?.unbind())
 }
 
 /// A required string argument: `InvalidInputError` naming it, for anything

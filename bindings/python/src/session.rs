@@ -9,8 +9,8 @@ use sessionkit::{CompactionPolicy, ModelViewOptions, RewindMode};
 use crate::store::options;
 use crate::view::SessionView;
 use crate::{
-    arg_paths, arg_str, detach, dumps, error, invalid, message_values, opt_str, parse, to_json,
-    to_objects, to_py, value_py,
+    arg_paths, arg_str, detach, dumps, error, invalid, json_py, message_py, messages_py, opt_str,
+    to_json, to_objects, to_py,
 };
 
 /// A handle that holds a lock until it is closed: shared by any number of
@@ -127,18 +127,14 @@ impl Session {
 
     fn append(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let m = to_json(py, message, "message")?;
-        let text = self
-            .h
-            .call(py, |s| s.append(m).and_then(|m| parse(m.json())))?;
-        value_py(py, &text)
+        let text = self.h.call(py, |s| s.append(m))?;
+        message_py(py, &text)
     }
 
     fn append_batch(&self, py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let ms = to_objects(py, messages, "messages")?;
-        let text = self
-            .h
-            .call(py, |s| s.append_batch(ms).and_then(|m| message_values(&m)))?;
-        value_py(py, &text)
+        let text = self.h.call(py, |s| s.append_batch(ms))?;
+        messages_py(py, &text)
     }
 
     fn update_state(&self, py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -188,10 +184,8 @@ impl Session {
     }
 
     fn active_path(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let text = self
-            .h
-            .call(py, |s| s.active_path().and_then(|m| message_values(&m)))?;
-        value_py(py, &text)
+        let text = self.h.call(py, |s| s.active_path())?;
+        messages_py(py, &text)
     }
 
     #[pyo3(signature = (options=None))]
@@ -201,10 +195,8 @@ impl Session {
         options: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let opts = model_view_options(py, options)?;
-        let text = self
-            .h
-            .call(py, |s| s.model_view(&opts).and_then(|m| message_values(&m)))?;
-        value_py(py, &text)
+        let text = self.h.call(py, |s| s.model_view(&opts))?;
+        messages_py(py, &text)
     }
 
     fn select_compaction(&self, py: Python<'_>, policy: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -222,11 +214,10 @@ impl Session {
     ) -> PyResult<Py<PyAny>> {
         let replaces = arg_ids(py, replaces, "replaces")?;
         let summary = to_json(py, summary, "summary")?;
-        let text = self.h.call(py, |s| {
-            s.apply_compaction(&replaces, summary)
-                .and_then(|m| parse(m.json()))
-        })?;
-        value_py(py, &text)
+        let text = self
+            .h
+            .call(py, |s| s.apply_compaction(&replaces, summary))?;
+        message_py(py, &text)
     }
 
     #[pyo3(signature = (agent_id=None, meta=None))]
@@ -255,10 +246,8 @@ impl Session {
 
     fn user_input(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let m = to_json(py, message, "message")?;
-        let text = self
-            .h
-            .call(py, |s| s.user_input(m).and_then(|m| parse(m.json())))?;
-        value_py(py, &text)
+        let text = self.h.call(py, |s| s.user_input(m))?;
+        message_py(py, &text)
     }
 
     fn track_read(&self, py: Python<'_>, paths: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -351,10 +340,8 @@ impl Session {
         limit: Option<usize>,
         model_view: bool,
     ) -> PyResult<Py<PyAny>> {
-        let text = self.h.call(py, |s| {
-            s.responses_items(limit, model_view).and_then(|t| parse(&t))
-        })?;
-        value_py(py, &text)
+        let text = self.h.call(py, |s| s.responses_items(limit, model_view))?;
+        json_py(py, &text)
     }
 
     fn append_responses_items(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -373,13 +360,8 @@ impl Session {
     }
 
     fn pop_responses_item(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let item = self.h.call(py, |s| {
-            s.pop_responses_item()?.map(|t| parse(&t)).transpose()
-        })?;
-        match item {
-            Some(item) => value_py(py, &item).map(Some),
-            None => Ok(None),
-        }
+        let item = self.h.call(py, |s| s.pop_responses_item())?;
+        item.map(|t| json_py(py, &t)).transpose()
     }
 
     fn __repr__(&self) -> String {
@@ -452,18 +434,14 @@ impl Subagent {
 
     fn append(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let m = to_json(py, message, "message")?;
-        let text = self
-            .h
-            .call(py, |a| a.append(m).and_then(|m| parse(m.json())))?;
-        value_py(py, &text)
+        let text = self.h.call(py, |a| a.append(m))?;
+        message_py(py, &text)
     }
 
     fn append_batch(&self, py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let ms = to_objects(py, messages, "messages")?;
-        let text = self
-            .h
-            .call(py, |a| a.append_batch(ms).and_then(|m| message_values(&m)))?;
-        value_py(py, &text)
+        let text = self.h.call(py, |a| a.append_batch(ms))?;
+        messages_py(py, &text)
     }
 
     fn finish(&self, py: Python<'_>, result: &Bound<'_, PyAny>, failed: bool) -> PyResult<()> {

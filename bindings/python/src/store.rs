@@ -7,7 +7,7 @@ use sessionkit::{
 
 use crate::session::Session;
 use crate::view::SessionView;
-use crate::{arg_str, detach, dumps, error, message_values, to_py, value_py};
+use crate::{arg_str, detach, dumps, error, messages_py, to_py};
 
 /// Options given as a dict (or None), parsed by the core as the C ABI's JSON
 /// options are: unknown keys and bad values are `InvalidInputError`.
@@ -100,12 +100,8 @@ impl Store {
     ) -> PyResult<Py<PyAny>> {
         let id = arg_str(py, session_id, "session_id")?;
         let opts = self::options(py, options, "options", ModelViewOptions::from_json)?;
-        let text = detach(py, || {
-            self.store
-                .model_view(&id, &opts)
-                .and_then(|m| message_values(&m))
-        })?;
-        value_py(py, &text)
+        let text = detach(py, || self.store.model_view(&id, &opts))?;
+        messages_py(py, &text)
     }
 
     fn list_subagents(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {

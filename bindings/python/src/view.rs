@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use sessionkit::{Message, ModelViewOptions};
 
 use crate::store::options;
-use crate::{arg_str, detach, error, message_values, parse, to_py, value_py};
+use crate::{arg_str, detach, message_py, messages_py, to_py};
 
 #[pyclass(module = "sessionkit._native", frozen)]
 pub(crate) struct SessionView {
@@ -27,15 +27,13 @@ impl SessionView {
     }
 
     fn active_path(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let text = detach(py, || {
-            self.view.active_path().and_then(|m| message_values(&m))
-        })?;
-        value_py(py, &text)
+        let text = detach(py, || self.view.active_path())?;
+        messages_py(py, &text)
     }
 
     fn ui_view(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let text = detach(py, || self.view.ui_view().and_then(|m| message_values(&m)))?;
-        value_py(py, &text)
+        let text = detach(py, || self.view.ui_view())?;
+        messages_py(py, &text)
     }
 
     #[pyo3(signature = (options=None))]
@@ -45,10 +43,8 @@ impl SessionView {
         options: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let opts = self::options(py, options, "options", ModelViewOptions::from_json)?;
-        let text = detach(py, || {
-            self.view.model_view(&opts).and_then(|m| message_values(&m))
-        })?;
-        value_py(py, &text)
+        let text = detach(py, || self.view.model_view(&opts))?;
+        messages_py(py, &text)
     }
 
     /// The active path (`"active"`), UI view (`"ui"`) or model view
@@ -77,8 +73,8 @@ impl SessionView {
 
     fn message(&self, py: Python<'_>, message_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let id = arg_str(py, message_id, "message_id")?;
-        let text = detach(py, || self.view.message(&id).and_then(|m| parse(m.json())))?;
-        value_py(py, &text)
+        let text = detach(py, || self.view.message(&id))?;
+        message_py(py, &text)
     }
 
     fn resolve_message(&self, py: Python<'_>, prefix: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -115,11 +111,7 @@ impl MessageIter {
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let next = self.rest.lock().next();
-        next.map(|m| {
-            let v = parse(m.json()).map_err(|e| error(py, &e))?;
-            value_py(py, &v)
-        })
-        .transpose()
+        next.map(|m| message_py(py, &m)).transpose()
     }
 
     fn __length_hint__(&self) -> usize {
