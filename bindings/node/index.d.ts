@@ -99,6 +99,8 @@ export declare class Subagent {
   read(): Promise<SessionView>;
 }
 
+/** One session open for writing. Its calls run one at a time in call order;
+ *  appends waiting behind a call in flight go to the core as one write. */
 export declare class Session {
   private constructor();
   readonly id: string;
