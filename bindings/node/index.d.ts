@@ -45,6 +45,9 @@ export declare const ErrorCode: { readonly [K in ErrorCodeName]: K };
 export declare const errorKinds: ReadonlyArray<{ code: number; name: ErrorCodeName; description: string }>;
 export declare function version(): string;
 export declare function projectCode(canonicalRoot: string): string;
+/** A diagnostic: settles after a task that does nothing runs on the libuv
+ *  pool (the round trip every disk call pays on top of its work). */
+export declare function poolRoundTrip(): Promise<void>;
 
 export type Durability = 'never' | 'onSync' | 'always';
 export type RewindMode = 'files' | 'conversation' | 'both';

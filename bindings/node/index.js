@@ -109,11 +109,19 @@ function modelOptions(options) {
 const parse = JSON.parse;
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 
+// A batch stops growing once it holds 64 KiB of JSON text: larger batches
+// measured slower per message (the fresh buffers a big batch needs on both
+// sides of the call cost more than the pool round trips they save; see the
+// Node section of docs/BENCHMARKS.md), and a bound keeps the first callers'
+// latency short.
+const BATCH_BYTES = 64 * 1024;
+
 /** One handle's calls, run one at a time in call order (scheduling only: what
  *  each call does is the core's). Without it, calls not awaited one by one
  *  would race on the libuv pool and appends could land in any order.
  *  Consecutive appends waiting behind a call in flight go to the core as one
- *  `appendBatch` (one write): each caller still gets its own message(s). */
+ *  `appendBatch` (one write, up to BATCH_BYTES): each caller still gets its
+ *  own message(s). */
 class Calls {
   #native;
   #queue = [];
@@ -146,7 +154,11 @@ class Calls {
       done = settle(call, () => call.f());
     } else {
       let n = 1;
-      while (n < this.#queue.length && !this.#queue[n].f) n++;
+      let bytes = this.#queue[0].text.length;
+      while (n < this.#queue.length && !this.#queue[n].f && bytes < BATCH_BYTES) {
+        bytes += this.#queue[n].text.length;
+        n++;
+      }
       done = this.#appends(this.#queue.splice(0, n));
     }
     const next = () => {
@@ -579,4 +591,11 @@ function projectCode(canonicalRoot) {
   return native.projectCode(str(canonicalRoot, 'canonicalRoot'));
 }
 
-module.exports = { Store, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode };
+/** A diagnostic: a Promise settled by a task that does nothing on the libuv
+ *  pool, i.e. the round trip every call that touches disk pays on top of its
+ *  work. */
+function poolRoundTrip() {
+  return native.poolRoundTrip();
+}
+
+module.exports = { Store, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, poolRoundTrip };

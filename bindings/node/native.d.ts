@@ -115,6 +115,13 @@ export declare function errorKinds(): string
 /** Open (creating if needed) the store of a project. */
 export declare function openStore(projectRoot: string, options?: string | undefined | null): Promise<NativeStore>
 
+/**
+ * A diagnostic: a task that does nothing, run on the libuv pool. Its Promise
+ * settles after one round trip through the pool, the hop every call that
+ * touches disk pays on top of its work (docs/BENCHMARKS.md measures it).
+ */
+export declare function poolRoundTrip(): Promise<void>
+
 /** The directory name of a project under `<home>/projects/`. */
 export declare function projectCode(canonicalRoot: string): string
 

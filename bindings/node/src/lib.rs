@@ -217,6 +217,14 @@ pub fn error_kinds() -> String {
     serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into())
 }
 
+/// A diagnostic: a task that does nothing, run on the libuv pool. Its Promise
+/// settles after one round trip through the pool, the hop every call that
+/// touches disk pays on top of its work (docs/BENCHMARKS.md measures it).
+#[napi(ts_return_type = "Promise<void>")]
+pub fn pool_round_trip() -> AsyncTask<Job<(), ()>> {
+    job(|| Ok(()))
+}
+
 /// The directory name of a project under `<home>/projects/`.
 #[napi]
 pub fn project_code(canonical_root: String) -> String {
