@@ -146,6 +146,9 @@ export declare class Session {
   restoreSnapshot(snapshot: string, options?: { force?: boolean }): Promise<Report>;
   responsesItems(options?: { limit?: number | null; modelView?: boolean }): Promise<ResponsesItem[]>;
   appendResponsesItems(items: ResponsesItem[]): Promise<void>;
+  /** Make `items` (a `compaction` item, then the items kept after it) the
+   *  history as the model sees it; the originals stay on the active path. */
+  replaceResponsesItemsWithCompaction(items: ResponsesItem[]): Promise<void>;
   popResponsesItem(): Promise<ResponsesItem | undefined>;
 }
 

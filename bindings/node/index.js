@@ -462,6 +462,14 @@ class Session {
     const t = encArray(items, 'items');
     await this.#run(() => this.#s.appendResponsesItems(t));
   }
+  /** Make `items` (a Responses `compaction` item, then the items kept after
+   *  it) the history as the model sees it: `modelView()` and
+   *  `responsesItems({ modelView: true })` start at the compaction item; the
+   *  originals stay on the active path, marked compacted. One write. */
+  async replaceResponsesItemsWithCompaction(items) {
+    const t = encArray(items, 'items');
+    await this.#run(() => this.#s.replaceResponsesItemsWithCompaction(t));
+  }
   /** The last item, with the head moved back before it (nothing is rewritten). */
   async popResponsesItem() {
     const t = await this.#run(() => this.#s.popResponsesItem());

@@ -43,6 +43,11 @@ export declare class NativeSession {
   /** The session as OpenAI Responses items (JSON text of an array). */
   responsesItems(limit?: number | undefined | null, modelView?: boolean | undefined | null): Promise<string>
   appendResponsesItems(items: string): Promise<void>
+  /**
+   * Make the items (a `compaction` item, then the items kept after it) the
+   * history as the model sees it, the originals kept and marked compacted.
+   */
+  replaceResponsesItemsWithCompaction(items: string): Promise<void>
   /** The last item (JSON text) with the head moved back before it, or null. */
   popResponsesItem(): Promise<string | null>
 }
