@@ -140,6 +140,9 @@ class Calls {
    *  message (`one`) or of an array of them. Resolves with the stored
    *  message (`one`) or array of messages. */
   append(text, count, one) {
+    // An empty batch is the core's to refuse, as it would be alone: it is
+    // never merged into a batch that would make it succeed.
+    if (count === 0) return this.run(() => this.#native.appendBatch(text)).then(parse);
     return new Promise((resolve, reject) => {
       this.#queue.push({ text, count, one, resolve, reject });
       this.#next();

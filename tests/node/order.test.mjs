@@ -89,13 +89,15 @@ test('a message the core refuses rejects its own call only; the others land in o
   cyclic.self = cyclic;
   const refusedHere = s.append(cyclic); // refused before it is queued
   const d = s.appendBatch([{ role: 'assistant', content: 'd1' }, { role: 'user', content: 'd2' }]);
+  const empty = s.appendBatch([]); // refused as it is alone: a batch needs a message
 
-  const results = await Promise.allSettled([first, a, noRole, batch, c, refusedHere, d]);
+  const results = await Promise.allSettled([first, a, noRole, batch, c, refusedHere, d, empty]);
   assert.deepEqual(
     results.map((r) => r.status),
-    ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled', 'rejected', 'fulfilled'],
+    ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled', 'rejected', 'fulfilled', 'rejected'],
   );
-  for (const i of [2, 3, 5]) {
+  await assert.rejects(s.appendBatch([]), { code: 'INVALID_INPUT' }, 'alone too');
+  for (const i of [2, 3, 5, 7]) {
     assert.equal(results[i].reason.code, 'INVALID_INPUT', results[i].reason.message);
   }
   assert.equal(results[1].value.content, 'a');
