@@ -45,6 +45,9 @@ export declare const ErrorCode: { readonly [K in ErrorCodeName]: K };
 export declare const errorKinds: ReadonlyArray<{ code: number; name: ErrorCodeName; description: string }>;
 export declare function version(): string;
 export declare function projectCode(canonicalRoot: string): string;
+/** A diagnostic: settles after a task that does nothing runs on the libuv
+ *  pool (the round trip every disk call pays on top of its work). */
+export declare function poolRoundTrip(): Promise<void>;
 
 export type Durability = 'never' | 'onSync' | 'always';
 export type RewindMode = 'files' | 'conversation' | 'both';
@@ -99,6 +102,8 @@ export declare class Subagent {
   read(): Promise<SessionView>;
 }
 
+/** One session open for writing. Its calls run one at a time in call order;
+ *  appends waiting behind a call in flight go to the core as one write. */
 export declare class Session {
   private constructor();
   readonly id: string;
@@ -141,6 +146,9 @@ export declare class Session {
   restoreSnapshot(snapshot: string, options?: { force?: boolean }): Promise<Report>;
   responsesItems(options?: { limit?: number | null; modelView?: boolean }): Promise<ResponsesItem[]>;
   appendResponsesItems(items: ResponsesItem[]): Promise<void>;
+  /** Make `items` (a `compaction` item, then the items kept after it) the
+   *  history as the model sees it; the originals stay on the active path. */
+  replaceResponsesItemsWithCompaction(items: ResponsesItem[]): Promise<void>;
   popResponsesItem(): Promise<ResponsesItem | undefined>;
 }
 

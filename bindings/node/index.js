@@ -12,6 +12,8 @@
 // Errors: every rejection is an `Error` with `code` (the core's error kind
 // name: NOT_FOUND, BUSY, CONFLICT, INVALID_INPUT, CORRUPT, IO, UNSUPPORTED,
 // INTERNAL) and `errno` (the OS error number, or null).
+// Order: the calls on one Session or Subagent run one at a time in call order
+// (class Calls); appends waiting together go to the core as one batch.
 
 const path = require('node:path');
 
@@ -107,6 +109,111 @@ function modelOptions(options) {
 const parse = JSON.parse;
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 
+// A batch stops growing once it holds 64 KiB of JSON text: larger batches
+// measured slower per message (the fresh buffers a big batch needs on both
+// sides of the call cost more than the pool round trips they save; see the
+// Node section of docs/BENCHMARKS.md), and a bound keeps the first callers'
+// latency short.
+const BATCH_BYTES = 64 * 1024;
+
+/** One handle's calls, run one at a time in call order (scheduling only: what
+ *  each call does is the core's). Without it, calls not awaited one by one
+ *  would race on the libuv pool and appends could land in any order.
+ *  Consecutive appends waiting behind a call in flight go to the core as one
+ *  `appendBatch` (one write, up to BATCH_BYTES): each caller still gets its
+ *  own message(s). */
+class Calls {
+  #native;
+  #queue = [];
+  #busy = false;
+  constructor(native) {
+    this.#native = native;
+  }
+  /** Queue `f` (a call into the addon made when its turn comes). */
+  run(f) {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ f, resolve, reject });
+      this.#next();
+    });
+  }
+  /** Queue an append of `count` messages: `text` is the JSON text of one
+   *  message (`one`) or of an array of them. Resolves with the stored
+   *  message (`one`) or array of messages. */
+  append(text, count, one) {
+    // An empty batch is the core's to refuse, as it would be alone: it is
+    // never merged into a batch that would make it succeed.
+    if (count === 0) return this.run(() => this.#native.appendBatch(text)).then(parse);
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ text, count, one, resolve, reject });
+      this.#next();
+    });
+  }
+  #next() {
+    if (this.#busy || this.#queue.length === 0) return;
+    this.#busy = true;
+    let done;
+    if (this.#queue[0].f) {
+      const call = this.#queue.shift();
+      done = settle(call, () => call.f());
+    } else {
+      let n = 1;
+      let bytes = this.#queue[0].text.length;
+      while (n < this.#queue.length && !this.#queue[n].f && bytes < BATCH_BYTES) {
+        bytes += this.#queue[n].text.length;
+        n++;
+      }
+      done = this.#appends(this.#queue.splice(0, n));
+    }
+    const next = () => {
+      this.#busy = false;
+      this.#next();
+    };
+    done.then(next, next);
+  }
+  async #appends(calls) {
+    if (calls.length === 1) return this.#alone(calls[0]);
+    const parts = [];
+    for (const c of calls) {
+      const inner = c.one ? c.text : c.text.slice(1, -1);
+      if (inner.length > 0) parts.push(inner);
+    }
+    let stored;
+    try {
+      stored = parse(await this.#native.appendBatch(`[${parts.join(',')}]`));
+    } catch (e) {
+      // The core checks a whole batch before writing any of it: INVALID_INPUT
+      // means nothing was written, so each call is run alone, in order, to
+      // get the answer it would have had alone. Any other error rejects every
+      // call of the batch (a write error may leave a prefix of whole lines).
+      if (e.code === ErrorCode.INVALID_INPUT) {
+        for (const c of calls) await this.#alone(c);
+      } else {
+        for (const c of calls) c.reject(e);
+      }
+      return;
+    }
+    let at = 0;
+    for (const c of calls) {
+      c.resolve(c.one ? stored[at] : stored.slice(at, at + c.count));
+      at += c.count;
+    }
+  }
+  #alone(c) {
+    return settle(c, async () =>
+      c.one ? parse(await this.#native.append(c.text)) : parse(await this.#native.appendBatch(c.text)),
+    );
+  }
+}
+
+/** Run `f` and pass its outcome to `call`'s Promise; never rejects. */
+async function settle(call, f) {
+  try {
+    call.resolve(await f());
+  } catch (e) {
+    call.reject(e);
+  }
+}
+
 /** A session or sidechain read without a lock: its views, tree and records. */
 class SessionView {
   #v;
@@ -144,11 +251,14 @@ class SessionView {
   }
 }
 
-/** A subagent's sidechain open for writing. */
+/** A subagent's sidechain open for writing. Its calls run one at a time in
+ *  call order, as a Session's do. */
 class Subagent {
   #a;
+  #q;
   constructor(a) {
     this.#a = a;
+    this.#q = new Calls(a);
   }
   get id() {
     return this.#a.id;
@@ -159,32 +269,40 @@ class Subagent {
   get closed() {
     return this.#a.closed;
   }
+  /** Release the sidechain's lock, once the calls made before it are done. */
   async close() {
-    await this.#a.close();
+    await this.#q.run(() => this.#a.close());
   }
   [asyncDispose]() {
     return this.close();
   }
   async append(message) {
-    return parse(await this.#a.append(encObject(message, 'message')));
+    return this.#q.append(encObject(message, 'message'), 1, true);
   }
   async appendBatch(messages) {
-    return parse(await this.#a.appendBatch(encArray(messages, 'messages')));
+    return this.#q.append(encArray(messages, 'messages'), messages.length, false);
   }
   async finish(result, failed = false) {
-    await this.#a.finish(enc(result, 'result'), bool(failed, 'failed'));
+    const r = enc(result, 'result');
+    const f = bool(failed, 'failed');
+    await this.#q.run(() => this.#a.finish(r, f));
   }
   async read() {
-    return new SessionView(await this.#a.read());
+    return new SessionView(await this.#q.run(() => this.#a.read()));
   }
 }
 
 /** One session open for writing; it holds the session's writer lock until
- *  `close()` (a second writer, in this process or another, gets BUSY). */
+ *  `close()` (a second writer, in this process or another, gets BUSY).
+ *  Its calls run one at a time in call order: appends fired without awaiting
+ *  land in the order they were made, and a read sees every call made before
+ *  it. Appends that wait together go to the core as one write. */
 class Session {
   #s;
+  #q;
   constructor(s) {
     this.#s = s;
+    this.#q = new Calls(s);
   }
   get id() {
     return this.#s.id;
@@ -192,129 +310,172 @@ class Session {
   get closed() {
     return this.#s.closed;
   }
-  /** Flush the index entry and release the lock; waits for calls in flight. */
+  /** Flush the index entry and release the lock, once the calls made before
+   *  it are done; calls made after it reject (the session is closed). */
   async close() {
-    await this.#s.close();
+    await this.#q.run(() => this.#s.close());
   }
   [asyncDispose]() {
     return this.close();
   }
+  /** The session's info as of the calls completed so far (synchronous). */
   info() {
     return parse(this.#s.info());
   }
+  /** The head as of the calls completed so far (synchronous). */
   head() {
     return this.#s.head();
   }
   fsyncCount() {
     return this.#s.fsyncCount();
   }
+  #run(f) {
+    return this.#q.run(f);
+  }
   async lastSnapshot() {
-    return this.#s.lastSnapshot();
+    return this.#run(() => this.#s.lastSnapshot());
   }
   async append(message) {
-    return parse(await this.#s.append(encObject(message, 'message')));
+    return this.#q.append(encObject(message, 'message'), 1, true);
   }
   async appendBatch(messages) {
-    return parse(await this.#s.appendBatch(encArray(messages, 'messages')));
+    return this.#q.append(encArray(messages, 'messages'), messages.length, false);
   }
   async updateState(state) {
-    return parse(await this.#s.updateState(encObject(state, 'state')));
+    const t = encObject(state, 'state');
+    return parse(await this.#run(() => this.#s.updateState(t)));
   }
   async patchMessage(messageId, patch) {
-    await this.#s.patchMessage(str(messageId, 'messageId'), encObject(patch, 'patch'));
+    const id = str(messageId, 'messageId');
+    const t = encObject(patch, 'patch');
+    await this.#run(() => this.#s.patchMessage(id, t));
   }
   async setHead(messageId) {
-    await this.#s.setHead(optStr(messageId, 'messageId'));
+    const id = optStr(messageId, 'messageId');
+    await this.#run(() => this.#s.setHead(id));
   }
   async resumeAt(messageId) {
-    await this.#s.resumeAt(str(messageId, 'messageId'));
+    const id = str(messageId, 'messageId');
+    await this.#run(() => this.#s.resumeAt(id));
   }
   async rename(title) {
-    return parse(await this.#s.rename(str(title, 'title')));
+    const t = str(title, 'title');
+    return parse(await this.#run(() => this.#s.rename(t)));
   }
   async sync() {
-    await this.#s.sync();
+    await this.#run(() => this.#s.sync());
   }
   async flushIndex() {
-    await this.#s.flushIndex();
+    await this.#run(() => this.#s.flushIndex());
   }
   async read() {
-    return new SessionView(await this.#s.read());
+    return new SessionView(await this.#run(() => this.#s.read()));
   }
   async activePath() {
-    return parse(await this.#s.activePath());
+    return parse(await this.#run(() => this.#s.activePath()));
   }
   async modelView(options) {
-    return parse(await this.#s.modelView(modelOptions(options)));
+    const o = modelOptions(options);
+    return parse(await this.#run(() => this.#s.modelView(o)));
   }
   async selectCompaction(policy) {
-    return parse(await this.#s.selectCompaction(encObject(policy, 'policy')));
+    const p = encObject(policy, 'policy');
+    return parse(await this.#run(() => this.#s.selectCompaction(p)));
   }
   async applyCompaction(replaces, summary) {
     if (!Array.isArray(replaces)) {
       throw invalid(`argument \`replaces\` must be an array of message ids, not ${describe(replaces)}`);
     }
-    return parse(await this.#s.applyCompaction(enc(replaces, 'replaces'), enc(summary, 'summary')));
+    const r = enc(replaces, 'replaces');
+    const t = enc(summary, 'summary');
+    return parse(await this.#run(() => this.#s.applyCompaction(r, t)));
   }
   async spawnSubagent(agentId, meta) {
+    const id = optStr(agentId, 'agentId');
     const m = meta === undefined || meta === null ? null : encObject(meta, 'meta');
-    return new Subagent(await this.#s.spawnSubagent(optStr(agentId, 'agentId'), m));
+    return new Subagent(await this.#run(() => this.#s.spawnSubagent(id, m)));
   }
   async openSubagent(agentId) {
-    return new Subagent(await this.#s.openSubagent(str(agentId, 'agentId')));
+    const id = str(agentId, 'agentId');
+    return new Subagent(await this.#run(() => this.#s.openSubagent(id)));
   }
   async userInput(message) {
-    return parse(await this.#s.userInput(encObject(message, 'message')));
+    const t = encObject(message, 'message');
+    return parse(await this.#run(() => this.#s.userInput(t)));
   }
   async trackRead(paths) {
-    await this.#s.trackRead(encPaths(paths));
+    const p = encPaths(paths);
+    await this.#run(() => this.#s.trackRead(p));
   }
   async beforeEdit(paths) {
-    return this.#s.beforeEdit(encPaths(paths));
+    const p = encPaths(paths);
+    return this.#run(() => this.#s.beforeEdit(p));
   }
   async afterEdit(paths) {
-    return this.#s.afterEdit(encPaths(paths));
+    const p = encPaths(paths);
+    return this.#run(() => this.#s.afterEdit(p));
   }
   async trackedFiles() {
-    return this.#s.trackedFiles();
+    return this.#run(() => this.#s.trackedFiles());
   }
   async externalChanges(paths) {
-    return parse(await this.#s.externalChanges(encPaths(paths)));
+    const p = encPaths(paths);
+    return parse(await this.#run(() => this.#s.externalChanges(p)));
   }
   async ensureUnchanged(paths) {
-    await this.#s.ensureUnchanged(encPaths(paths));
+    const p = encPaths(paths);
+    await this.#run(() => this.#s.ensureUnchanged(p));
   }
   async undoCandidates() {
-    return parse(await this.#s.undoCandidates());
+    return parse(await this.#run(() => this.#s.undoCandidates()));
   }
   async rewindPlan(messageId) {
-    return parse(await this.#s.rewindPlan(str(messageId, 'messageId')));
+    const id = str(messageId, 'messageId');
+    return parse(await this.#run(() => this.#s.rewindPlan(id)));
   }
   async rewindPreview(messageId, mode) {
-    return parse(await this.#s.rewindPreview(str(messageId, 'messageId'), str(mode, 'mode')));
+    const id = str(messageId, 'messageId');
+    const m = str(mode, 'mode');
+    return parse(await this.#run(() => this.#s.rewindPreview(id, m)));
   }
   async rewind(messageId, mode, { force = false } = {}) {
-    return parse(await this.#s.rewind(str(messageId, 'messageId'), str(mode, 'mode'), bool(force, 'force')));
+    const id = str(messageId, 'messageId');
+    const m = str(mode, 'mode');
+    const f = bool(force, 'force');
+    return parse(await this.#run(() => this.#s.rewind(id, m, f)));
   }
   async snapshotPlan(snapshot) {
-    return parse(await this.#s.snapshotPlan(str(snapshot, 'snapshot')));
+    const id = str(snapshot, 'snapshot');
+    return parse(await this.#run(() => this.#s.snapshotPlan(id)));
   }
   async restoreSnapshot(snapshot, { force = false } = {}) {
-    return parse(await this.#s.restoreSnapshot(str(snapshot, 'snapshot'), bool(force, 'force')));
+    const id = str(snapshot, 'snapshot');
+    const f = bool(force, 'force');
+    return parse(await this.#run(() => this.#s.restoreSnapshot(id, f)));
   }
   /** The history as OpenAI Responses items (the last `limit` of them). */
   async responsesItems({ limit, modelView = false } = {}) {
     if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && limit >= 0 && limit <= 0xffffffff)) {
       throw invalid(`argument \`limit\` must be a non-negative integer, not ${String(limit)}`);
     }
-    return parse(await this.#s.responsesItems(limit ?? null, bool(modelView, 'modelView')));
+    const mv = bool(modelView, 'modelView');
+    return parse(await this.#run(() => this.#s.responsesItems(limit ?? null, mv)));
   }
   async appendResponsesItems(items) {
-    await this.#s.appendResponsesItems(encArray(items, 'items'));
+    const t = encArray(items, 'items');
+    await this.#run(() => this.#s.appendResponsesItems(t));
+  }
+  /** Make `items` (a Responses `compaction` item, then the items kept after
+   *  it) the history as the model sees it: `modelView()` and
+   *  `responsesItems({ modelView: true })` start at the compaction item; the
+   *  originals stay on the active path, marked compacted. One write. */
+  async replaceResponsesItemsWithCompaction(items) {
+    const t = encArray(items, 'items');
+    await this.#run(() => this.#s.replaceResponsesItemsWithCompaction(t));
   }
   /** The last item, with the head moved back before it (nothing is rewritten). */
   async popResponsesItem() {
-    const t = await this.#s.popResponsesItem();
+    const t = await this.#run(() => this.#s.popResponsesItem());
     return t === null ? undefined : parse(t);
   }
 }
@@ -441,4 +602,11 @@ function projectCode(canonicalRoot) {
   return native.projectCode(str(canonicalRoot, 'canonicalRoot'));
 }
 
-module.exports = { Store, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode };
+/** A diagnostic: a Promise settled by a task that does nothing on the libuv
+ *  pool, i.e. the round trip every call that touches disk pays on top of its
+ *  work. */
+function poolRoundTrip() {
+  return native.poolRoundTrip();
+}
+
+module.exports = { Store, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, poolRoundTrip };

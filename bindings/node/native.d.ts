@@ -43,6 +43,11 @@ export declare class NativeSession {
   /** The session as OpenAI Responses items (JSON text of an array). */
   responsesItems(limit?: number | undefined | null, modelView?: boolean | undefined | null): Promise<string>
   appendResponsesItems(items: string): Promise<void>
+  /**
+   * Make the items (a `compaction` item, then the items kept after it) the
+   * history as the model sees it, the originals kept and marked compacted.
+   */
+  replaceResponsesItemsWithCompaction(items: string): Promise<void>
   /** The last item (JSON text) with the head moved back before it, or null. */
   popResponsesItem(): Promise<string | null>
 }
@@ -114,6 +119,13 @@ export declare function errorKinds(): string
 
 /** Open (creating if needed) the store of a project. */
 export declare function openStore(projectRoot: string, options?: string | undefined | null): Promise<NativeStore>
+
+/**
+ * A diagnostic: a task that does nothing, run on the libuv pool. Its Promise
+ * settles after one round trip through the pool, the hop every call that
+ * touches disk pays on top of its work (docs/BENCHMARKS.md measures it).
+ */
+export declare function poolRoundTrip(): Promise<void>
 
 /** The directory name of a project under `<home>/projects/`. */
 export declare function projectCode(canonicalRoot: string): string

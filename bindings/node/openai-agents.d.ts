@@ -24,6 +24,10 @@ export declare class SessionkitSession implements AgentsSession {
   getSessionId(): Promise<string>;
   getItems(limit?: number): Promise<AgentInputItem[]>;
   addItems(items: AgentInputItem[]): Promise<void>;
+  /** The SDK's compaction hook: `items` (a `compaction` item, then the items
+   *  kept after it) become the history the model sees; the originals stay in
+   *  the log, marked compacted. */
+  replaceHistoryWithCompaction(items: AgentInputItem[]): Promise<void>;
   popItem(): Promise<AgentInputItem | undefined>;
   /** Recoverable: the items stay in the log until the session is deleted. */
   clearSession(): Promise<void>;

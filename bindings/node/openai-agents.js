@@ -11,9 +11,15 @@
 //   CLI see them) until the session is deleted; `erase()` deletes them for good.
 // - One SessionkitSession holds the session's writer lock until `close()`; a
 //   second writer (here or in another process) rejects with code BUSY.
-// The SDK's optional history-transaction interface (idempotent operation ids)
-// and compaction replacement are not implemented: the log keeps no operation
-// ids, and the runner falls back to the plain interface.
+// - `replaceHistoryWithCompaction` (the SDK's compaction hook) is sessionkit's
+//   compaction: the items are appended and a compaction record makes the
+//   leading `compaction` item the summary of everything before it, in one
+//   write. The model view starts there; the originals stay on the active path
+//   (the SDK trims what `getItems` returns to the latest compaction item itself).
+// The SDK's optional history-transaction interface (`applyHistoryTransaction`)
+// is not implemented: it needs an operation id stored atomically with the
+// change and a change that is all or nothing on a crash, which the log does
+// not give (see the README); the runner falls back to the plain interface.
 
 const { Store } = require('./index.js');
 
@@ -66,6 +72,13 @@ class SessionkitSession {
 
   async addItems(items) {
     await (await this.#opening).appendResponsesItems(items);
+  }
+
+  /** The SDK's compaction hook: `items` (a `compaction` item, then the items
+   *  kept after it) become the history the model sees, in one write; the
+   *  originals stay in the log, marked compacted. */
+  async replaceHistoryWithCompaction(items) {
+    await (await this.#opening).replaceResponsesItemsWithCompaction(items);
   }
 
   /** The last item, with the head moved back before it (nothing is rewritten). */

@@ -117,3 +117,105 @@ fn open_or_create_keeps_the_given_id() {
     let err = store.open_or_create_session("../x").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
 }
+
+fn compaction_item(n: u32) -> Value {
+    json!({"type": "compaction", "id": format!("cmp_{n}"), "encrypted_content": format!("opaque-{n}")})
+}
+
+#[test]
+fn replace_with_compaction_starts_the_model_view_at_the_compaction_item_and_keeps_the_originals() {
+    let (_tmp, store) = store();
+    let s = store.create_session(CreateOptions::default()).unwrap();
+    let originals = s.append_responses_items(turn()).unwrap();
+    let replacement = vec![
+        compaction_item(1),
+        json!({"role": "user", "content": "and tomorrow?"}),
+    ];
+    let stored = s
+        .replace_responses_items_with_compaction(replacement.clone())
+        .unwrap();
+    assert_eq!(stored.len(), 2);
+
+    // The model's view is the replacement, exactly; the active path keeps all.
+    assert_eq!(items(&s.responses_items(None, true).unwrap()), replacement);
+    let mut all = turn();
+    all.extend(replacement.clone());
+    assert_eq!(items(&s.responses_items(None, false).unwrap()), all);
+
+    // One compaction record, naming the compaction item and every original.
+    let log = std::fs::read_to_string(store.log_path(s.id()).unwrap()).unwrap();
+    let compactions: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["type"] == "compaction")
+        .collect();
+    assert_eq!(compactions.len(), 1);
+    assert_eq!(compactions[0]["summaryId"], stored[0].id());
+    let original_ids: Vec<&str> = originals.iter().map(|m| m.id()).collect();
+    assert_eq!(compactions[0]["replaces"], json!(original_ids));
+    let flags: Vec<bool> = store
+        .read_session(s.id())
+        .unwrap()
+        .ui_view()
+        .unwrap()
+        .iter()
+        .map(|m| m.value()["compacted"] == true)
+        .collect();
+    assert_eq!(flags, [true, true, true, true, false, false]);
+
+    // Read back from the log by a reader (the backward resume), and after a
+    // second compaction, which replaces the first.
+    let id = s.id().to_string();
+    s.close().unwrap();
+    let ids = |ms: Vec<sessionkit::Message>| -> Vec<String> {
+        ms.iter().map(|m| m.id().to_string()).collect()
+    };
+    let resumed = store.model_view(&id, &Default::default()).unwrap();
+    assert_eq!(ids(resumed), ids(stored.clone()));
+    let s = store.open_session(&id).unwrap();
+    let again = vec![
+        compaction_item(2),
+        json!({"role": "user", "content": "thanks"}),
+    ];
+    s.replace_responses_items_with_compaction(again.clone())
+        .unwrap();
+    assert_eq!(items(&s.responses_items(None, true).unwrap()), again);
+
+    // Moving the head back before a compaction brings the originals back.
+    s.set_head(Some(originals[3].id())).unwrap();
+    assert_eq!(items(&s.responses_items(None, true).unwrap()), turn());
+}
+
+#[test]
+fn replace_with_compaction_refuses_items_that_do_not_start_with_one_and_writes_nothing() {
+    let (_tmp, store) = store();
+    let s = store.create_session(CreateOptions::default()).unwrap();
+    s.append_responses_items(turn()).unwrap();
+    let before = std::fs::read(store.log_path(s.id()).unwrap()).unwrap();
+    for (bad, says) in [
+        (vec![], "none were given"),
+        (
+            vec![json!({"role": "user", "content": "hi"})],
+            "an object without a `type`",
+        ),
+        (turn()[1..].to_vec(), "of type \"function_call\""),
+        (vec![compaction_item(1), json!(7)], "must be a JSON object"),
+    ] {
+        let err = s.replace_responses_items_with_compaction(bad).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert!(err.to_string().contains(says), "{err}");
+    }
+    assert_eq!(
+        std::fs::read(store.log_path(s.id()).unwrap()).unwrap(),
+        before
+    );
+
+    // On an empty session there is nothing to replace: the items are the history.
+    let empty = store.create_session(CreateOptions::default()).unwrap();
+    let given = vec![compaction_item(3), json!({"role": "user", "content": "hi"})];
+    empty
+        .replace_responses_items_with_compaction(given.clone())
+        .unwrap();
+    assert_eq!(items(&empty.responses_items(None, true).unwrap()), given);
+    assert_eq!(items(&empty.responses_items(None, false).unwrap()), given);
+}

@@ -20,6 +20,17 @@ test('CommonJS and ESM entry points give the same objects', () => {
   assert.match(version(), /^\d+\.\d+\.\d+/);
   assert.deepEqual(errorKinds.map((k) => k.name), Object.keys(ErrorCode));
   assert.ok(errorKinds.some((k) => k.name === 'BUSY' && typeof k.code === 'number'));
+  assert.equal(cjs.poolRoundTrip, esm.poolRoundTrip);
+});
+
+test('poolRoundTrip (a diagnostic) settles after a task on the libuv pool', async () => {
+  const p = esm.poolRoundTrip();
+  assert.ok(p instanceof Promise);
+  let settled = false;
+  p.then(() => (settled = true));
+  await Promise.resolve();
+  assert.equal(settled, false, 'it settles on a later turn of the loop, not synchronously');
+  assert.equal(await p, undefined);
 });
 
 test('messages round-trip as plain objects, unknown members and nesting kept', async () => {

@@ -2,16 +2,24 @@
 // wrong types, undefined, cycles, BigInt, unknown and traversal ids, closed
 // handles. Errors come from the core's one table (errorKinds).
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { test } from 'node:test';
 
 import { errorKinds } from 'sessionkit';
 
-import { freshStore, snapshotTree } from './helpers.mjs';
+import { freshStore, here, snapshotTree } from './helpers.mjs';
 
 const cyclic = () => {
   const o = { role: 'user' };
   o.self = o;
   return o;
+};
+
+/** An array nested `depth` levels deep. */
+const nested = (depth) => {
+  let v = [];
+  for (let i = 1; i < depth; i++) v = [v];
+  return v;
 };
 
 /** Assert that `f()` rejects (never throws synchronously) with `code`. */
@@ -54,6 +62,13 @@ test('bad arguments reject with INVALID_INPUT and change nothing', async () => {
     ['appendBatch(object)', () => s.appendBatch({ role: 'user' })],
     ['appendBatch([1])', () => s.appendBatch([1])],
     ['appendBatch([cyclic])', () => s.appendBatch([cyclic()])],
+    // What JSON.stringify writes but FORMAT.md §5 refuses: the core's strict parse.
+    ['append(lone surrogate)', () => s.append({ role: 'user', content: '\ud800' })],
+    ['append(lone surrogate name)', () => s.append({ role: 'user', content: 'x', ['\udc00']: 1 })],
+    ['appendBatch([lone surrogate])', () => s.appendBatch([{ role: 'user', content: 'ok' }, { role: 'user', content: 'a\udfffb' }])],
+    ['append(nested 200 deep)', () => s.append({ role: 'user', content: 'x', deep: nested(200) })],
+    ['patchMessage(id, lone surrogate)', () => s.patchMessage(m.id, { content: '\ud800' })],
+    ['updateState(lone surrogate)', () => s.updateState({ title: 'a\ud800' })],
     ['patchMessage(1, {})', () => s.patchMessage(1, {})],
     ['patchMessage(id, "x")', () => s.patchMessage(m.id, 'x')],
     ['setHead(5)', () => s.setHead(5)],
@@ -66,6 +81,9 @@ test('bad arguments reject with INVALID_INPUT and change nothing', async () => {
     ['responsesItems({limit: -1})', () => s.responsesItems({ limit: -1 })],
     ['responsesItems({limit: 1n})', () => s.responsesItems({ limit: 1n })],
     ['appendResponsesItems({})', () => s.appendResponsesItems({})],
+    ['replaceResponsesItemsWithCompaction([])', () => s.replaceResponsesItemsWithCompaction([])],
+    ['replaceResponsesItemsWithCompaction([user item])', () => s.replaceResponsesItemsWithCompaction([{ role: 'user', content: 'x' }])],
+    ['replaceResponsesItemsWithCompaction({})', () => s.replaceResponsesItemsWithCompaction({})],
     ['modelView({unknown: 1})', () => s.modelView({ unknown: 1 })],
     ['modelView("x")', () => s.modelView('x')],
     ['openSession(undefined)', () => store.openSession(undefined)],
@@ -120,4 +138,31 @@ test('the store cannot be made by `new`', () => {
   return import('sessionkit').then(({ Store }) => {
     assert.throws(() => new Store('/tmp'), { code: 'INVALID_INPUT' });
   });
+});
+
+test('JSON text reaching the addon is parsed strictly (FORMAT.md §5), as the C ABI parses it', async () => {
+  // JSON.stringify never repeats a member name or writes 1e999, but the addon
+  // is a public module too: text handed to it straight must meet the same rule.
+  const { createRequire } = await import('node:module');
+  const native = createRequire(import.meta.url)(path.join(here, '..', '..', 'bindings', 'node', 'sessionkit.node'));
+  const { home, project } = await freshStore();
+  const store = await native.openStore(project, JSON.stringify({ home, durability: 'never' }));
+  const s = await store.createSession(null);
+  const kept = JSON.parse(await s.append('{"role":"user","content":"kept"}'));
+  const before = snapshotTree(home);
+  for (const [what, text] of [
+    ['a repeated member name', '{"role":"user","content":"a","content":"b"}'],
+    ['an infinite number', '{"role":"user","content":"a","n":1e999}'],
+    ['a lone surrogate', '{"role":"user","content":"\\ud800"}'],
+  ]) {
+    await assert.rejects(s.append(text), (e) => {
+      assert.equal(e.code, 'INVALID_INPUT', `${what}: ${e.message}`);
+      assert.match(e.message, /argument `message`/, what);
+      return true;
+    });
+    await assert.rejects(s.appendBatch(`[${text}]`), { code: 'INVALID_INPUT' }, what);
+  }
+  assert.deepEqual(snapshotTree(home), before, 'the store is unchanged');
+  assert.deepEqual(JSON.parse(await s.activePath()).map((x) => x.id), [kept.id]);
+  await s.close();
 });

@@ -123,3 +123,62 @@ test('popItem moves the head back and clearSession is recoverable; erase is for 
   await assert.rejects(other.getItems(), { code: 'BUSY' });
   await session.close();
 });
+
+test('a compaction item from the model reaches replaceHistoryWithCompaction: the model view starts at it, the originals stay', async () => {
+  const dir = tmpdir();
+  const project = path.join(dir, 'project');
+  fs.mkdirSync(project);
+  const home = path.join(dir, 'home');
+  const session = new SessionkitSession({ sessionId: 'compacting', project, home });
+  // Record what the runner hands over, then do what the adapter does.
+  const replaced = [];
+  const replace = session.replaceHistoryWithCompaction.bind(session);
+  session.replaceHistoryWithCompaction = async (items) => {
+    replaced.push(structuredClone(items));
+    return replace(items);
+  };
+  const compaction = { type: 'compaction', id: 'cmp_1', encrypted_content: 'opaque-server-state' };
+  const model = new ScriptedModel([
+    [assistantMessage('First answer.')],
+    // The Responses API's server-side compaction: a compaction item leads the output.
+    [compaction, assistantMessage('Second answer.')],
+    [assistantMessage('Third answer.')],
+  ]);
+  const agent = new Agent({ name: 'compactor', model });
+  await run(agent, 'First question?', { session });
+  const before = await session.getItems();
+  await run(agent, 'Second question?', { session });
+  assert.equal(replaced.length, 1, 'the runner called replaceHistoryWithCompaction once');
+  assert.equal(replaced[0][0].type, 'compaction');
+
+  await run(agent, 'Third question?', { session });
+  model.assertComplete();
+  // The third request starts at the compaction item: nothing before it was sent.
+  const sent = model.lastCall.request.input;
+  assert.deepEqual(sent[0], compaction);
+  assert.deepEqual(roles(sent), ['compaction', 'assistant', 'user']);
+
+  // sessionkit's model view is the replacement and what followed it; the
+  // active path (getItems) still holds the originals, which the UI view marks
+  // compacted.
+  const s = await session.session();
+  const modelItems = await s.responsesItems({ modelView: true });
+  assert.deepEqual(modelItems.slice(0, replaced[0].length), replaced[0]);
+  assert.deepEqual(roles(modelItems), ['compaction', 'assistant', 'user', 'assistant']);
+  const all = await session.getItems();
+  assert.deepEqual(all.slice(0, before.length), before, 'the originals are kept');
+  const ui = await (await (await session.store()).readSession('compacting')).uiView();
+  assert.deepEqual(
+    ui.map((m) => m.compacted),
+    all.map((_, i) => i < before.length),
+    'everything stored before the compaction item is marked compacted',
+  );
+  assert.deepEqual(all[before.length], compaction);
+  await session.close();
+
+  // A new adapter on the same session, reading the model view, resumes from
+  // the compaction item.
+  const again = new SessionkitSession({ sessionId: 'compacting', project, home, modelView: true });
+  assert.deepEqual(await again.getItems(), modelItems);
+  await again.close();
+});

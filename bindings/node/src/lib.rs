@@ -101,10 +101,12 @@ pub(crate) fn sync_error(env: &Env, e: &CoreError) -> Error {
     js_error(env, e.kind(), &e.to_string(), e.os_errno())
 }
 
-/// A JSON text from JavaScript as a value; `INVALID_INPUT` naming the argument.
+/// A JSON text from JavaScript as a value, checked as the C ABI and Python
+/// check theirs (FORMAT.md §5: no repeated names, lone surrogates, infinite
+/// numbers or nesting past 127 levels), so nothing a reader would skip is
+/// written; `INVALID_INPUT` naming the argument.
 pub(crate) fn parse_arg(text: &str, name: &str) -> sessionkit::Result<Value> {
-    serde_json::from_str(text)
-        .map_err(|e| CoreError::InvalidInput(format!("argument `{name}` is not valid JSON: {e}")))
+    sessionkit::parse_json(&format!("argument `{name}`"), text)
 }
 
 /// A JSON text argument that must be an array of objects (messages, items).
@@ -213,6 +215,14 @@ pub fn error_kinds() -> String {
         .map(|k| (k.code(), k.name(), k.description()))
         .collect();
     serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into())
+}
+
+/// A diagnostic: a task that does nothing, run on the libuv pool. Its Promise
+/// settles after one round trip through the pool, the hop every call that
+/// touches disk pays on top of its work (docs/BENCHMARKS.md measures it).
+#[napi(ts_return_type = "Promise<void>")]
+pub fn pool_round_trip() -> AsyncTask<Job<(), ()>> {
+    job(|| Ok(()))
 }
 
 /// The directory name of a project under `<home>/projects/`.

@@ -313,6 +313,16 @@ impl NativeSession {
         })
     }
 
+    /// Make the items (a `compaction` item, then the items kept after it) the
+    /// history as the model sees it, the originals kept and marked compacted.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn replace_responses_items_with_compaction(&self, items: String) -> Unit {
+        self.call(move |s| {
+            s.replace_responses_items_with_compaction(parse_objects(&items, "items", false)?)
+                .map(drop)
+        })
+    }
+
     /// The last item (JSON text) with the head moved back before it, or null.
     #[napi(ts_return_type = "Promise<string | null>")]
     pub fn pop_responses_item(&self) -> AsyncTask<Job<Option<String>, Option<String>>> {

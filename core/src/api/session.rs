@@ -357,6 +357,24 @@ impl Session {
         crate::ops::responses::append_items(&self.core, items)
     }
 
+    /// Make `items` the session's history as the model sees it, keeping the
+    /// originals: the OpenAI Agents SDK's `replaceHistoryWithCompaction`.
+    /// `items` is a Responses `compaction` item (the server's compacted
+    /// history) followed by the items kept after it. In one write the items
+    /// are appended and a compaction record makes the compaction item the
+    /// summary of the whole model view before it: [`Session::model_view`]
+    /// (and `responses_items` with `model_view`) then starts at it and
+    /// resumes read only from there, while the active path and the UI view
+    /// keep the originals (marked compacted). `InvalidInput` when the first
+    /// item is not a `compaction` item, or an item is not an object; nothing
+    /// is written then. Returns the stored messages.
+    pub fn replace_responses_items_with_compaction(
+        &self,
+        items: Vec<Value>,
+    ) -> Result<Vec<Message>> {
+        crate::ops::responses::replace_with_compaction(&self.core, items)
+    }
+
     /// Move the head back over the latest message and return its Responses
     /// item as JSON text (`None` when the session has no head). Nothing is
     /// rewritten: the message stays in the log, on a branch that

@@ -169,6 +169,29 @@ fn check_run(items: &[Map<String, Value>], replaces: &[String]) -> Result<(usize
     Ok((start, end))
 }
 
+/// The `compaction` record (FORMAT.md §6.7) of the stored `summary` message
+/// that replaces `replaces`, with the model view as of it, `prefix`.
+pub(crate) fn compaction_record(
+    summary: &Map<String, Value>,
+    replaces: &[String],
+    prefix: Vec<Value>,
+) -> Map<String, Value> {
+    let mut rec = Map::new();
+    rec.insert("type".into(), kind::COMPACTION.into());
+    // The summary's own time, so the record is never older than it.
+    rec.insert(
+        "timestamp".into(),
+        summary.get("timestamp").cloned().unwrap_or(Value::Null),
+    );
+    rec.insert("summaryId".into(), id(summary).into());
+    rec.insert(
+        "replaces".into(),
+        replaces.iter().cloned().map(Value::String).collect(),
+    );
+    rec.insert("prefix".into(), Value::Array(prefix));
+    rec
+}
+
 impl SessionCore {
     /// Ask the policy what to compact. Changes nothing.
     pub(crate) fn select_compaction(
@@ -227,20 +250,7 @@ impl SessionCore {
                 items[..start].iter().cloned().map(Value::Object).collect();
             prefix.push(Value::Object(s.clone()));
             prefix.extend(items[end..].iter().cloned().map(Value::Object));
-            let mut rec = Map::new();
-            rec.insert("type".into(), kind::COMPACTION.into());
-            // The summary's own time, so the record is never older than it.
-            rec.insert(
-                "timestamp".into(),
-                s.get("timestamp").cloned().unwrap_or(Value::Null),
-            );
-            rec.insert("summaryId".into(), id(s).into());
-            rec.insert(
-                "replaces".into(),
-                replaces.iter().cloned().map(Value::String).collect(),
-            );
-            rec.insert("prefix".into(), Value::Array(prefix));
-            Ok(vec![rec])
+            Ok(vec![compaction_record(s, replaces, prefix)])
         };
         let out = self.append_with(vec![summary_msg], Some(&build))?;
         out.into_iter()

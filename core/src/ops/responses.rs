@@ -26,6 +26,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::format::records::type_name;
+use crate::ops::compaction::compaction_record;
 use crate::store::session::SessionCore;
 use crate::view::{Message, ModelViewOptions};
 
@@ -199,6 +200,68 @@ pub(crate) fn append_items(session: &SessionCore, items: Vec<Value>) -> Result<V
         .map(item_to_message)
         .collect::<Result<Vec<_>>>()?;
     session.append_batch(messages)
+}
+
+/// Make `items` (a Responses `compaction` item followed by the items kept
+/// after it) the session's history as the model sees it, keeping the
+/// originals: in one write, the items are appended as messages and, when
+/// there was a history, a compaction record whose summary is the compaction
+/// item's message and which replaces the whole model view before it. The
+/// active path keeps the originals (marked compacted in the UI view); the
+/// model view, and so a resume, starts at the compaction item.
+pub(crate) fn replace_with_compaction(
+    session: &SessionCore,
+    items: Vec<Value>,
+) -> Result<Vec<Message>> {
+    match items.first() {
+        Some(first) if first.get("type").and_then(Value::as_str) == Some("compaction") => {}
+        Some(first) => {
+            return Err(Error::invalid(format!(
+                "the items must start with a Responses `compaction` item; the first is {}",
+                match first.get("type").and_then(Value::as_str) {
+                    Some(t) => format!("of type {t:?}"),
+                    None => format!("{} without a `type`", type_name(first)),
+                }
+            )))
+        }
+        None => {
+            return Err(Error::invalid(
+                "the items must start with a Responses `compaction` item; none were given",
+            ))
+        }
+    }
+    let mut messages = items
+        .into_iter()
+        .map(item_to_message)
+        .collect::<Result<Vec<_>>>()?;
+    let view = session.read()?;
+    let replaced = view.log().model_items()?;
+    if view.head() != session.head().as_deref() {
+        return Err(Error::Conflict(
+            "the session changed while compacting; try again".into(),
+        ));
+    }
+    if replaced.is_empty() {
+        return session.append_batch(messages);
+    }
+    let replaces: Vec<String> = replaced
+        .iter()
+        .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    if let Some(Value::Object(summary)) = messages.first_mut() {
+        summary.insert(
+            "meta".into(),
+            json!({"compaction": {"replaces": replaces.len()}}),
+        );
+    }
+    let build = |stored: &[Map<String, Value>]| {
+        let summary = stored
+            .first()
+            .ok_or_else(|| Error::Internal("empty batch".into()))?;
+        let prefix = vec![Value::Object(summary.clone())];
+        Ok(vec![compaction_record(summary, &replaces, prefix)])
+    };
+    session.append_with(messages, Some(&build))
 }
 
 /// Move the head back over the latest message and return its item (`None`
