@@ -116,6 +116,9 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 // latency short.
 const BATCH_BYTES = 64 * 1024;
 
+/** The error codes with which the core refuses a batch before writing any of it. */
+const REFUSED = new Set([ErrorCode.INVALID_INPUT, ErrorCode.CONFLICT, ErrorCode.NOT_FOUND]);
+
 /** One handle's calls, run one at a time in call order (scheduling only: what
  *  each call does is the core's). Without it, calls not awaited one by one
  *  would race on the libuv pool and appends could land in any order.
@@ -181,11 +184,13 @@ class Calls {
     try {
       stored = parse(await this.#native.appendBatch(`[${parts.join(',')}]`));
     } catch (e) {
-      // The core checks a whole batch before writing any of it: INVALID_INPUT
-      // means nothing was written, so each call is run alone, in order, to
-      // get the answer it would have had alone. Any other error rejects every
-      // call of the batch (a write error may leave a prefix of whole lines).
-      if (e.code === ErrorCode.INVALID_INPUT) {
+      // The core checks a whole batch before writing any of it: a refusal
+      // (INVALID_INPUT, CONFLICT for an id in use, NOT_FOUND for an unknown
+      // parent) means nothing was written, so each call is run alone, in
+      // order, to get the answer it would have had alone. Any other error
+      // rejects every call of the batch (a write error may leave a prefix of
+      // whole lines).
+      if (REFUSED.has(e.code)) {
         for (const c of calls) await this.#alone(c);
       } else {
         for (const c of calls) c.reject(e);

@@ -80,7 +80,7 @@ test('appends that wait behind one in flight go to the core as one write', async
 test('a message the core refuses rejects its own call only; the others land in order', async () => {
   const { store } = await freshStore();
   const s = await store.createSession();
-  const first = s.append({ role: 'user', content: 'first' }); // in flight: the rest queue
+  const first = s.append({ id: 'm-first', role: 'user', content: 'first' }); // in flight: the rest queue
   const a = s.append({ role: 'assistant', content: 'a' });
   const noRole = s.append({ content: 'no role' }); // the core refuses it
   const batch = s.appendBatch([{ role: 'user', content: 'in a bad batch' }, { role: 42 }]);
@@ -90,12 +90,15 @@ test('a message the core refuses rejects its own call only; the others land in o
   const refusedHere = s.append(cyclic); // refused before it is queued
   const d = s.appendBatch([{ role: 'assistant', content: 'd1' }, { role: 'user', content: 'd2' }]);
   const empty = s.appendBatch([]); // refused as it is alone: a batch needs a message
+  const dup = s.append({ id: 'm-first', role: 'user', content: 'same id' }); // CONFLICT
+  const e = s.append({ role: 'assistant', content: 'e' });
 
-  const results = await Promise.allSettled([first, a, noRole, batch, c, refusedHere, d, empty]);
+  const results = await Promise.allSettled([first, a, noRole, batch, c, refusedHere, d, empty, dup, e]);
   assert.deepEqual(
     results.map((r) => r.status),
-    ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled', 'rejected', 'fulfilled', 'rejected'],
+    ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'rejected', 'fulfilled'],
   );
+  assert.equal(results[8].reason.code, 'CONFLICT', results[8].reason.message);
   await assert.rejects(s.appendBatch([]), { code: 'INVALID_INPUT' }, 'alone too');
   for (const i of [2, 3, 5, 7]) {
     assert.equal(results[i].reason.code, 'INVALID_INPUT', results[i].reason.message);
@@ -104,7 +107,7 @@ test('a message the core refuses rejects its own call only; the others land in o
   assert.deepEqual(results[6].value.map((m) => m.content), ['d1', 'd2']);
   const logged = loggedMessages(store.logPath(s.id));
   // The refused batch is all-or-nothing: its valid message is not written.
-  assert.deepEqual(logged.map((m) => m.content), ['first', 'a', 'c', 'd1', 'd2']);
+  assert.deepEqual(logged.map((m) => m.content), ['first', 'a', 'c', 'd1', 'd2', 'e']);
   assert.equal(results[4].value.parentId, results[1].value.id, 'c follows a');
   await s.close();
 });
