@@ -111,6 +111,10 @@ export declare class Session {
   /** Flush the index entry and release the writer lock. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
+  /** Delete this session for good (log, sidecars, file history) and start it
+   *  again, empty, under the same id: this Session is closed, the new one
+   *  resolved. */
+  erase(): Promise<Session>;
   info(): Report;
   head(): string | null;
   fsyncCount(): number;
@@ -142,6 +146,9 @@ export declare class Session {
   rewindPlan(messageId: string): Promise<Report>;
   rewindPreview(messageId: string, mode: RewindMode): Promise<Report>;
   rewind(messageId: string, mode: RewindMode, options?: { force?: boolean }): Promise<Report>;
+  /** Rewind to before the `turns`-th latest user input (1: the latest turn);
+   *  INVALID_INPUT when there are fewer. */
+  rewindTurns(turns?: number, mode?: RewindMode, options?: { force?: boolean }): Promise<Report>;
   snapshotPlan(snapshot: string): Promise<Report>;
   restoreSnapshot(snapshot: string, options?: { force?: boolean }): Promise<Report>;
   responsesItems(options?: { limit?: number | null; modelView?: boolean }): Promise<ResponsesItem[]>;

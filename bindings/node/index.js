@@ -61,6 +61,14 @@ function optStr(v, name) {
   return v === undefined || v === null ? null : str(v, name);
 }
 
+/** A count the addon takes as a u32; INVALID_INPUT for anything else. */
+function count(v, name) {
+  if (!(Number.isInteger(v) && v >= 0 && v <= 0xffffffff)) {
+    throw invalid(`argument \`${name}\` must be a non-negative integer, not ${String(v)}`);
+  }
+  return v;
+}
+
 function bool(v, name) {
   if (typeof v !== 'boolean') throw invalid(`argument \`${name}\` must be a boolean, not ${describe(v)}`);
   return v;
@@ -449,6 +457,19 @@ class Session {
     const f = bool(force, 'force');
     return parse(await this.#run(() => this.#s.rewind(id, m, f)));
   }
+  /** Rewind to before the `turns`-th latest user input (1: the latest turn). */
+  async rewindTurns(turns = 1, mode = 'conversation', { force = false } = {}) {
+    const n = count(turns, 'turns');
+    const m = str(mode, 'mode');
+    const f = bool(force, 'force');
+    return parse(await this.#run(() => this.#s.rewindTurns(n, m, f)));
+  }
+  /** Delete this session for good (log, sidecars, file history) and start it
+   *  again, empty, under the same id, once the calls made before it are done:
+   *  this Session is closed, the new one resolved. */
+  async erase() {
+    return new Session(await this.#run(() => this.#s.erase()));
+  }
   async snapshotPlan(snapshot) {
     const id = str(snapshot, 'snapshot');
     return parse(await this.#run(() => this.#s.snapshotPlan(id)));
@@ -460,9 +481,7 @@ class Session {
   }
   /** The history as OpenAI Responses items (the last `limit` of them). */
   async responsesItems({ limit, modelView = false } = {}) {
-    if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && limit >= 0 && limit <= 0xffffffff)) {
-      throw invalid(`argument \`limit\` must be a non-negative integer, not ${String(limit)}`);
-    }
+    if (limit !== undefined && limit !== null) count(limit, 'limit');
     const mv = bool(modelView, 'modelView');
     return parse(await this.#run(() => this.#s.responsesItems(limit ?? null, mv)));
   }

@@ -4,6 +4,11 @@ export declare class NativeSession {
    * calls in flight). Closing a closed session does nothing.
    */
   close(): Promise<void>
+  /**
+   * Delete the session for good and start it again under its id: this
+   * handle is closed, the new one resolved.
+   */
+  erase(): Promise<NativeSession>
   get closed(): boolean
   get id(): string
   /** The session's info as JSON text (kept in memory). */
@@ -38,6 +43,7 @@ export declare class NativeSession {
   rewindPlan(messageId: string): Promise<string>
   rewindPreview(messageId: string, mode: string): Promise<string>
   rewind(messageId: string, mode: string, force: boolean): Promise<string>
+  rewindTurns(turns: number, mode: string, force: boolean): Promise<string>
   snapshotPlan(snapshot: string): Promise<string>
   restoreSnapshot(snapshot: string, force: boolean): Promise<string>
   /** The session as OpenAI Responses items (JSON text of an array). */

@@ -33,6 +33,8 @@ export declare class SessionkitSession implements AgentsSession {
   clearSession(): Promise<void>;
   /** Delete the session's items for good; the id stays, empty. */
   erase(): Promise<void>;
+  /** Go back to before the `turns`-th latest user input (they stay in the log). */
+  rewind(turns?: number): Promise<void>;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }

@@ -96,13 +96,14 @@ class SessionkitSession {
    *  it again empty under the same id. */
   async erase() {
     const old = await this.#opening;
-    this.#opening = (async () => {
-      await old.close();
-      await this.#store.deleteSession(old.id);
-      this.#session = await this.#store.createSession({ id: old.id });
-      return this.#session;
-    })();
+    this.#opening = old.erase().then((s) => (this.#session = s));
     await this.#opening;
+  }
+
+  /** Go back to before the `turns`-th latest user input: the turn and
+   *  everything after it leave the history (they stay in the log). */
+  async rewind(turns = 1) {
+    await (await this.#opening).rewindTurns(turns, 'conversation');
   }
 
   /** Release the writer lock. */

@@ -590,3 +590,61 @@ fn doctor_options_come_from_json() {
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     assert!(err.to_string().contains("fix"), "{err}");
 }
+
+#[test]
+fn rewind_turns_goes_back_before_the_nth_latest_user_input() {
+    let e = env();
+    let s = create(&e.store, "turns");
+    let mut asks = Vec::new();
+    for i in 0..3 {
+        asks.push(
+            s.append(json!({"role": "user", "content": format!("q{i}")}))
+                .unwrap(),
+        );
+        s.append(json!({"role": "assistant", "content": format!("a{i}")}))
+            .unwrap();
+    }
+    let contents = |s: &Session| -> Vec<String> {
+        s.active_path()
+            .unwrap()
+            .iter()
+            .map(|m| m.value()["content"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for bad in [0, 4] {
+        let err = s
+            .rewind_turns(bad, RewindMode::Conversation, false)
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("3 user input(s)"), "{err}");
+    }
+    assert_eq!(contents(&s).len(), 6, "a refused rewind moves nothing");
+
+    let r = s.rewind_turns(2, RewindMode::Conversation, false).unwrap();
+    assert_eq!(r.message_id.as_deref(), Some(asks[1].id()));
+    assert_eq!(contents(&s), ["q0", "a0"]);
+    s.rewind_turns(1, RewindMode::Conversation, false).unwrap();
+    assert!(contents(&s).is_empty());
+}
+
+#[test]
+fn erase_deletes_the_session_for_good_and_starts_it_again_under_its_id() {
+    let e = env();
+    let s = create(&e.store, "erased");
+    s.append(json!({"role": "user", "content": "secret"}))
+        .unwrap();
+    let log = e.store.log_path("erased").unwrap();
+    let s = s.erase().unwrap();
+    assert_eq!(s.id(), "erased");
+    assert!(s.active_path().unwrap().is_empty());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !text.contains("secret"),
+        "the old messages are gone from the log"
+    );
+    s.append(json!({"role": "user", "content": "again"}))
+        .unwrap();
+    s.close().unwrap();
+    let entry = e.store.session_entry("erased").unwrap();
+    assert_eq!(entry.message_count, 1);
+}

@@ -203,3 +203,26 @@ test('Symbol.asyncDispose closes store and session', async () => {
   assert.equal(store.closed, true);
   assert.ok(Store.open);
 });
+
+test('rewindTurns goes back turn by turn; erase starts the session again under its id', async () => {
+  const { store } = await freshStore();
+  const s = await store.createSession({ id: 'turns' });
+  for (let i = 0; i < 3; i++) {
+    await s.append({ role: 'user', content: `q${i}` });
+    await s.append({ role: 'assistant', content: `a${i}` });
+  }
+  await assert.rejects(s.rewindTurns(0), { code: 'INVALID_INPUT' });
+  await assert.rejects(s.rewindTurns(1.5), { code: 'INVALID_INPUT' });
+  await s.rewindTurns(2);
+  assert.deepEqual((await s.activePath()).map((m) => m.content), ['q0', 'a0']);
+  const fresh = await s.erase();
+  assert.equal(s.closed, true);
+  assert.equal(fresh.id, 'turns');
+  assert.deepEqual(await fresh.activePath(), []);
+  await fresh.append({ role: 'user', content: 'again' });
+  await fresh.close();
+  const text = fs.readFileSync(store.logPath('turns'), 'utf8');
+  assert.doesNotMatch(text, /q0/);
+  assert.match(text, /again/);
+  await assert.rejects(s.erase(), { code: 'INVALID_INPUT', message: /closed/ });
+});

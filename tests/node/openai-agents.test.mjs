@@ -118,6 +118,18 @@ test('popItem moves the head back and clearSession is recoverable; erase is for 
   assert.doesNotMatch(fs.readFileSync(store.logPath(id), 'utf8'), /"two"/, 'erase removes them');
   assert.equal(await session.popItem(), undefined);
 
+  // rewind(turns) goes back before the turns-th latest user input.
+  await session.addItems([
+    { role: 'user', content: 'q1' },
+    { role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'a1' }] },
+    { role: 'user', content: 'q2' },
+  ]);
+  await assert.rejects(session.rewind(3), { code: 'INVALID_INPUT', message: /2 user input/ });
+  await session.rewind(1);
+  assert.deepEqual((await session.getItems()).map((i) => i.content), ['q1', [{ type: 'output_text', text: 'a1' }]]);
+  await session.rewind();
+  assert.deepEqual(await session.getItems(), []);
+
   // A second writer on the same session is refused.
   const other = new SessionkitSession({ sessionId: id, project, home });
   await assert.rejects(other.getItems(), { code: 'BUSY' });

@@ -72,6 +72,25 @@ def test_stored_messages_load_as_the_stdlib_loads_their_lines(store: sessionkit.
     assert appended[0]["ints"][4] == 2**64 - 1 and str(appended[0]["floats"][1]) == "-0.0"
 
 
+def test_rewind_turns_and_erase(store: sessionkit.Store) -> None:
+    with store.create_session(id="t") as s:
+        for i in range(3):
+            s.append({"role": "user", "content": f"q{i}"})
+            s.append({"role": "assistant", "content": f"a{i}"})
+        with pytest.raises(sessionkit.InvalidInputError, match="3 user input"):
+            s.rewind_turns(4)
+        s.rewind_turns(2)
+        assert [m["content"] for m in s.active_path()] == ["q0", "a0"]
+        fresh = s.erase()
+    assert s.closed and fresh.id == "t" and fresh.active_path() == []
+    with fresh:
+        fresh.append({"role": "user", "content": "again"})
+    text = Path(store.log_path("t")).read_text(encoding="utf-8")
+    assert "q0" not in text and "again" in text
+    with pytest.raises(sessionkit.InvalidInputError, match="closed"):
+        s.erase()
+
+
 def test_create_open_list_rename_delete(store: sessionkit.Store) -> None:
     before = datetime.now(timezone.utc)
     with store.create_session(id="s-1", title="First") as s:

@@ -195,6 +195,13 @@ impl<T> Handle<T> {
         self.inner.write().take()
     }
 
+    /// Take the value out for a call that consumes it; `INVALID_INPUT` when
+    /// the handle is closed.
+    pub(crate) fn take_open(&self) -> sessionkit::Result<T> {
+        self.take()
+            .ok_or_else(|| CoreError::InvalidInput(format!("{} is closed", self.what)))
+    }
+
     pub(crate) fn is_closed(&self) -> bool {
         self.inner.read().is_none()
     }

@@ -77,6 +77,14 @@ impl NativeSession {
         })
     }
 
+    /// Delete the session for good and start it again under its id: this
+    /// handle is closed, the new one resolved.
+    #[napi(ts_return_type = "Promise<NativeSession>")]
+    pub fn erase(&self) -> AsyncTask<Job<sessionkit::Session, NativeSession>> {
+        let h = self.h.clone();
+        job_as(NativeSession::new, move || h.take_open()?.erase())
+    }
+
     #[napi(getter)]
     pub fn closed(&self) -> bool {
         self.h.is_closed()
@@ -284,6 +292,14 @@ impl NativeSession {
         self.call(move |s| {
             let mode: RewindMode = mode.parse()?;
             text(&s.rewind(&message_id, mode, force)?)
+        })
+    }
+
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn rewind_turns(&self, turns: u32, mode: String, force: bool) -> Str {
+        self.call(move |s| {
+            let mode: RewindMode = mode.parse()?;
+            text(&s.rewind_turns(turns as usize, mode, force)?)
         })
     }
 

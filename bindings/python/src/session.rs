@@ -98,6 +98,16 @@ impl Session {
         }
     }
 
+    /// Delete the session for good and start it again under its id: this
+    /// handle is closed, the new one returned.
+    fn erase(&self, py: Python<'_>) -> PyResult<Session> {
+        let Some(s) = self.h.take(py) else {
+            return Err(self.h.closed(py));
+        };
+        let s = detach(py, || s.erase())?;
+        Ok(Session::new(s))
+    }
+
     #[getter]
     fn closed(&self) -> bool {
         self.h.is_closed()
@@ -300,6 +310,18 @@ impl Session {
         let id = arg_str(py, message_id, "message_id")?;
         let mode = arg_mode(py, mode)?;
         let v = self.h.call(py, |s| s.rewind_preview(&id, mode))?;
+        to_py(py, &v)
+    }
+
+    fn rewind_turns(
+        &self,
+        py: Python<'_>,
+        turns: usize,
+        mode: &Bound<'_, PyAny>,
+        force: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let mode = arg_mode(py, mode)?;
+        let v = self.h.call(py, |s| s.rewind_turns(turns, mode, force))?;
         to_py(py, &v)
     }
 

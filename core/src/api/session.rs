@@ -146,6 +146,18 @@ impl Session {
         self.core.rewind(message_id, mode, force)
     }
 
+    /// Rewind to before the `turns`-th latest user input (1: the latest turn;
+    /// the candidates are [`Session::undo_candidates`]), as [`Session::rewind`]
+    /// does. `InvalidInput` when `turns` is 0 or more than there are.
+    pub fn rewind_turns(
+        &self,
+        turns: usize,
+        mode: RewindMode,
+        force: bool,
+    ) -> Result<RewindResult> {
+        self.core.rewind_turns(turns, mode, force)
+    }
+
     /// The dry run of restoring the tracked files to any snapshot of this
     /// session (e.g. a rewind's `undoSnapshot`).
     pub fn snapshot_plan(&self, snapshot: &str) -> Result<RewindPlan> {
@@ -311,6 +323,18 @@ impl Session {
     /// Reopen a subagent for writing (its lock is exclusive like a session's).
     pub fn open_subagent(&self, agent_id: &str) -> Result<Subagent> {
         self.core.open_subagent(agent_id).map(Subagent::from_core)
+    }
+
+    /// Delete the session for good (its log, sidecars and file history) and
+    /// start it again, empty, under the same id, open for writing: a host's
+    /// "clear and forget". The lock is let go in between: a writer that opens
+    /// the session in that moment makes this fail with `Busy`, and the session
+    /// stays deleted. Large values stored as blobs are freed by the next
+    /// [`Store::gc`].
+    pub fn erase(self) -> Result<Session> {
+        let store = self.store.clone();
+        let core = store.core.erase_session(self.core)?;
+        Ok(Session::from_core(core, store))
     }
 
     /// Flush the index entry and release the lock. Dropping the handle does the

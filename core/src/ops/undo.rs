@@ -277,6 +277,29 @@ impl SessionCore {
             })
     }
 
+    /// Rewind to before the `turns`-th latest of [`SessionCore::undo_candidates`]
+    /// (1: the latest user input), as [`SessionCore::rewind`] does. `InvalidInput`
+    /// when `turns` is 0 or more than there are candidates.
+    pub(crate) fn rewind_turns(
+        &self,
+        turns: usize,
+        mode: RewindMode,
+        force: bool,
+    ) -> Result<RewindResult> {
+        let candidates = self.undo_candidates()?;
+        let at = turns
+            .checked_sub(1)
+            .and_then(|back| candidates.len().checked_sub(back + 1));
+        let Some(at) = at else {
+            return Err(Error::invalid(format!(
+                "cannot rewind {turns} turn(s): session {} has {} user input(s) to rewind to",
+                self.id(),
+                candidates.len()
+            )));
+        };
+        self.rewind(&candidates[at].message_id, mode, force)
+    }
+
     /// Rewind to before a user message. `Files` and `Both` restore the tracked
     /// files to the message's snapshot (refusing with `Conflict`, naming the
     /// files, if any changed outside the agent since the last snapshot, unless
@@ -377,6 +400,20 @@ impl SessionCore {
 }
 
 impl StoreCore {
+    /// Delete a session open for writing for good (log, sidecars, file history)
+    /// and create it again, empty, under the same id. The writer's lock is let
+    /// go between the two: a writer that opens the session in that moment makes
+    /// this fail with `Busy`, and the session stays deleted.
+    pub(crate) fn erase_session(&self, session: SessionCore) -> Result<SessionCore> {
+        let id = session.id().to_owned();
+        session.close()?;
+        self.delete_session(&id)?;
+        self.create_session(crate::store::session::CreateOptions {
+            id: Some(id),
+            ..Default::default()
+        })
+    }
+
     /// Remove file-history objects that no session's branch reaches, and report
     /// the bytes freed.
     pub(crate) fn gc(&self) -> Result<GcReport> {

@@ -464,6 +464,12 @@ class Session(_Writer):
         """Fork this session (up to message ``at``) into a new one, open for writing."""
         return self.store.fork_session(self.id, at=at, title=title)
 
+    def erase(self) -> Session:
+        """Delete this session for good (log, sidecars, file history) and start
+        it again, empty, under the same id: this handle is closed, the new one
+        is returned. Blobs are freed by the store's next ``gc``."""
+        return Session(self._native.erase(), self.store)
+
     # -- compaction -------------------------------------------------------------
 
     def select_compaction(
@@ -547,6 +553,13 @@ class Session(_Writer):
     ) -> dict[str, Any]:
         """Rewind to before a user message; the result says how to undo it."""
         return self._native.rewind(message_id, RewindMode(mode).value, force)  # type: ignore[no-any-return]
+
+    def rewind_turns(
+        self, turns: int = 1, mode: RewindMode | str = RewindMode.CONVERSATION, *, force: bool = False
+    ) -> dict[str, Any]:
+        """Rewind to before the ``turns``-th latest user input (1: the latest turn);
+        ``InvalidInputError`` when there are fewer."""
+        return self._native.rewind_turns(turns, RewindMode(mode).value, force)  # type: ignore[no-any-return]
 
     def snapshot_plan(self, snapshot: str) -> dict[str, Any]:
         """The dry run of restoring the tracked files to a snapshot."""

@@ -125,13 +125,7 @@ class SessionkitSession:
         """Delete the session's log, sidecars and file history for good, and
         start it again empty under the same id. Large items stored as blobs are
         freed by the store's next ``gc`` once 15 minutes old."""
-
-        def erase_sync() -> Session:
-            self.session.close()
-            self.store.delete_session(self.session_id)
-            return self.store.create_session(id=self.session_id)
-
-        self.session = await asyncio.to_thread(erase_sync)
+        self.session = await asyncio.to_thread(self.session.erase)
 
     async def fork(self, *, title: str | None = None) -> SessionkitSession:
         """A new session holding the same items, open for writing (a branch to
@@ -142,13 +136,7 @@ class SessionkitSession:
     async def rewind(self, turns: int = 1) -> None:
         """Go back to before the ``turns``-th latest user input: the turn and
         everything after it leave the history (they stay in the log)."""
-
-        def rewind_sync() -> None:
-            candidates = self.session.undo_candidates()
-            target = candidates[-turns]["messageId"]
-            self.session.rewind(target, RewindMode.CONVERSATION)
-
-        await asyncio.to_thread(rewind_sync)
+        await asyncio.to_thread(self.session.rewind_turns, turns, RewindMode.CONVERSATION)
 
     def close(self) -> None:
         """Release the session's lock."""
