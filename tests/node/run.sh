@@ -34,5 +34,8 @@ mkdir -p "$root/tests/node/node_modules"
 ln -sfn "$pkg" "$root/tests/node/node_modules/sessionkit"
 ln -sfn "$pkg/node_modules/@openai" "$root/tests/node/node_modules/@openai"
 
+# The hand-written types must type a user's code (tsc --strict, no emit).
+"$pkg/node_modules/.bin/tsc" -p "$root/tests/node/types/tsconfig.json"
+
 cd "$root/tests/node"
 node --test --test-reporter=spec "$@" ./*.test.mjs

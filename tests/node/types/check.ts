@@ -1,0 +1,32 @@
+// Compiled by `tsc --noEmit` in tests/node/run.sh: the package's hand-written
+// types (index.d.ts, openai-agents.d.ts) must type a user's ordinary code, and
+// refuse what the API refuses at run time where a type can say so.
+import { ErrorCode, Store, version } from 'sessionkit';
+import type { Message, Report, Session, SessionkitError } from 'sessionkit';
+import { SessionkitSession } from 'sessionkit/openai-agents';
+
+export async function usage(dir: string): Promise<string[]> {
+  const store: Store = await Store.open(dir, { home: `${dir}/home`, durability: 'onSync' });
+  await using s: Session = await store.createSession({ title: 'typed' });
+  const m: Message = await s.append({ role: 'user', content: 'hi', extra: { n: 1 } });
+  const parent: string | null = m.parentId;
+  const batch: Message[] = await s.appendBatch([{ role: 'assistant', content: [{ type: 'text', text: 'x' }] }]);
+  const view: Message[] = await s.modelView({ lastN: 10 });
+  const r: Report = await s.rewindTurns(1, 'conversation');
+  const fresh: Session = await s.erase();
+  await fresh.close();
+  try {
+    await store.openSession('missing');
+  } catch (e) {
+    const err = e as SessionkitError;
+    if (err.code === ErrorCode.NOT_FOUND) return [];
+  }
+  const agents = new SessionkitSession({ sessionId: 'a', project: dir });
+  await agents.addItems([{ role: 'user', content: 'q' }]);
+  await agents.rewind(1);
+  // @ts-expect-error rewind modes are a closed set
+  await fresh.rewindTurns(1, 'sideways');
+  // @ts-expect-error a message is an object, not a string
+  await s.append('hi');
+  return [version(), String(parent), String(batch.length), String(view.length), JSON.stringify(r), m.id];
+}
