@@ -152,20 +152,6 @@ pub(crate) fn text<T: serde::Serialize>(v: &T) -> sessionkit::Result<String> {
         .map_err(|e| CoreError::Internal(format!("cannot serialise a result: {e}")))
 }
 
-/// Messages as the JSON text of an array: the core's own texts, joined.
-pub(crate) fn messages_text(ms: &[sessionkit::Message]) -> String {
-    let mut out = String::with_capacity(ms.iter().map(|m| m.json().len() + 1).sum::<usize>() + 2);
-    out.push('[');
-    for (i, m) in ms.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(m.json());
-    }
-    out.push(']');
-    out
-}
-
 /// A handle closed once: calls share it, `close` takes it out and waits for
 /// calls in flight; later calls reject with `INVALID_INPUT`.
 pub(crate) struct Handle<T> {

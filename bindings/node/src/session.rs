@@ -9,7 +9,7 @@ use serde_json::Value;
 use sessionkit::{CompactionPolicy, ModelViewOptions, RewindMode};
 
 use crate::view::NativeView;
-use crate::{job, job_as, messages_text, parse_arg, parse_objects, sync_error, text, Handle, Job};
+use crate::{job, job_as, parse_arg, parse_objects, sync_error, text, Handle, Job};
 
 type Str = AsyncTask<Job<String, String>>;
 type Unit = AsyncTask<Job<(), ()>>;
@@ -131,7 +131,7 @@ impl NativeSession {
     pub fn append_batch(&self, messages: String) -> Str {
         self.call(move |s| {
             let ms = parse_objects(&messages, "messages", true)?;
-            Ok(messages_text(&s.append_batch(ms)?))
+            Ok(sessionkit::to_json_array(&s.append_batch(ms)?))
         })
     }
 
@@ -178,14 +178,14 @@ impl NativeSession {
 
     #[napi(ts_return_type = "Promise<string>")]
     pub fn active_path(&self) -> Str {
-        self.call(|s| Ok(messages_text(&s.active_path()?)))
+        self.call(|s| Ok(sessionkit::to_json_array(&s.active_path()?)))
     }
 
     #[napi(ts_return_type = "Promise<string>")]
     pub fn model_view(&self, options: Option<String>) -> Str {
         self.call(move |s| {
             let opts = crate::options(options.as_deref(), ModelViewOptions::from_json)?;
-            Ok(messages_text(&s.model_view(&opts)?))
+            Ok(sessionkit::to_json_array(&s.model_view(&opts)?))
         })
     }
 
@@ -408,7 +408,7 @@ impl NativeSubagent {
     pub fn append_batch(&self, messages: String) -> Str {
         self.call(move |a| {
             let ms = parse_objects(&messages, "messages", true)?;
-            Ok(messages_text(&a.append_batch(ms)?))
+            Ok(sessionkit::to_json_array(&a.append_batch(ms)?))
         })
     }
 

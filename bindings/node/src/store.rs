@@ -10,7 +10,7 @@ use sessionkit::{
 
 use crate::session::NativeSession;
 use crate::view::NativeView;
-use crate::{job, job_as, messages_text, sync_error, text, Handle, Job};
+use crate::{job, job_as, sync_error, text, Handle, Job};
 
 type S = Arc<Handle<sessionkit::Store>>;
 
@@ -137,7 +137,9 @@ impl NativeStore {
     ) -> AsyncTask<Job<String, String>> {
         self.call(move |s| {
             let opts = crate::options(options.as_deref(), ModelViewOptions::from_json)?;
-            Ok(messages_text(&s.model_view(&session_id, &opts)?))
+            Ok(sessionkit::to_json_array(
+                &s.model_view(&session_id, &opts)?,
+            ))
         })
     }
 

@@ -8,7 +8,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use sessionkit::ModelViewOptions;
 
-use crate::{job, messages_text, sync_error, text, Job};
+use crate::{job, sync_error, text, Job};
 
 type Str = AsyncTask<Job<String, String>>;
 
@@ -47,19 +47,19 @@ impl NativeView {
 
     #[napi(ts_return_type = "Promise<string>")]
     pub fn active_path(&self) -> Str {
-        self.call(|v| Ok(messages_text(&v.active_path()?)))
+        self.call(|v| Ok(sessionkit::to_json_array(&v.active_path()?)))
     }
 
     #[napi(ts_return_type = "Promise<string>")]
     pub fn ui_view(&self) -> Str {
-        self.call(|v| Ok(messages_text(&v.ui_view()?)))
+        self.call(|v| Ok(sessionkit::to_json_array(&v.ui_view()?)))
     }
 
     #[napi(ts_return_type = "Promise<string>")]
     pub fn model_view(&self, options: Option<String>) -> Str {
         self.call(move |v| {
             let opts = crate::options(options.as_deref(), ModelViewOptions::from_json)?;
-            Ok(messages_text(&v.model_view(&opts)?))
+            Ok(sessionkit::to_json_array(&v.model_view(&opts)?))
         })
     }
 
