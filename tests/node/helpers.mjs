@@ -11,8 +11,18 @@ import { Store } from 'sessionkit';
 export const here = path.dirname(fileURLToPath(import.meta.url));
 export const fixtures = path.join(here, '..', 'fixtures');
 
+// Every temporary directory a test file made goes when its process exits
+// (node --test runs each file in a process of its own): a resume test alone
+// leaves hundreds of MB otherwise.
+const made = [];
+process.on('exit', () => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 export function tmpdir() {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'sessionkit-node-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sessionkit-node-'));
+  made.push(dir);
+  return dir;
 }
 
 /** A fresh home and project, and a store on them. */
