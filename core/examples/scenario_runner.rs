@@ -286,7 +286,8 @@ impl Runner {
                 )
             }
             "spawn_subagent" => {
-                let meta = args.get("meta").cloned().unwrap_or(Value::Null);
+                // Absent metadata is `{}`, as in the C ABI, Python and Node.
+                let meta = args.get("meta").cloned().unwrap_or_else(|| json!({}));
                 let agent = args.get("agent").and_then(Value::as_str);
                 let sub = self
                     .session(args)?

@@ -347,10 +347,26 @@ def first_difference(a: dict[str, bytes], b: dict[str, bytes]) -> str | None:
     return None
 
 
+def json_difference(x: Any, y: Any, where: str = "") -> str:
+    """The first place two JSON values differ, as a path and both values there."""
+    if isinstance(x, dict) and isinstance(y, dict):
+        for k in list(x) + [k for k in y if k not in x]:
+            if k not in x or k not in y or x[k] != y[k]:
+                if k in x and k in y:
+                    return json_difference(x[k], y[k], f"{where}.{k}")
+                return f"{where}.{k}: {'absent' if k not in x else 'present'} vs {'absent' if k not in y else 'present'}"
+    if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+        for i, (a, b) in enumerate(zip(x, y)):
+            if a != b:
+                return json_difference(a, b, f"{where}[{i}]")
+    show = lambda v: json.dumps(v, ensure_ascii=False)[:300]  # noqa: E731
+    return f"{where or 'value'}:\n      {show(x)}\n    vs {show(y)}"
+
+
 def first_result_difference(a: list[Any], b: list[Any]) -> str | None:
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
-            return f"result {i}:\n      {json.dumps(x, ensure_ascii=False)[:300]}\n    vs {json.dumps(y, ensure_ascii=False)[:300]}"
+            return f"result {i}: {json_difference(x, y)}"
     if len(a) != len(b):
         return f"{len(a)} results vs {len(b)}"
     return None
@@ -386,10 +402,16 @@ def run_scenario(path: Path, runners: dict[str, list[str]], base: Path) -> tuple
     if done:
         ref = done[0]
         for other in done[1:]:
-            diff = first_result_difference(outputs[ref][0], outputs[other][0]) or first_difference(
-                outputs[ref][1], outputs[other][1]
-            )
-            if diff:
+            diffs = [
+                d
+                for d in (
+                    first_result_difference(outputs[ref][0], outputs[other][0]),
+                    first_difference(outputs[ref][1], outputs[other][1]),
+                )
+                if d
+            ]
+            if diffs:
+                diff = "\n  ".join(diffs)
                 cells[other] = "DIFF"
                 notes.append(f"{name} [{other}] differs from [{ref}]: {diff}")
     if work.exists():
