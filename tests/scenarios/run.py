@@ -61,7 +61,8 @@ class RunnerProcess:
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.stderr: list[str] = []
         threading.Thread(target=self._read_out, daemon=True).start()
-        threading.Thread(target=self._read_err, daemon=True).start()
+        self._err_reader = threading.Thread(target=self._read_err, daemon=True)
+        self._err_reader.start()
 
     def _read_out(self) -> None:
         assert self.proc.stdout is not None
@@ -118,6 +119,8 @@ class RunnerProcess:
             self.proc.wait()
 
     def _err(self) -> str:
+        if self.proc.poll() is not None:
+            self._err_reader.join(timeout=5)  # the rest of what a dead runner wrote
         text = "".join(self.stderr).strip()
         return f"; its stderr:\n{text[-2000:]}" if text else ""
 
