@@ -396,7 +396,7 @@ def run_scenario(path: Path, runners: dict[str, list[str]], base: Path) -> tuple
             cells[column] = "ok"
         except Unsupported as e:
             cells[column] = "n/a"
-            notes.append(f"{name} [{column}] n/a: {e}")
+            notes.append(f"n/a [{column}] {str(e).split(': ', 1)[-1]}\t{name}")
         except ScenarioError as e:
             cells[column] = "FAIL"
             notes.append(f"{name} [{column}] {e}")
@@ -486,8 +486,17 @@ def main() -> int:
         columns = list(runners) + (["mixed"] if any("mixed" in c for _, c in rows) else [])
         print()
         print_table(rows, columns)
+        print("(mixed: the phases of a hand-off scenario, each by the runner it names)")
+        # Why a runner could not take part, once per reason.
+        not_applicable: dict[str, list[str]] = {}
         for n in notes:
-            print("\n" + n)
+            if n.startswith("n/a "):
+                reason, _, scenario = n.partition("\t")
+                not_applicable.setdefault(reason, []).append(scenario)
+            else:
+                print("\n" + n)
+        for reason, scenarios in not_applicable.items():
+            print(f"\n{reason}\n  ({', '.join(scenarios)})")
         failed = sum(v in ("FAIL", "DIFF") for _, c in rows for v in c.values())
         print(f"\n{len(rows)} scenarios, {len(runners)} runners: {failed} failed")
         return 1 if failed else 0

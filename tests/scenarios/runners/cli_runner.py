@@ -53,15 +53,15 @@ class CliRunner:
         raise Failure("INTERNAL", f"sessionkit {' '.join(args)} exited {out.returncode}: {out.stderr.strip()}")
 
     def run(self, op: str, a: dict[str, Any]) -> Any:
+        fn = getattr(self, "op_" + op, None)
+        if fn is None:
+            raise Failure("UNSUPPORTED_OP", f"op {op!r} has no sessionkit CLI command")
         if op != "open_store" and op not in READS and not (op == "doctor" and not a.get("options", {}).get("repair")):
             if self.deterministic_note:
                 raise Failure("UNSUPPORTED_OP", self.deterministic_note)
             self.writes += 1
             if self.writes > 1:
                 raise Failure("UNSUPPORTED_OP", "the CLI restarts its deterministic clock in every process: one writing op per phase")
-        fn = getattr(self, "op_" + op, None)
-        if fn is None:
-            raise Failure("UNSUPPORTED_OP", f"op {op!r} has no sessionkit CLI command")
         return fn(a)
 
     def op_open_store(self, a: dict[str, Any]) -> Any:
