@@ -362,7 +362,9 @@ def json_difference(x: Any, y: Any, where: str = "") -> str:
         for i, (a, b) in enumerate(zip(x, y)):
             if a != b:
                 return json_difference(a, b, f"{where}[{i}]")
-    show = lambda v: json.dumps(v, ensure_ascii=False)[:300]  # noqa: E731
+    def show(v: Any) -> str:
+        return json.dumps(v, ensure_ascii=False)[:300]
+
     return f"{where or 'value'}:\n      {show(x)}\n    vs {show(y)}"
 
 
@@ -479,9 +481,9 @@ def main() -> int:
         rows: list[tuple[str, dict[str, str]]] = []
         notes: list[str] = []
         for path in paths:
-            cells, n = run_scenario(path, runners, base)
+            cells, scenario_notes = run_scenario(path, runners, base)
             rows.append((path.stem, cells))
-            notes.extend(n)
+            notes.extend(scenario_notes)
             print(f"{path.stem}: " + " ".join(f"{c}={v}" for c, v in cells.items()), flush=True)
         columns = list(runners) + (["mixed"] if any("mixed" in c for _, c in rows) else [])
         print()

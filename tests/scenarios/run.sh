@@ -64,6 +64,11 @@ runners=(
     --runner "c=$out/runner_c"
     --runner "cli=$venv/bin/python tests/scenarios/runners/cli_runner.py $lib/sessionkit"
 )
+if "$venv/bin/python" -c 'import mypy' 2>/dev/null; then
+    echo "-- mypy --strict on the driver and the Python runners"
+    "$venv/bin/python" -m mypy --strict --no-incremental tests/scenarios/run.py \
+        tests/scenarios/runners/runner.py tests/scenarios/runners/cli_runner.py
+fi
 echo "-- driver self-test"
 "$venv/bin/python" tests/scenarios/run.py --self-test "${runners[@]:0:2}"
 echo "-- scenarios"

@@ -190,10 +190,11 @@ def main() -> int:
         try:
             req = json.loads(line)
             op = req.get("op", "")
-            fn: Callable[[dict[str, Any]], Any] | None = getattr(Runner, op, None) if not op.startswith("_") else None
-            if fn is None or op in ("st", "session", "keep", "subagent", "close_all"):
+            helper = op.startswith("_") or op in ("st", "session", "keep", "subagent", "close_all")
+            fn: Callable[[dict[str, Any]], Any] | None = None if helper else getattr(runner, op, None)
+            if fn is None:
                 raise Unsupported(f"op {op!r} is not known to the Python runner")
-            answer: dict[str, Any] = {"ok": fn(runner, req.get("args", {}))}
+            answer: dict[str, Any] = {"ok": fn(req.get("args", {}))}
         except Unsupported as e:
             answer = {"error": {"code": "UNSUPPORTED_OP", "message": str(e)}}
         except sessionkit.SessionkitError as e:
