@@ -450,7 +450,16 @@ def self_test(runners: dict[str, list[str]], base: Path) -> int:
     if diff is None:
         print("self-test FAILED: a run with another id seed wrote the same bytes, unnoticed")
         return 1
-    print(f"self-test ok: identical runs match; another seed is caught ({diff.splitlines()[0]})")
+    # One byte of one log line changed: named by file and line.
+    tampered = dict(same)
+    log = next(p for p in tampered if p.endswith(".jsonl"))
+    tampered[log] = tampered[log].replace(b'"role":"user"', b'"role":"User"', 1)
+    line = first_difference(same, tampered)
+    if line is None or f"{log} line 3:" not in line:
+        print(f"self-test FAILED: a changed byte in {log} was reported as {line!r}")
+        return 1
+    print(f"self-test ok: identical runs match; another seed is caught ({diff.splitlines()[0]}); "
+          f"a changed byte is named ({line.splitlines()[0]})")
     return 0
 
 
