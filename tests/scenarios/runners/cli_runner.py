@@ -4,9 +4,10 @@ own interface only. Standard library only. Run by tests/scenarios/run.py:
 
     python3 tests/scenarios/runners/cli_runner.py PATH/TO/sessionkit
 
-The CLI has commands for what a person does to a stored session (fork, resume
-at, rewind, rename, delete, gc, doctor, and the views), not for what an agent
-writes; the other ops answer UNSUPPORTED_OP. Each invocation is its own
+The CLI has commands for what a person or a script does to a stored session
+(new, append, fork, resume at, rewind, rename, delete, gc, doctor, and the
+views), not for the rest of what an agent writes (user inputs with snapshots,
+edits, compaction, subagents, state); those ops answer UNSUPPORTED_OP. Each invocation is its own
 process and restarts the deterministic clock (`--deterministic START` means
 startMs START, stepMs 1000, seed START), so a phase run by the CLI holds at
 most one op that writes.
@@ -37,7 +38,7 @@ class CliRunner:
         self.exe = exe
         self.globals: list[str] = []
         self.start_ms: int | None = None
-        self.deterministic_note = ""
+        self.cannot_write = ""
         self.writes = 0
 
     def cli(self, *args: str, write: bool = False) -> Any:
@@ -57,8 +58,8 @@ class CliRunner:
         if fn is None:
             raise Failure("UNSUPPORTED_OP", f"op {op!r} has no sessionkit CLI command")
         if op != "open_store" and op not in READS and not (op == "doctor" and not a.get("options", {}).get("repair")):
-            if self.deterministic_note:
-                raise Failure("UNSUPPORTED_OP", self.deterministic_note)
+            if self.cannot_write:
+                raise Failure("UNSUPPORTED_OP", self.cannot_write)
             self.writes += 1
             if self.writes > 1:
                 raise Failure("UNSUPPORTED_OP", "the CLI restarts its deterministic clock in every process: one writing op per phase")
@@ -67,12 +68,15 @@ class CliRunner:
     def op_open_store(self, a: dict[str, Any]) -> Any:
         o = a.get("options", {})
         self.globals = ["--home", o["home"], "--project", a["project"]] if "home" in o else ["--project", a["project"]]
+        # The CLI has flags for these two store options only.
+        others = sorted(set(o) - {"home", "deterministic"})
+        if others:
+            self.cannot_write = f"the CLI has no flag for the store options {others}"
         d = o.get("deterministic")
         if d is not None:
             self.start_ms = d["startMs"]
             if d.get("stepMs", 1) != 1000 or d.get("seed", 0) != d["startMs"]:
-                self.deterministic_note = ("the CLI's --deterministic START means stepMs 1000 and seed START; "
-                                           f"this store asks for {json.dumps(d)}")
+                self.cannot_write = "the CLI's --deterministic START gives stepMs 1000 and seed START only"
         # `doctor` names the store directory, whose name is the project code.
         return {"projectCode": os.path.basename(self.cli("doctor")["store"])}
 
@@ -81,6 +85,18 @@ class CliRunner:
 
     def op_close_session(self, a: dict[str, Any]) -> Any:
         return None  # each command closed what it opened
+
+    def op_create_session(self, a: dict[str, Any]) -> Any:
+        o = a.get("options", {})
+        args = ["new"]
+        if "title" in o:
+            args += ["--title", o["title"]]
+        if "id" in o:
+            args += ["--id", o["id"]]
+        return {"id": self.cli(*args, write=True)["id"]}
+
+    def op_append(self, a: dict[str, Any]) -> Any:
+        return self.cli("append", a["session"], json.dumps(a["message"], ensure_ascii=False), write=True)
 
     def op_fork_session(self, a: dict[str, Any]) -> Any:
         o = a.get("options", {})
