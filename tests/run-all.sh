@@ -29,6 +29,10 @@ bash tests/python/run.sh
 step "Node package: npm ci, addon built by its build script, node --test (tests/node/run.sh)"
 CARGO_LOCKED=1 bash tests/node/run.sh
 
+step "Scenarios: every interface writes byte-identical stores (tests/scenarios/run.sh)"
+# The Python virtualenv and the Node addon of the two steps above are reused.
+CARGO_LOCKED=1 SCENARIOS_REUSE_BUILDS=1 bash tests/scenarios/run.sh
+
 step "demo runs"
 SESSIONKIT_HOME="$(mktemp -d)" cargo run -q --locked -p sessionkit-cli -- demo >/dev/null
 

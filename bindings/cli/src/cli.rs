@@ -60,6 +60,22 @@ pub enum Command {
         /// Session id or a unique prefix of it
         id: String,
     },
+    /// Start a new session, e.g. for a script that then appends to it
+    New {
+        /// Title [default: the first 100 characters of the first user message]
+        #[arg(long)]
+        title: Option<String>,
+        /// The session id [default: a fresh UUIDv7]
+        #[arg(long)]
+        id: Option<String>,
+    },
+    /// Append one message to a session
+    Append {
+        /// Session id or a unique prefix of it
+        id: String,
+        /// The message, a JSON object such as '{"role":"user","content":"hi"}'; - reads it from stdin
+        message: String,
+    },
     /// Copy a session (up to a message) into a new session
     Fork {
         /// Session id or a unique prefix of it

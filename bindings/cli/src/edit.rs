@@ -1,14 +1,62 @@
-//! Commands that change a session: fork, resume-at, rename, delete, undo, rewind.
+//! Commands that change a session: new, append, fork, resume-at, rename, delete,
+//! undo, rewind.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 use serde_json::json;
-use sessionkit::{FileAction, ForkOptions, RewindMode, RewindPlan, RewindPreview};
+use sessionkit::{
+    CreateOptions, ErrorKind, FileAction, ForkOptions, RewindMode, RewindPlan, RewindPreview,
+};
 
 use crate::cli::RewindArgs;
-use crate::ctx::{clip, one_line, paint, Ctx, Output, Result, BAD, BOLD, DIM, GOOD, WARN};
+use crate::ctx::{
+    clip, one_line, paint, CliError, Ctx, Output, Result, BAD, BOLD, DIM, GOOD, WARN,
+};
 use crate::sessions::new_table;
+
+pub fn new_session(ctx: &Ctx, title: Option<String>, id: Option<String>) -> Result<Output> {
+    let s = ctx.store.create_session(CreateOptions { title, id })?;
+    let entry = s.entry();
+    s.close()?;
+    if ctx.json {
+        return Output::json(&entry);
+    }
+    Ok(Output::Text(format!(
+        "{} session {}\n",
+        paint(GOOD, "created"),
+        paint(BOLD, &entry.id)
+    )))
+}
+
+pub fn append(ctx: &Ctx, id: &str, message: &str) -> Result<Output> {
+    let id = ctx.resolve(id)?;
+    let text = if message == "-" {
+        std::io::read_to_string(std::io::stdin()).map_err(|e| {
+            CliError::new(
+                ErrorKind::of_io(&e),
+                format!("reading the message from stdin: {e}"),
+            )
+        })?
+    } else {
+        message.to_string()
+    };
+    let message = sessionkit::parse_json("the message", &text)?;
+    let s = ctx.store.open_session(&id)?;
+    let stored = s.append(message)?;
+    s.close()?;
+    if ctx.json {
+        return serde_json::from_str(stored.json())
+            .map(Output::Json)
+            .map_err(|e| CliError::new(ErrorKind::Internal, format!("the stored message: {e}")));
+    }
+    Ok(Output::Text(format!(
+        "{} message {} to session {}\n",
+        paint(GOOD, "appended"),
+        paint(BOLD, stored.id()),
+        id
+    )))
+}
 
 pub fn fork(ctx: &Ctx, id: &str, at: Option<&str>, title: Option<String>) -> Result<Output> {
     let id = ctx.resolve(id)?;

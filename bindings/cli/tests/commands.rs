@@ -129,6 +129,41 @@ fn tree_json_lists_nodes_and_branches() {
 }
 
 #[test]
+fn new_and_append_write_a_session_a_script_can_read_back() {
+    let env = Env::new();
+    let entry = env.json(&["new", "--title", "scripted", "--id", "script-1"]);
+    assert_eq!(entry["id"], "script-1");
+    assert_eq!(entry["title"], "scripted");
+    assert_eq!(entry["messageCount"], 0);
+
+    let u = env.json(&[
+        "append",
+        "script",
+        r#"{"role":"user","content":"héllo","x-tag":1}"#,
+    ]);
+    assert_eq!(u["content"], "héllo");
+    assert_eq!(u["x-tag"], 1, "unknown fields are kept");
+    let a = env.json(&[
+        "append",
+        "script-1",
+        r#"{"role":"assistant","content":"hi"}"#,
+    ]);
+    assert_eq!(a["parentId"], u["id"]);
+    let shown = env.json(&["show", "script-1"]);
+    assert_eq!(
+        ids(&shown["messages"]),
+        [u["id"].as_str().unwrap(), a["id"].as_str().unwrap()]
+    );
+    assert_eq!(shown["session"]["messageCount"], 2);
+
+    // Not JSON, not an object, an unknown session, a taken id.
+    env.fails(&["append", "script-1", "{not json"], 6);
+    env.fails(&["append", "script-1", "[1]"], 6);
+    env.fails(&["append", "nope", r#"{"role":"user","content":"x"}"#], 3);
+    env.fails(&["new", "--id", "script-1"], 5);
+}
+
+#[test]
 fn fork_resume_at_rename_delete() {
     let env = Env::new();
     build(&env);

@@ -1,0 +1,519 @@
+#!/usr/bin/env python3
+"""Replay the scenarios of tests/scenarios/ through every runner and compare.
+
+A runner is a program that speaks the scenario protocol of docs/FORMAT.md §21
+(one JSON request per line on stdin, one JSON answer per line on stdout). For
+each scenario and each runner this driver makes a fresh store and project,
+streams the steps, checks each step's `expect`, and then compares what every
+runner left behind: the step results, and the store and project trees byte for
+byte (the file-history repository by its refs and objects, since git packs the
+same objects in different files). It prints a table of scenarios x runners.
+
+    python3 tests/scenarios/run.py --runner rust=PATH [--runner python='python3 runner.py'] ...
+    python3 tests/scenarios/run.py --self-test --runner rust=PATH
+
+Standard library only, so any Python >= 3.9 runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ANSWER_TIMEOUT = 120  # seconds for one answer: a debug build's gc can be slow
+DRIVER_OPS = {"write_file", "delete_file", "expect_file"}
+
+
+class ScenarioError(Exception):
+    """A run that went wrong: a failed expectation, a runner crash, a bad scenario."""
+
+
+class Unsupported(Exception):
+    """The runner does not implement an op the scenario needs."""
+
+
+# -- talking to a runner -------------------------------------------------------
+
+
+class RunnerProcess:
+    def __init__(self, name: str, command: list[str], cwd: Path) -> None:
+        self.name = name
+        self.proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.stderr: list[str] = []
+        threading.Thread(target=self._read_out, daemon=True).start()
+        self._err_reader = threading.Thread(target=self._read_err, daemon=True)
+        self._err_reader.start()
+
+    def _read_out(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _read_err(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line)
+
+    def request(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        line = json.dumps({"op": op, "args": args}, ensure_ascii=False)
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise ScenarioError(f"{self.name} runner exited early{self._err()}") from None
+        try:
+            answer = self.lines.get(timeout=ANSWER_TIMEOUT)
+        except queue.Empty:
+            self.proc.kill()
+            raise ScenarioError(f"{self.name} runner gave no answer to {op} in {ANSWER_TIMEOUT}s")
+        if answer is None:
+            raise ScenarioError(f"{self.name} runner exited without answering {op}{self._err()}")
+        try:
+            parsed = json.loads(answer)
+        except json.JSONDecodeError as e:
+            raise ScenarioError(f"{self.name} runner answered {op} with non-JSON ({e}): {answer[:200]!r}")
+        if not isinstance(parsed, dict) or ("ok" in parsed) == ("error" in parsed):
+            raise ScenarioError(f"{self.name} runner's answer to {op} has neither ok nor error: {answer[:200]!r}")
+        return parsed
+
+    def finish(self) -> None:
+        """End of input: the runner closes its handles and exits 0."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            rc = self.proc.wait(timeout=ANSWER_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise ScenarioError(f"{self.name} runner did not exit at end of input")
+        if rc != 0:
+            raise ScenarioError(f"{self.name} runner exited with {rc}{self._err()}")
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def _err(self) -> str:
+        if self.proc.poll() is not None:
+            self._err_reader.join(timeout=5)  # the rest of what a dead runner wrote
+        text = "".join(self.stderr).strip()
+        return f"; its stderr:\n{text[-2000:]}" if text else ""
+
+
+# -- values, variables, expectations ----------------------------------------------
+
+
+def substitute(value: Any, variables: dict[str, Any]) -> Any:
+    """"$name" is replaced by the saved value; "${name}" inside a string by its
+    text; {"$repeat": text, "times": n} by the text n times (large payloads)."""
+    if isinstance(value, dict) and "$repeat" in value:
+        return str(value["$repeat"]) * int(value.get("times", 1))
+    if isinstance(value, str):
+        if value.startswith("$") and value[1:] in variables:
+            return variables[value[1:]]
+        for name, v in variables.items():
+            if isinstance(v, str):
+                value = value.replace("${" + name + "}", v)
+        if "${" in value:
+            raise ScenarioError(f"unknown variable in {value!r} (saved: {sorted(variables)})")
+        return value
+    if isinstance(value, list):
+        return [substitute(v, variables) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, variables) for k, v in value.items()}
+    return value
+
+
+def pick(result: Any, path: str) -> Any:
+    """The value at a dotted path ("id", "0.id", "files.0.action"; "" is all)."""
+    for part in [p for p in path.split(".") if p]:
+        if isinstance(result, list) and part.lstrip("-").isdigit():
+            result = result[int(part)]
+        elif isinstance(result, dict) and part in result:
+            result = result[part]
+        else:
+            raise ScenarioError(f"the result has no {path!r} (at {part!r})")
+    return result
+
+
+def mismatch(expected: Any, actual: Any, where: str = "") -> str | None:
+    """Where `actual` fails `expected`: objects match on the keys expected names,
+    lists element by element with equal lengths, everything else by equality.
+    {"$absent": true} says a key must be missing; {"$len": n} a list's length."""
+    if isinstance(expected, dict):
+        if expected.get("$absent") is True:
+            return f"{where or 'value'}: expected absent, got {json.dumps(actual, ensure_ascii=False)[:200]}"
+        if "$len" in expected and len(expected) == 1:
+            if not isinstance(actual, list) or len(actual) != expected["$len"]:
+                return f"{where or 'value'}: expected a list of {expected['$len']}, got {json.dumps(actual, ensure_ascii=False)[:200]}"
+            return None
+        if not isinstance(actual, dict):
+            return f"{where or 'value'}: expected an object, got {json.dumps(actual, ensure_ascii=False)[:200]}"
+        for k, v in expected.items():
+            if isinstance(v, dict) and v.get("$absent") is True:
+                if k in actual:
+                    return f"{where}.{k}: expected absent, got {json.dumps(actual[k], ensure_ascii=False)[:200]}"
+                continue
+            if k not in actual:
+                return f"{where}.{k}: missing"
+            m = mismatch(v, actual[k], f"{where}.{k}")
+            if m:
+                return m
+        return None
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            n = len(actual) if isinstance(actual, list) else "not a list"
+            return f"{where or 'value'}: expected a list of {len(expected)}, got {n}"
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            m = mismatch(e, a, f"{where}[{i}]")
+            if m:
+                return m
+        return None
+    if expected != actual or type(expected) is not type(actual):
+        return f"{where or 'value'}: expected {json.dumps(expected, ensure_ascii=False)}, got {json.dumps(actual, ensure_ascii=False)[:200]}"
+    return None
+
+
+# -- running one scenario with one assignment of runners ------------------------------
+
+
+def phases_of(scenario: dict[str, Any]) -> list[dict[str, Any]]:
+    if "phases" in scenario:
+        return list(scenario["phases"])
+    return [{"steps": scenario["steps"]}]
+
+
+def make_project(project: Path, files: dict[str, str]) -> None:
+    project.mkdir(parents=True)
+    for rel, content in files.items():
+        p = project / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(content, encoding="utf-8")
+
+
+def driver_step(op: str, args: dict[str, Any], project: Path) -> None:
+    path = project / args["path"]
+    if op == "write_file":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(args["content"], encoding="utf-8")
+    elif op == "delete_file":
+        path.unlink()
+    elif op == "expect_file":
+        want = args.get("content")
+        got = path.read_text(encoding="utf-8") if path.exists() else None
+        if want != got:
+            raise ScenarioError(f"file {args['path']}: expected {want!r}, found {got!r}")
+
+
+def run_once(
+    scenario: dict[str, Any],
+    work: Path,
+    runners: dict[str, list[str]],
+    by: str | None,
+    store_override: dict[str, Any] | None = None,
+) -> list[Any]:
+    """Run the scenario in `work` (emptied first); the results of its steps.
+    `by` runs every phase with that runner; None, as each phase says."""
+    if work.exists():
+        shutil.rmtree(work)
+    project = work / "project"
+    home = work / "home"
+    make_project(project, scenario.get("project", {}).get("files", {}))
+    variables: dict[str, Any] = {}
+    results: list[Any] = []
+    for number, phase in enumerate(phases_of(scenario)):
+        name = by or phase.get("by")
+        if name is None:
+            raise ScenarioError(f"phase {number} names no runner (by)")
+        if name not in runners:
+            raise Unsupported(f"phase {number} wants runner {name}, not given")
+        options = {**scenario.get("store", {}), **phase.get("store", {}), **(store_override or {})}
+        options["home"] = str(home)
+        proc = RunnerProcess(name, runners[name], work)
+        try:
+            opened = proc.request("open_store", {"project": str(project), "options": options})
+            if "error" in opened:
+                raise ScenarioError(f"open_store: {opened['error']}")
+            for i, step in enumerate(phase["steps"]):
+                label = f"phase {number} step {i} ({step['op']})" if "phases" in scenario else f"step {i} ({step['op']})"
+                args = substitute(step.get("args", {}), variables)
+                if step["op"] in DRIVER_OPS:
+                    try:
+                        driver_step(step["op"], args, project)
+                    except ScenarioError as e:
+                        raise ScenarioError(f"{label}: {e}") from None
+                    continue
+                answer = proc.request(step["op"], args)
+                if "error" in answer:
+                    err = answer["error"]
+                    code = err.get("code") if isinstance(err, dict) else None
+                    if code == "UNSUPPORTED_OP":
+                        raise Unsupported(f"{label}: {err.get('message', '')}")
+                    if step.get("expectError") != code:
+                        raise ScenarioError(f"{label} ({name}): error {code}: {err.get('message', '')}")
+                    results.append({"error": code})
+                    continue
+                if "expectError" in step:
+                    raise ScenarioError(f"{label} ({name}): expected error {step['expectError']}, got a result")
+                result = answer["ok"]
+                if "expect" in step:
+                    m = mismatch(substitute(step["expect"], variables), result)
+                    if m:
+                        raise ScenarioError(f"{label} ({name}): {m}")
+                for var, path in step.get("save", {}).items():
+                    try:
+                        variables[var] = pick(result, path)
+                    except ScenarioError as e:
+                        raise ScenarioError(f"{label}: save {var}: {e}") from None
+                results.append(result)
+            proc.finish()
+        finally:
+            proc.kill()
+    return results
+
+
+# -- what a run leaves behind ---------------------------------------------------------
+
+
+def git(git_dir: Path, *args: str) -> str:
+    out = subprocess.run(
+        ["git", f"--git-dir={git_dir}", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(git_dir)},
+    )
+    if out.returncode != 0:
+        raise ScenarioError(f"git {' '.join(args)} in {git_dir}: {out.stderr.strip()}")
+    return out.stdout
+
+
+def snapshot(work: Path) -> dict[str, bytes]:
+    """Every file of the store and the project, by path relative to `work`; a
+    git repository as the text of its refs and of its objects' ids, types and sizes."""
+    tree: dict[str, bytes] = {}
+    for root, dirs, files in os.walk(work):
+        rel_root = Path(root).relative_to(work)
+        if Path(root).name == ".git" and (Path(root) / "HEAD").exists():
+            dirs.clear()
+            refs = git(Path(root), "for-each-ref", "--format=%(refname) %(objectname)")
+            objects = git(Path(root), "cat-file", "--batch-all-objects", "--batch-check")
+            tree[str(rel_root / "<refs>")] = refs.encode()
+            tree[str(rel_root / "<objects>")] = objects.encode()
+            continue
+        dirs.sort()
+        for f in sorted(files):
+            p = Path(root) / f
+            if p.is_symlink():
+                tree[str(rel_root / f)] = b"symlink -> " + os.readlink(p).encode()
+            else:
+                tree[str(rel_root / f)] = p.read_bytes()
+    return tree
+
+
+def first_difference(a: dict[str, bytes], b: dict[str, bytes]) -> str | None:
+    for path in sorted(set(a) | set(b)):
+        if path not in a:
+            return f"{path}: only in the second"
+        if path not in b:
+            return f"{path}: only in the first"
+        if a[path] != b[path]:
+            la, lb = a[path].split(b"\n"), b[path].split(b"\n")
+            for n, (x, y) in enumerate(zip(la, lb), 1):
+                if x != y:
+                    return f"{path} line {n}:\n      {x[:300]!r}\n    vs {y[:300]!r}"
+            return f"{path}: {len(la)} lines vs {len(lb)} lines"
+    return None
+
+
+def json_difference(x: Any, y: Any, where: str = "") -> str:
+    """The first place two JSON values differ, as a path and both values there."""
+    if isinstance(x, dict) and isinstance(y, dict):
+        for k in list(x) + [k for k in y if k not in x]:
+            if k not in x or k not in y or x[k] != y[k]:
+                if k in x and k in y:
+                    return json_difference(x[k], y[k], f"{where}.{k}")
+                return f"{where}.{k}: {'absent' if k not in x else 'present'} vs {'absent' if k not in y else 'present'}"
+    if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+        for i, (a, b) in enumerate(zip(x, y)):
+            if a != b:
+                return json_difference(a, b, f"{where}[{i}]")
+    def show(v: Any) -> str:
+        return json.dumps(v, ensure_ascii=False)[:300]
+
+    return f"{where or 'value'}:\n      {show(x)}\n    vs {show(y)}"
+
+
+def first_result_difference(a: list[Any], b: list[Any]) -> str | None:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return f"result {i}: {json_difference(x, y)}"
+    if len(a) != len(b):
+        return f"{len(a)} results vs {len(b)}"
+    return None
+
+
+# -- the table ---------------------------------------------------------------------
+
+
+def run_scenario(path: Path, runners: dict[str, list[str]], base: Path) -> tuple[dict[str, str], list[str]]:
+    """Cells ("ok", "FAIL", "n/a") by column, and the failures' explanations."""
+    scenario = json.loads(path.read_text(encoding="utf-8"))
+    name = path.stem
+    work = base / "work"
+    cells: dict[str, str] = {}
+    notes: list[str] = []
+    outputs: dict[str, tuple[list[Any], dict[str, bytes]]] = {}
+    columns: list[tuple[str, str | None]] = [(r, r) for r in runners]
+    if any("by" in p for p in phases_of(scenario)):
+        columns.append(("mixed", None))
+    for column, by in columns:
+        try:
+            results = run_once(scenario, work, runners, by)
+            outputs[column] = (results, snapshot(work))
+            cells[column] = "ok"
+        except Unsupported as e:
+            cells[column] = "n/a"
+            notes.append(f"n/a [{column}] {str(e).split(': ', 1)[-1]}\t{name}")
+        except ScenarioError as e:
+            cells[column] = "FAIL"
+            notes.append(f"{name} [{column}] {e}")
+    # Every run that finished must match the first one byte for byte.
+    done = [c for c, _ in columns if c in outputs]
+    if done:
+        ref = done[0]
+        for other in done[1:]:
+            diffs = [
+                d
+                for d in (
+                    first_result_difference(outputs[ref][0], outputs[other][0]),
+                    first_difference(outputs[ref][1], outputs[other][1]),
+                )
+                if d
+            ]
+            if diffs:
+                diff = "\n  ".join(diffs)
+                cells[other] = "DIFF"
+                notes.append(f"{name} [{other}] differs from [{ref}]: {diff}")
+    if work.exists():
+        shutil.rmtree(work)
+    return cells, notes
+
+
+def print_table(rows: list[tuple[str, dict[str, str]]], columns: list[str]) -> None:
+    width = max([len("scenario")] + [len(r) for r, _ in rows])
+    print("scenario".ljust(width) + "".join(f"  {c:>6}" for c in columns))
+    for name, cells in rows:
+        print(name.ljust(width) + "".join(f"  {cells.get(c, '-'):>6}" for c in columns))
+
+
+def self_test(runners: dict[str, list[str]], base: Path) -> int:
+    """The comparison must catch one runner writing different bytes: run a
+    scenario twice with one runner, the second time with another id seed."""
+    name = next(iter(runners))
+    scenario = json.loads((HERE / "create-append.json").read_text(encoding="utf-8"))
+    work = base / "work"
+    run_once(scenario, work, runners, name)
+    same = snapshot(work)
+    run_once(scenario, work, runners, name)
+    if first_difference(same, snapshot(work)) is not None:
+        print(f"self-test FAILED: two identical runs of {name} differ")
+        return 1
+    seed = dict(scenario["store"]["deterministic"])
+    seed["seed"] = seed.get("seed", 0) + 1
+    run_once(scenario, work, runners, name, {"deterministic": seed})
+    diff = first_difference(same, snapshot(work))
+    if diff is None:
+        print("self-test FAILED: a run with another id seed wrote the same bytes, unnoticed")
+        return 1
+    # One byte of one log line changed: named by file and line.
+    tampered = dict(same)
+    log = next(p for p in tampered if p.endswith(".jsonl"))
+    tampered[log] = tampered[log].replace(b'"role":"user"', b'"role":"User"', 1)
+    line = first_difference(same, tampered)
+    if line is None or f"{log} line 3:" not in line:
+        print(f"self-test FAILED: a changed byte in {log} was reported as {line!r}")
+        return 1
+    print(f"self-test ok: identical runs match; another seed is caught ({diff.splitlines()[0]}); "
+          f"a changed byte is named ({line.splitlines()[0]})")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runner", action="append", default=[], metavar="NAME=COMMAND",
+                    help="a runner and the command that starts it (shell words); repeatable")
+    ap.add_argument("--self-test", action="store_true", help="check that the comparison catches a difference")
+    ap.add_argument("scenarios", nargs="*", type=Path, help="scenario files [default: tests/scenarios/*.json]")
+    opts = ap.parse_args()
+    runners: dict[str, list[str]] = {}
+    for spec in opts.runner:
+        name, sep, command = spec.partition("=")
+        if not sep or not command:
+            ap.error(f"--runner {spec!r}: expected NAME=COMMAND")
+        # Runners start in the work directory: paths given relative to here are made absolute.
+        runners[name] = [os.path.abspath(w) if os.path.exists(w) else w for w in shlex.split(command)]
+    if not runners:
+        ap.error("no runner given (--runner NAME=COMMAND)")
+    if shutil.which("git") is None:
+        print("git is needed to compare the file-history repositories", file=sys.stderr)
+        return 2
+    base = Path(tempfile.mkdtemp(prefix="sk-scenarios-"))
+    try:
+        if opts.self_test:
+            return self_test(runners, base)
+        paths = opts.scenarios or sorted(HERE.glob("*.json"))
+        rows: list[tuple[str, dict[str, str]]] = []
+        notes: list[str] = []
+        for path in paths:
+            cells, scenario_notes = run_scenario(path, runners, base)
+            rows.append((path.stem, cells))
+            notes.extend(scenario_notes)
+            print(f"{path.stem}: " + " ".join(f"{c}={v}" for c, v in cells.items()), flush=True)
+        columns = list(runners) + (["mixed"] if any("mixed" in c for _, c in rows) else [])
+        print()
+        print_table(rows, columns)
+        print("(mixed: the phases of a hand-off scenario, each by the runner it names)")
+        # Why a runner could not take part, once per reason.
+        not_applicable: dict[str, list[str]] = {}
+        for n in notes:
+            if n.startswith("n/a "):
+                reason, _, scenario = n.partition("\t")
+                not_applicable.setdefault(reason, []).append(scenario)
+            else:
+                print("\n" + n)
+        for reason, scenarios in not_applicable.items():
+            print(f"\n{reason}\n  ({', '.join(scenarios)})")
+        failed = sum(v in ("FAIL", "DIFF") for _, c in rows for v in c.values())
+        print(f"\n{len(rows)} scenarios, {len(runners)} runners: {failed} failed")
+        return 1 if failed else 0
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

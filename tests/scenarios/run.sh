@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The scenarios of tests/scenarios/*.json, replayed by every interface's runner
+# (docs/FORMAT.md §21): Rust (core/examples/scenario_runner.rs), C
+# (runners/runner.c against the shared library), Python and Node (runners/
+# through the installed packages) and the CLI (runners/cli_runner.py). Each
+# scenario's store must come out byte-identical from every runner; the table of
+# scenarios x runners is printed. The driver's self-test runs first: a store
+# written with another id seed must fail the comparison.
+#   bash tests/scenarios/run.sh [SCENARIO.json ...]
+# Reuses the Python virtualenv of tests/python/run.sh and the Node addon of
+# tests/node/run.sh when SCENARIOS_REUSE_BUILDS=1 (tests/run-all.sh runs those
+# first); otherwise installs and builds them the same way. Needs what those
+# two need, plus gcc and git.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root="$PWD"
+
+target="${CARGO_TARGET_DIR:-target}"
+case "$target" in /*) ;; *) target="$root/$target" ;; esac
+export CARGO_TARGET_DIR="$target"
+out="$target/scenarios"
+mkdir -p "$out"
+
+echo "-- build: the Rust runner, the C library, the CLI"
+cargo build -q ${CARGO_LOCKED:+--locked} -p sessionkit --example scenario_runner
+cargo build -q ${CARGO_LOCKED:+--locked} -p sessionkit-ffi -p sessionkit-cli
+lib="$target/debug"
+gcc -std=c11 -g -Wall -Wextra -Werror -Iinclude -Itests/c tests/scenarios/runners/runner.c \
+    -L"$lib" -lsessionkit -Wl,-rpath,"$lib" -o "$out/runner_c"
+
+venv="$target/py-venv"
+if [ "${SCENARIOS_REUSE_BUILDS:-}" != 1 ] || [ ! -x "$venv/bin/python" ]; then
+    echo "-- Python package: pip install ./bindings/python into $venv"
+    [ -x "$venv/bin/python" ] || "${PYTHON:-python3}" -m venv "$venv"
+    "$venv/bin/python" -m pip --disable-pip-version-check -q install maturin==1.16.0
+    "$venv/bin/python" -m pip --disable-pip-version-check -q install --force-reinstall --no-deps ./bindings/python
+fi
+
+pkg="$root/bindings/node"
+if [ "${SCENARIOS_REUSE_BUILDS:-}" != 1 ] || [ ! -f "$pkg/sessionkit.node" ]; then
+    echo "-- Node package: npm ci and the addon's build script in bindings/node"
+    (cd "$pkg" &&
+        npm ci --cache "$target/npm-cache" --no-audit --no-fund --ignore-scripts --loglevel=error &&
+        node build.js --debug)
+fi
+# A library that imports zlib takes the host's when the host exports one (Node
+# does), and its file-history packs then differ by interface: zlib is linked in.
+native="$("$venv/bin/python" -c 'import sessionkit._native as n; print(n.__file__)')"
+for so in "$lib/libsessionkit.so" "$pkg/sessionkit.node" "$native"; do
+    if nm -D --undefined-only "$so" | grep -qwE 'deflate|inflate'; then
+        echo "$so imports zlib: it must be linked statically (libz-sys feature static)" >&2
+        exit 1
+    fi
+done
+
+# The runner imports the package by name, as a user does.
+mkdir -p tests/scenarios/runners/node_modules
+ln -sfn "$pkg" tests/scenarios/runners/node_modules/sessionkit
+
+runners=(
+    --runner "rust=$lib/examples/scenario_runner"
+    --runner "python=$venv/bin/python tests/scenarios/runners/runner.py"
+    --runner "node=node tests/scenarios/runners/runner.mjs"
+    --runner "c=$out/runner_c"
+    --runner "cli=$venv/bin/python tests/scenarios/runners/cli_runner.py $lib/sessionkit"
+)
+if "$venv/bin/python" -c 'import mypy' 2>/dev/null; then
+    echo "-- mypy --strict on the driver and the Python runners"
+    "$venv/bin/python" -m mypy --strict --no-incremental tests/scenarios/run.py \
+        tests/scenarios/runners/runner.py tests/scenarios/runners/cli_runner.py
+fi
+echo "-- driver self-test"
+"$venv/bin/python" tests/scenarios/run.py --self-test "${runners[@]:0:2}"
+echo "-- scenarios"
+"$venv/bin/python" tests/scenarios/run.py "${runners[@]}" "$@"
