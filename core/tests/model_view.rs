@@ -2,34 +2,19 @@
 //! never hands the model a broken sequence (FORMAT.md §8.6).
 
 use serde_json::{json, Value};
-use sessionkit::{CreateOptions, Durability, ModelViewOptions, Store, StoreOptions};
-use tempfile::TempDir;
+use sessionkit::{CreateOptions, Durability, ModelViewOptions, StoreOptions};
 
-struct Env {
-    _home: TempDir,
-    _project: TempDir,
-    store: Store,
-}
+#[path = "support/env.rs"]
+mod support_env;
+use support_env::{env_with, Env};
 
 /// A store whose values over 200 bytes go to blobs.
 fn env() -> Env {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        project.path(),
-        StoreOptions {
-            home: Some(home.path().to_path_buf()),
-            durability: Durability::Never,
-            blob_threshold: 200,
-            ..StoreOptions::default()
-        },
-    )
-    .unwrap();
-    Env {
-        _home: home,
-        _project: project,
-        store,
-    }
+    env_with(StoreOptions {
+        durability: Durability::Never,
+        blob_threshold: 200,
+        ..StoreOptions::default()
+    })
 }
 
 fn ids(view: &[sessionkit::Message]) -> Vec<String> {

@@ -11,7 +11,10 @@ use sessionkit::{
     CreateOptions, Durability, ErrorKind, ForkOptions, ModelViewOptions, Result, Store,
     StoreOptions,
 };
-use tempfile::TempDir;
+
+#[path = "support/env.rs"]
+mod support_env;
+use support_env::{env_with, Env};
 
 #[track_caller]
 fn expect_not_found<T: Debug>(r: Result<T>, needles: &[&str], what: &str) {
@@ -26,30 +29,12 @@ fn expect_not_found<T: Debug>(r: Result<T>, needles: &[&str], what: &str) {
     }
 }
 
-struct Env {
-    _home: TempDir,
-    project: TempDir,
-    store: Store,
-}
-
 fn env() -> Env {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        project.path(),
-        StoreOptions {
-            home: Some(home.path().to_path_buf()),
-            durability: Durability::Never,
-            blob_threshold: 64,
-            ..StoreOptions::default()
-        },
-    )
-    .unwrap();
-    Env {
-        _home: home,
-        project,
-        store,
-    }
+    env_with(StoreOptions {
+        durability: Durability::Never,
+        blob_threshold: 64,
+        ..StoreOptions::default()
+    })
 }
 
 /// A closed session with a message, a subagent and a snapshot; returns its id.

@@ -10,29 +10,15 @@ use sessionkit::{
     HistoryState, IndexState, RewindMode, Session, Store, StoreOptions,
 };
 
-struct Env {
-    _home: tempfile::TempDir,
-    project: tempfile::TempDir,
-    store: Store,
-}
+#[path = "support/env.rs"]
+mod support_env;
+use support_env::{env_with, Env};
 
 fn env() -> Env {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        project.path(),
-        StoreOptions {
-            home: Some(home.path().to_path_buf()),
-            durability: Durability::Never,
-            ..StoreOptions::default()
-        },
-    )
-    .unwrap();
-    Env {
-        _home: home,
-        project,
-        store,
-    }
+    env_with(StoreOptions {
+        durability: Durability::Never,
+        ..StoreOptions::default()
+    })
 }
 
 fn create(store: &Store, id: &str) -> Session {
