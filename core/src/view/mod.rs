@@ -219,23 +219,26 @@ impl ModelViewOptions {
 /// Tokens a message counts for: `meta.tokens` when the host set it, else an
 /// estimate of one token per four bytes of its content and parameters.
 pub fn token_count(m: &Map<String, Value>) -> u64 {
-    if let Some(t) = m
-        .get("meta")
-        .and_then(|x| x.get("tokens"))
-        .and_then(Value::as_u64)
-    {
-        return t;
+    tokens_of(m.get("meta"), || {
+        ["content", "contentParams", "messageParams"]
+            .iter()
+            .filter_map(|f| m.get(*f))
+            .filter(|v| !v.is_null())
+            .map(|v| match v {
+                Value::String(s) => s.len(),
+                other => other.to_string().len(),
+            })
+            .sum()
+    })
+}
+
+/// [`token_count`] from a message's `meta` and, only when that states no
+/// count, the bytes of its content and parameters.
+pub(crate) fn tokens_of(meta: Option<&Value>, bytes: impl FnOnce() -> usize) -> u64 {
+    match meta.and_then(|x| x.get("tokens")).and_then(Value::as_u64) {
+        Some(t) => t,
+        None => (bytes() as u64).div_ceil(4).max(1),
     }
-    let bytes: usize = ["content", "contentParams", "messageParams"]
-        .iter()
-        .filter_map(|f| m.get(*f))
-        .filter(|v| !v.is_null())
-        .map(|v| match v {
-            Value::String(s) => s.len(),
-            other => other.to_string().len(),
-        })
-        .sum();
-    (bytes as u64).div_ceil(4).max(1)
 }
 
 /// Turn model items (stored form) into the model view (FORMAT.md §8.6): drop

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::format::decode::{Probe, Shape};
 use crate::log::LineText;
-use crate::view::{token_count, tools};
+use crate::view::{token_count, tokens_of, tools};
 
 pub(crate) enum ModelItem {
     Plain(Plain),
@@ -193,21 +193,10 @@ impl PlainFacts {
             Some(raw) => Some(serde_json::from_str(raw.get()).ok()?),
             None => None,
         };
-        // As `token_count` counts: `meta.tokens`, else a quarter of the bytes.
-        let tokens = match meta
-            .as_ref()
-            .and_then(|m| m.get("tokens"))
-            .and_then(Value::as_u64)
-        {
-            Some(t) => t,
-            None => {
-                let bytes = match p.content {
-                    Shape::Str(n) => n,
-                    _ => 0,
-                };
-                (bytes as u64).div_ceil(4).max(1)
-            }
-        };
+        let tokens = tokens_of(meta.as_ref(), || match p.content {
+            Shape::Str(n) => n,
+            _ => 0,
+        });
         Some(PlainFacts {
             system: role == Some("system"),
             excluded: excluded_by(meta.as_ref()),
