@@ -400,20 +400,6 @@ impl SessionCore {
 }
 
 impl StoreCore {
-    /// Delete a session open for writing for good (log, sidecars, file history)
-    /// and create it again, empty, under the same id. The writer's lock is let
-    /// go between the two: a writer that opens the session in that moment makes
-    /// this fail with `Busy`, and the session stays deleted.
-    pub(crate) fn erase_session(&self, session: SessionCore) -> Result<SessionCore> {
-        let id = session.id().to_owned();
-        session.close()?;
-        self.delete_session(&id)?;
-        self.create_session(crate::store::session::CreateOptions {
-            id: Some(id),
-            ..Default::default()
-        })
-    }
-
     /// Remove file-history objects that no session's branch reaches, and report
     /// the bytes freed.
     pub(crate) fn gc(&self) -> Result<GcReport> {

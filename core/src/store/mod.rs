@@ -1037,6 +1037,20 @@ impl StoreCore {
         Ok(())
     }
 
+    /// Delete a session open for writing for good (log, sidecars, file history)
+    /// and create it again, empty, under the same id. The writer's lock is let
+    /// go between the two: a writer that opens the session in that moment makes
+    /// this fail with `Busy`, and the session stays deleted.
+    pub(crate) fn erase_session(&self, session: SessionCore) -> Result<SessionCore> {
+        let id = session.id().to_owned();
+        session.close()?;
+        self.delete_session(&id)?;
+        self.create_session(CreateOptions {
+            id: Some(id),
+            ..Default::default()
+        })
+    }
+
     pub(crate) fn remove_session_files(&self, id: &str) -> Result<()> {
         let path = self.log_path(id)?;
         fsutil::remove_file_if_exists(&PathBuf::from(format!("{}.corrupt", path.display())))?;
