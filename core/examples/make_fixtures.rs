@@ -27,11 +27,7 @@ pub fn options(home: &Path) -> StoreOptions {
         home: Some(home.to_path_buf()),
         durability: Durability::Never,
         blob_threshold: 256,
-        deterministic: Some(Deterministic {
-            start_ms: 1_767_225_600_000,
-            step_ms: 1000,
-            seed: 1,
-        }),
+        deterministic: Some(Deterministic::new(1_767_225_600_000, 1000, 1)),
         ..StoreOptions::default()
     }
 }

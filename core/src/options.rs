@@ -32,6 +32,31 @@ pub struct Deterministic {
     /// Seed for the random part of generated ids.
     #[serde(default)]
     pub seed: u64,
+    /// Clock readings already handed out: a process that continues another's
+    /// deterministic run starts here ([`crate::Store::deterministic_state`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ticks: u64,
+    /// Ids already handed out, likewise.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ids: u64,
+}
+
+impl Deterministic {
+    /// A run from its start: clock at `start_ms`, moving `step_ms` per reading,
+    /// ids from `seed`.
+    pub fn new(start_ms: u64, step_ms: u64, seed: u64) -> Deterministic {
+        Deterministic {
+            start_ms,
+            step_ms,
+            seed,
+            ticks: 0,
+            ids: 0,
+        }
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn default_step() -> u64 {
@@ -120,6 +145,15 @@ impl StoreOptions {
             return Err(Error::invalid(
                 "store options: maxRecordBytes must be at least 1024",
             ));
+        }
+        if let Some(d) = &self.deterministic {
+            if d.start_ms > crate::format::ids::MAX_MS {
+                return Err(Error::invalid(format!(
+                    "store options: deterministic.startMs {} is past 9999-12-31T23:59:59.999Z ({})",
+                    d.start_ms,
+                    crate::format::ids::MAX_MS
+                )));
+            }
         }
         Ok(())
     }

@@ -290,13 +290,7 @@ fn explicit_parent_and_ui_view_flags() {
 
 #[test]
 fn list_continue_rename_delete() {
-    let e = env_with(|o| {
-        o.deterministic = Some(Deterministic {
-            start_ms: 1_800_000_000_000,
-            step_ms: 1000,
-            seed: 1,
-        })
-    });
+    let e = env_with(|o| o.deterministic = Some(Deterministic::new(1_800_000_000_000, 1000, 1)));
     let empty = e.store.create_session(CreateOptions::default()).unwrap();
     let a = e.store.create_session(CreateOptions::default()).unwrap();
     a.append(json!({"role": "user", "content": "first"}))
@@ -357,11 +351,7 @@ fn list_continue_rename_delete() {
 fn pruning_keeps_max_sessions_and_says_which() {
     let e = env_with(|o| {
         o.max_sessions = 2;
-        o.deterministic = Some(Deterministic {
-            start_ms: 1_800_000_000_000,
-            step_ms: 10,
-            seed: 3,
-        });
+        o.deterministic = Some(Deterministic::new(1_800_000_000_000, 10, 3));
     });
     let s1 = e.store.create_session(CreateOptions::default()).unwrap();
     let id1 = s1.id().to_string();
@@ -608,11 +598,7 @@ fn deterministic_mode_reproduces_bytes() {
         let project = home.path().join("proj");
         std::fs::create_dir(&project).unwrap();
         let mut o = options(home.path());
-        o.deterministic = Some(Deterministic {
-            start_ms: 1_800_000_000_000,
-            step_ms: 7,
-            seed: 9,
-        });
+        o.deterministic = Some(Deterministic::new(1_800_000_000_000, 7, 9));
         let store = Store::open(&project, o).unwrap();
         let s = store.create_session(CreateOptions::default()).unwrap();
         s.append(json!({"role": "user", "content": "same"}))

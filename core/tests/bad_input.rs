@@ -502,9 +502,19 @@ fn path_traversal_ids_are_invalid_everywhere() {
 
 #[test]
 fn invalid_store_options_are_refused() {
-    let cases: [(&str, &[&str]); 10] = [
+    let cases: [(&str, &[&str]); 12] = [
         ("{", &["store options"]),
         ("[1]", &["store options"]),
+        // serde reads a struct from an array by position: an empty one would be
+        // taken as the defaults.
+        (
+            "[]",
+            &["store options", "expected a JSON object, got an array"],
+        ),
+        (
+            "null",
+            &["store options", "expected a JSON object, got null"],
+        ),
         ("42", &["store options"]),
         (r#"{"bogus": 1}"#, &["store options", "bogus"]),
         (
@@ -533,7 +543,11 @@ fn invalid_store_options_are_refused() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let home_json = serde_json::to_string(home.path()).unwrap();
-    for (field, value) in [("blobThreshold", "0"), ("maxRecordBytes", "10")] {
+    for (field, value) in [
+        ("blobThreshold", "0"),
+        ("maxRecordBytes", "10"),
+        ("deterministic", r#"{"startMs": 18446744073709551615}"#),
+    ] {
         let text = format!(r#"{{"home": {home_json}, "{field}": {value}}}"#);
         let opts = StoreOptions::from_json(&text).unwrap();
         expect_err(
@@ -566,6 +580,66 @@ fn invalid_store_options_are_refused() {
         ErrorKind::InvalidInput,
         &["create options", "titel"],
         "create options typo",
+    );
+    for (text, what) in [("[]", "create options"), ("[]", "model view options")] {
+        let r = if what == "create options" {
+            CreateOptions::from_json(text).map(|_| ())
+        } else {
+            sessionkit::ModelViewOptions::from_json(text).map(|_| ())
+        };
+        expect_err(r, ErrorKind::InvalidInput, &[what, "a JSON object"], what);
+    }
+}
+
+/// Numbers a host stored (`meta.tokens`) and numbers it passes (`summaryTokens`,
+/// budgets) at the top of their range: views and compaction saturate instead of
+/// overflowing (a panic in a debug build, a wrapped sum in a release one), and
+/// the session stays readable afterwards.
+#[test]
+fn stored_numbers_at_the_limit_neither_panic_nor_wrap() {
+    let f = fixture(|_| {});
+    let s = f.store.create_session(CreateOptions::default()).unwrap();
+    for (i, tokens) in [u64::MAX, u64::MAX, 3].into_iter().enumerate() {
+        s.append(
+            json!({"role": "user", "content": format!("turn {i}"), "meta": {"tokens": tokens}}),
+        )
+        .unwrap();
+        s.append(json!({"role": "assistant", "content": "ok", "meta": {"tokens": 1}}))
+            .unwrap();
+    }
+    for budget in [0, 10, u64::MAX - 1, u64::MAX] {
+        let opts = sessionkit::ModelViewOptions {
+            last_n: None,
+            token_budget: Some(budget),
+        };
+        let view = s.model_view(&opts).unwrap();
+        assert!(view.len() <= 6, "budget {budget}: {} messages", view.len());
+        if budget == 10 {
+            // The trailing messages that fit (1 + 3 + 1); the next (u64::MAX) does not.
+            let texts: Vec<Value> = view.iter().map(|m| m.value()["content"].clone()).collect();
+            assert_eq!(texts, [json!("ok"), json!("turn 2"), json!("ok")]);
+        }
+    }
+    for summary_tokens in [0, u64::MAX] {
+        let plan = s
+            .select_compaction(&sessionkit::CompactionPolicy {
+                token_budget: 5,
+                keep_last_turns: 1,
+                summary_tokens,
+            })
+            .unwrap()
+            .expect("the first turns can go");
+        assert_eq!(plan.tokens_before, u64::MAX, "the sum saturates");
+        assert!(plan.tokens_after <= plan.tokens_before);
+    }
+    // Still readable, from the log and from the store.
+    assert_eq!(s.model_view(&Default::default()).unwrap().len(), 6);
+    assert_eq!(
+        f.store
+            .model_view(s.id(), &Default::default())
+            .unwrap()
+            .len(),
+        6
     );
 }
 

@@ -224,11 +224,9 @@ pub struct Ctx {
 pub fn store_options(g: &Global) -> StoreOptions {
     StoreOptions {
         home: g.home.clone(),
-        deterministic: g.deterministic.map(|start_ms| Deterministic {
-            start_ms,
-            step_ms: 1000,
-            seed: start_ms,
-        }),
+        deterministic: g
+            .deterministic
+            .map(|start_ms| Deterministic::new(start_ms, 1000, start_ms)),
         ..StoreOptions::default()
     }
 }

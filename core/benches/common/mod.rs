@@ -401,11 +401,7 @@ pub fn options(home: &Path, durability: Durability, seed: u64) -> StoreOptions {
         home: Some(home.to_path_buf()),
         durability,
         max_sessions: 0,
-        deterministic: Some(Deterministic {
-            start_ms: 1_767_225_600_000,
-            step_ms: 7,
-            seed,
-        }),
+        deterministic: Some(Deterministic::new(1_767_225_600_000, 7, seed)),
         ..StoreOptions::default()
     }
 }

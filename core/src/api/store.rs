@@ -343,6 +343,13 @@ impl Store {
         crate::ops::lookup::resolve_session(&self.core, prefix)
     }
 
+    /// In deterministic mode, where the clock and the id counter stand: options
+    /// that let another process continue the same run (a command-line tool
+    /// called once per step does); `None` with the system clock.
+    pub fn deterministic_state(&self) -> Option<crate::options::Deterministic> {
+        self.core.ids().deterministic_state()
+    }
+
     /// Where the store is on disk.
     pub fn info(&self) -> crate::ops::info::StoreInfo {
         crate::ops::info::store_info(&self.core)

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
+use crate::options::Deterministic;
 
 /// Longest id accepted anywhere (session, agent, message).
 pub const MAX_ID_LEN: usize = 128;
@@ -53,13 +54,34 @@ pub enum IdSource {
 }
 
 impl IdSource {
-    pub fn deterministic(start_ms: u64, step_ms: u64, seed: u64) -> IdSource {
+    pub fn deterministic(d: &Deterministic) -> IdSource {
         IdSource::Deterministic {
-            start_ms,
-            step_ms,
-            tick: AtomicU64::new(0),
-            seed,
-            counter: AtomicU64::new(0),
+            start_ms: d.start_ms,
+            step_ms: d.step_ms,
+            tick: AtomicU64::new(d.ticks),
+            seed: d.seed,
+            counter: AtomicU64::new(d.ids),
+        }
+    }
+
+    /// Where a deterministic run stands: its options with the readings and ids
+    /// handed out so far, so that another process can continue it.
+    pub fn deterministic_state(&self) -> Option<Deterministic> {
+        match self {
+            IdSource::System => None,
+            IdSource::Deterministic {
+                start_ms,
+                step_ms,
+                tick,
+                seed,
+                counter,
+            } => Some(Deterministic {
+                start_ms: *start_ms,
+                step_ms: *step_ms,
+                seed: *seed,
+                ticks: tick.load(Ordering::Relaxed),
+                ids: counter.load(Ordering::Relaxed),
+            }),
         }
     }
 
@@ -75,7 +97,14 @@ impl IdSource {
                 step_ms,
                 tick,
                 ..
-            } => start_ms + step_ms * tick.fetch_add(1, Ordering::Relaxed),
+            } => {
+                // Saturating: a clock set near the end of time stops there
+                // instead of overflowing (the start is checked at the door).
+                let n = tick.fetch_add(1, Ordering::Relaxed);
+                start_ms
+                    .saturating_add(step_ms.saturating_mul(n))
+                    .min(MAX_MS)
+            }
         }
     }
 
@@ -113,6 +142,9 @@ fn splitmix(mut x: u64) -> u64 {
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^ (x >> 31)
 }
+
+/// The last millisecond an RFC 3339 timestamp can name (9999-12-31T23:59:59.999Z).
+pub const MAX_MS: u64 = 253_402_300_799_999;
 
 /// Format milliseconds since the epoch as RFC 3339 UTC with milliseconds.
 pub fn format_ms(ms: u64) -> String {
@@ -158,8 +190,8 @@ mod tests {
 
     #[test]
     fn deterministic_source_repeats() {
-        let a = IdSource::deterministic(1_700_000_000_000, 1000, 7);
-        let b = IdSource::deterministic(1_700_000_000_000, 1000, 7);
+        let a = IdSource::deterministic(&Deterministic::new(1_700_000_000_000, 1000, 7));
+        let b = IdSource::deterministic(&Deterministic::new(1_700_000_000_000, 1000, 7));
         assert_eq!(a.new_id(), b.new_id());
         assert_eq!(a.timestamp(), b.timestamp());
         let id = a.new_id();
@@ -168,7 +200,7 @@ mod tests {
 
     #[test]
     fn ids_are_uuid_display_form() {
-        let ids = IdSource::deterministic(1_764_454_406_123, 7, 9);
+        let ids = IdSource::deterministic(&Deterministic::new(1_764_454_406_123, 7, 9));
         for id in [ids.new_id(), ids.new_id(), IdSource::System.new_id()] {
             let u = uuid::Uuid::parse_str(&id).unwrap();
             assert_eq!(id, u.to_string());
@@ -181,5 +213,35 @@ mod tests {
         let s = format_ms(ms);
         assert_eq!(s, "2025-11-29T22:13:26.123Z");
         assert_eq!(parse_ms(&s), Some(ms));
+    }
+
+    #[test]
+    fn a_continued_run_hands_out_what_the_first_would_have() {
+        let whole = IdSource::deterministic(&Deterministic::new(1_764_454_406_123, 1000, 3));
+        let first = IdSource::deterministic(&Deterministic::new(1_764_454_406_123, 1000, 3));
+        let expected: Vec<String> = (0..4).map(|_| whole.new_id()).collect();
+        let mut got = vec![first.new_id(), first.new_id()];
+        let rest = IdSource::deterministic(&first.deterministic_state().unwrap());
+        got.extend([rest.new_id(), rest.new_id()]);
+        assert_eq!(got, expected);
+        assert_eq!(rest.timestamp(), whole.timestamp());
+        assert_eq!(IdSource::System.deterministic_state(), None);
+    }
+
+    #[test]
+    fn ids_are_as_the_format_spells_them() {
+        // docs/FORMAT.md §21.5: a foreign writer computes the same.
+        let ids = IdSource::deterministic(&Deterministic::new(1_767_225_600_000, 1000, 11));
+        assert_eq!(ids.new_id(), "019b76da-a800-7d30-8023-7d64f5500000");
+        assert_eq!(ids.new_id(), "019b76da-abe8-7a2f-988a-be1287080100");
+    }
+
+    #[test]
+    fn a_clock_at_the_end_of_time_stops_there() {
+        let ids = IdSource::deterministic(&Deterministic::new(MAX_MS - 1, u64::MAX, u64::MAX));
+        assert_eq!(ids.now_ms(), MAX_MS - 1);
+        assert_eq!(ids.now_ms(), MAX_MS);
+        assert_eq!(ids.timestamp(), "9999-12-31T23:59:59.999Z");
+        uuid::Uuid::parse_str(&ids.new_id()).unwrap();
     }
 }

@@ -76,8 +76,23 @@ pub(crate) fn options_from_json<T: serde::de::DeserializeOwned + Default>(
     what: &str,
     json: &str,
 ) -> crate::error::Result<T> {
-    if json.trim().is_empty() {
+    let json = json.trim();
+    if json.is_empty() {
         return Ok(T::default());
+    }
+    // serde reads a struct from an array too (fields by position); options are
+    // documented as an object, and a positional form would be read silently wrong.
+    if !json.starts_with('{') {
+        let got = match json.as_bytes()[0] {
+            b'[' => "an array",
+            b'"' => "a string",
+            b'n' => "null",
+            b't' | b'f' => "a boolean",
+            _ => "a number or invalid JSON",
+        };
+        return Err(crate::error::Error::invalid(format!(
+            "{what}: expected a JSON object, got {got}"
+        )));
     }
     serde_json::from_str(json).map_err(|e| crate::error::Error::invalid(format!("{what}: {e}")))
 }

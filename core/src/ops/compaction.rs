@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{Error, Result};
 use crate::format::records::kind;
 use crate::store::session::SessionCore;
-use crate::view::{token_count, tools, Message};
+use crate::view::{token_count, token_sum, tools, Message};
 
 /// How to pick what to compact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -85,7 +85,7 @@ pub(crate) fn select(
     policy: &CompactionPolicy,
 ) -> Option<(usize, usize)> {
     let tokens: Vec<u64> = items.iter().map(token_count).collect();
-    let total: u64 = tokens.iter().sum();
+    let total = token_sum(tokens.iter().copied());
     if total <= policy.token_budget {
         return None;
     }
@@ -108,12 +108,13 @@ pub(crate) fn select(
     let mut best = None;
     let mut removed = 0u64;
     for j in start + 1..=end {
-        removed += tokens[j - 1];
+        removed = removed.saturating_add(tokens[j - 1]);
         if !valid(j) {
             continue;
         }
         best = Some(j);
-        if total - removed + policy.summary_tokens <= policy.token_budget {
+        let after = total.saturating_sub(removed);
+        if after.saturating_add(policy.summary_tokens) <= policy.token_budget {
             break;
         }
     }
@@ -203,8 +204,8 @@ impl SessionCore {
         let Some((a, b)) = select(&items, policy) else {
             return Ok(None);
         };
-        let tokens_before: u64 = items.iter().map(token_count).sum();
-        let removed: u64 = items[a..b].iter().map(token_count).sum();
+        let tokens_before = token_sum(items.iter().map(token_count));
+        let removed = token_sum(items[a..b].iter().map(token_count));
         let mut messages = Vec::with_capacity(b - a);
         for m in &items[a..b] {
             let mut m = m.clone();
@@ -215,7 +216,7 @@ impl SessionCore {
             replaces: items[a..b].iter().map(|m| id(m).to_string()).collect(),
             messages,
             tokens_before,
-            tokens_after: tokens_before - removed,
+            tokens_after: tokens_before.saturating_sub(removed),
         }))
     }
 

@@ -329,7 +329,7 @@ impl StoreCore {
         let dir = home.join("projects").join(&code);
         fsutil::create_private_dir(&dir)?;
         let ids = Arc::new(match options.deterministic {
-            Some(d) => IdSource::deterministic(d.start_ms, d.step_ms, d.seed),
+            Some(d) => IdSource::deterministic(&d),
             None => IdSource::System,
         });
         let history = crate::history::Scope {

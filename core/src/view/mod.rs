@@ -241,6 +241,12 @@ pub(crate) fn tokens_of(meta: Option<&Value>, bytes: impl FnOnce() -> usize) -> 
     }
 }
 
+/// The sum of token counts, stopping at `u64::MAX`: counts are stored numbers a
+/// host wrote (`meta.tokens`), and a sum of them must neither overflow nor wrap.
+pub(crate) fn token_sum(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, u64::saturating_add)
+}
+
 /// Turn model items (stored form) into the model view (FORMAT.md §8.6): drop
 /// what the model must not see, inline blobs, pair tool calls with results
 /// (dropping orphan results, answering dangling calls), apply limits.
@@ -266,10 +272,10 @@ pub(crate) fn finish_model_view(
     }
     if let Some(budget) = opts.token_budget {
         let tokens = ModelItem::tokens;
-        let mut used: u64 = out[..lead].iter().map(tokens).sum();
+        let mut used = token_sum(out[..lead].iter().map(tokens));
         let mut s = out.len();
-        while s > lead && used + tokens(&out[s - 1]) <= budget {
-            used += tokens(&out[s - 1]);
+        while s > lead && used.saturating_add(tokens(&out[s - 1])) <= budget {
+            used = used.saturating_add(tokens(&out[s - 1]));
             s -= 1;
         }
         start = start.max(s);

@@ -28,11 +28,7 @@ impl Env {
     pub fn options(&self, start_ms: u64) -> StoreOptions {
         StoreOptions {
             home: Some(self.home.path().to_path_buf()),
-            deterministic: Some(Deterministic {
-                start_ms,
-                step_ms: 1000,
-                seed: 7,
-            }),
+            deterministic: Some(Deterministic::new(start_ms, 1000, 7)),
             ..StoreOptions::default()
         }
     }
