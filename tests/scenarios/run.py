@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import queue
+import re
 import shlex
 import shutil
 import subprocess
@@ -312,9 +313,50 @@ def git(git_dir: Path, *args: str) -> str:
     return out.stdout
 
 
+INDEX = "sessions-index.json"
+JOURNAL = re.compile(r"\.sessions-index\.\d+\.journal")
+
+
+def index_as_read(project_dir: Path) -> bytes:
+    """The sessions index as readers see it (docs/FORMAT.md §10.7): the file with
+    its journal applied, each entry as compact JSON in key order, by session id,
+    without the `journal` generation. How many generations a run went through
+    depends on how often its writers closed (the CLI closes after every
+    command), not on what the store holds."""
+    index = json.loads((project_dir / INDEX).read_text(encoding="utf-8"))
+    entries = {e["id"]: e for e in index.pop("sessions")}
+    generation = index.pop("journal", None)
+    journal = project_dir / f".sessions-index.{generation}.journal"
+    if generation is not None and journal.exists():
+        for line in journal.read_text(encoding="utf-8").split("\n")[:-1]:
+            change = json.loads(line)
+            if "entry" in change:
+                entries[change["entry"]["id"]] = change["entry"]
+            else:
+                entries.pop(change["remove"], None)
+    lines = [json.dumps(index, ensure_ascii=False, separators=(",", ":"))]
+    lines += [json.dumps(entries[k], ensure_ascii=False, separators=(",", ":")) for k in sorted(entries)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def without_journal_bookkeeping(result: Any) -> Any:
+    """A step result without the index journal's generation and line count (in
+    doctor's report), for the reason given in `index_as_read`."""
+    if isinstance(result, list):
+        return [without_journal_bookkeeping(v) for v in result]
+    if isinstance(result, dict):
+        out = {k: without_journal_bookkeeping(v) for k, v in result.items()}
+        journal = out.get("journal")
+        if isinstance(journal, dict) and "generation" in journal:
+            out["journal"] = {k: v for k, v in journal.items() if k not in ("generation", "applied")}
+        return out
+    return result
+
+
 def snapshot(work: Path) -> dict[str, bytes]:
     """Every file of the store and the project, by path relative to `work`; a
-    git repository as the text of its refs and of its objects' ids, types and sizes."""
+    git repository as the text of its refs and of its objects' ids, types and
+    sizes; the sessions index as read (`index_as_read`)."""
     tree: dict[str, bytes] = {}
     for root, dirs, files in os.walk(work):
         rel_root = Path(root).relative_to(work)
@@ -328,7 +370,11 @@ def snapshot(work: Path) -> dict[str, bytes]:
         dirs.sort()
         for f in sorted(files):
             p = Path(root) / f
-            if p.is_symlink():
+            if f == INDEX:
+                tree[str(rel_root / f)] = index_as_read(Path(root))
+            elif JOURNAL.fullmatch(f):
+                continue
+            elif p.is_symlink():
                 tree[str(rel_root / f)] = b"symlink -> " + os.readlink(p).encode()
             else:
                 tree[str(rel_root / f)] = p.read_bytes()
@@ -394,7 +440,7 @@ def run_scenario(path: Path, runners: dict[str, list[str]], base: Path) -> tuple
     for column, by in columns:
         try:
             results = run_once(scenario, work, runners, by)
-            outputs[column] = (results, snapshot(work))
+            outputs[column] = (without_journal_bookkeeping(results), snapshot(work))
             cells[column] = "ok"
         except Unsupported as e:
             cells[column] = "n/a"
@@ -431,13 +477,58 @@ def print_table(rows: list[tuple[str, dict[str, str]]], columns: list[str]) -> N
         print(name.ljust(width) + "".join(f"  {cells.get(c, '-'):>6}" for c in columns))
 
 
+UUID7 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+MASK64 = (1 << 64) - 1
+
+
+def splitmix64(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
+    return x ^ (x >> 31)
+
+
+def deterministic_id(seed: int, n: int, ms: int) -> str:
+    """Id number `n` of a deterministic run, made at clock reading `ms`
+    (docs/FORMAT.md §21.5), written from the spec alone."""
+    r = splitmix64(seed ^ n).to_bytes(8, "little") + (n & 0xFFFF).to_bytes(2, "little")
+    b = ms.to_bytes(6, "big") + bytes([0x70 | (r[0] & 0x0F), r[1], 0x80 | (r[2] & 0x3F)]) + r[3:10]
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def generated_ids(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set().union(*(generated_ids(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(generated_ids(v) for v in value)) if value else set()
+    return {value} if isinstance(value, str) and UUID7.fullmatch(value) else set()
+
+
+def check_deterministic_ids(results: list[Any], det: dict[str, int]) -> str | None:
+    """Every generated id in `results` is the one §21.5 gives for its number
+    (its last two bytes) and its time (its first six), on the run's clock."""
+    start, step, seed = det["startMs"], det.get("stepMs", 1), det.get("seed", 0)
+    ids = generated_ids(results)
+    for i in sorted(ids):
+        raw = bytes.fromhex(i.replace("-", ""))
+        n, ms = int.from_bytes(raw[14:16], "little"), int.from_bytes(raw[:6], "big")
+        if deterministic_id(seed, n, ms) != i or (ms - start) % step or ms < start:
+            return f"id {i} is not id {n} of the run at {ms} ms (startMs {start}, stepMs {step}, seed {seed})"
+    return None if ids else "the run generated no ids"
+
+
 def self_test(runners: dict[str, list[str]], base: Path) -> int:
     """The comparison must catch one runner writing different bytes: run a
     scenario twice with one runner, the second time with another id seed."""
     name = next(iter(runners))
     scenario = json.loads((HERE / "create-append.json").read_text(encoding="utf-8"))
     work = base / "work"
-    run_once(scenario, work, runners, name)
+    results = run_once(scenario, work, runners, name)
+    bad_id = check_deterministic_ids(results, scenario["store"]["deterministic"])
+    if bad_id is not None:
+        print(f"self-test FAILED: {name} does not make ids as docs/FORMAT.md §21.5 says: {bad_id}")
+        return 1
     same = snapshot(work)
     run_once(scenario, work, runners, name)
     if first_difference(same, snapshot(work)) is not None:
@@ -458,7 +549,7 @@ def self_test(runners: dict[str, list[str]], base: Path) -> int:
     if line is None or f"{log} line 3:" not in line:
         print(f"self-test FAILED: a changed byte in {log} was reported as {line!r}")
         return 1
-    print(f"self-test ok: identical runs match; another seed is caught ({diff.splitlines()[0]}); "
+    print(f"self-test ok: ids as §21.5 says; identical runs match; another seed is caught ({diff.splitlines()[0]}); "
           f"a changed byte is named ({line.splitlines()[0]})")
     return 0
 

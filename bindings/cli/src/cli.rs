@@ -38,6 +38,15 @@ pub struct Global {
         env = "SESSIONKIT_DETERMINISTIC"
     )]
     pub deterministic: Option<u64>,
+    /// Store options as a JSON object, as the C ABI takes them (`--home` and
+    /// `--deterministic` win over theirs); for tests
+    #[arg(long, global = true, hide = true, value_name = "JSON")]
+    pub store_options: Option<String>,
+    /// A deterministic run kept in FILE (JSON, as `deterministic` in the store
+    /// options): read before the command and written back after it, so that one
+    /// run of clock and ids spans many commands; for tests
+    #[arg(long, global = true, hide = true, value_name = "FILE")]
+    pub deterministic_state: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -54,6 +63,15 @@ pub enum Command {
         /// What the model would get on resume, instead of the transcript
         #[arg(long)]
         model_view: bool,
+        /// With --model-view: only the last N messages after the leading system ones
+        #[arg(long, value_name = "N", requires = "model_view")]
+        last: Option<usize>,
+        /// With --model-view: only the trailing messages that fit this many tokens
+        #[arg(long, value_name = "TOKENS", requires = "model_view")]
+        token_budget: Option<u64>,
+        /// The active path (root to head) instead of the transcript
+        #[arg(long, conflicts_with = "model_view")]
+        active_path: bool,
     },
     /// The branches of a session's message tree
     Tree {
@@ -69,13 +87,49 @@ pub enum Command {
         #[arg(long)]
         id: Option<String>,
     },
-    /// Append one message to a session
+    /// Append a message (or a batch, written as one) to a session
     Append {
         /// Session id or a unique prefix of it
         id: String,
-        /// The message, a JSON object such as '{"role":"user","content":"hi"}'; - reads it from stdin
+        /// The message, a JSON object such as '{"role":"user","content":"hi"}', or an array of
+        /// them appended as one batch; - reads it from stdin
         message: String,
     },
+    /// Append a user message with a snapshot of the files the session tracks (an undo point)
+    UserInput {
+        /// Session id or a unique prefix of it
+        id: String,
+        /// The message, a JSON object; - reads it from stdin
+        message: String,
+    },
+    /// Snapshot files around an edit, so that a rewind can restore them
+    #[command(group(clap::ArgGroup::new("when").args(["before", "after"]).required(true)))]
+    Snapshot {
+        /// Session id or a unique prefix of it
+        id: String,
+        /// Before the edit: the files as they are now become tracked
+        #[arg(long)]
+        before: bool,
+        /// After the edit
+        #[arg(long)]
+        after: bool,
+        /// The edited files, relative to the project
+        #[arg(required = true)]
+        paths: Vec<String>,
+    },
+    /// Set fields of a session's state (docs/FORMAT.md §10)
+    State {
+        /// Session id or a unique prefix of it
+        id: String,
+        /// The fields, a JSON object such as '{"model":"m1"}'; - reads it from stdin
+        set: String,
+    },
+    /// Choose messages to compact, or replace them with a summary (originals kept)
+    #[command(subcommand)]
+    Compact(CompactCommand),
+    /// Subagents: spawn one, append to its sidechain, finish it, show it
+    #[command(subcommand)]
+    Subagent(SubagentCommand),
     /// Copy a session (up to a message) into a new session
     Fork {
         /// Session id or a unique prefix of it
@@ -158,6 +212,74 @@ pub struct RewindArgs {
     /// Overwrite files changed outside the agent since the last snapshot
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CompactCommand {
+    /// Print the messages a compaction to this budget would replace (changes nothing)
+    Select {
+        /// Session id or a unique prefix of it
+        id: String,
+        /// The model view should fit in this many tokens
+        #[arg(long, value_name = "TOKENS")]
+        token_budget: u64,
+        /// Turns at the end never compacted [default: 2]
+        #[arg(long, value_name = "N")]
+        keep_last_turns: Option<usize>,
+        /// Tokens reserved for the summary [default: 1000]
+        #[arg(long, value_name = "TOKENS")]
+        summary_tokens: Option<u64>,
+    },
+    /// Replace messages with a summary in the model's view; the originals stay in the log
+    Apply {
+        /// Session id or a unique prefix of it
+        id: String,
+        /// The summary, a JSON string or an array of content blocks; - reads it from stdin
+        summary: String,
+        /// The ids of the messages it replaces (a contiguous run of the model view)
+        #[arg(required = true)]
+        replaces: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SubagentCommand {
+    /// Start a subagent's sidechain; prints its id
+    Spawn {
+        /// Session id or a unique prefix of it
+        id: String,
+        /// The subagent id [default: a fresh one]
+        #[arg(long)]
+        agent: Option<String>,
+        /// Its metadata, a JSON object [default: {}]
+        #[arg(long, value_name = "JSON")]
+        meta: Option<String>,
+    },
+    /// Append a message to a subagent's sidechain
+    Append {
+        /// Session id or a unique prefix of it
+        id: String,
+        agent: String,
+        /// The message, a JSON object; - reads it from stdin
+        message: String,
+    },
+    /// Record a subagent's result and close its sidechain
+    Finish {
+        /// Session id or a unique prefix of it
+        id: String,
+        agent: String,
+        /// The result, any JSON value; - reads it from stdin
+        result: String,
+        /// The subagent failed
+        #[arg(long)]
+        failed: bool,
+    },
+    /// A subagent's sidechain, root to head
+    Show {
+        /// Session id or a unique prefix of it
+        id: String,
+        agent: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

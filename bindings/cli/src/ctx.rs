@@ -221,14 +221,49 @@ pub struct Ctx {
     pub json: bool,
 }
 
-pub fn store_options(g: &Global) -> StoreOptions {
-    StoreOptions {
-        home: g.home.clone(),
-        deterministic: g
-            .deterministic
-            .map(|start_ms| Deterministic::new(start_ms, 1000, start_ms)),
-        ..StoreOptions::default()
+pub fn store_options(g: &Global) -> Result<StoreOptions> {
+    let mut options = match &g.store_options {
+        Some(json) => StoreOptions::from_json(json)?,
+        None => StoreOptions::default(),
+    };
+    if g.home.is_some() {
+        options.home = g.home.clone();
     }
+    if let Some(start_ms) = g.deterministic {
+        options.deterministic = Some(Deterministic::new(start_ms, 1000, start_ms));
+    }
+    if let Some(path) = &g.deterministic_state {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            CliError::new(
+                ErrorKind::of_io(&e),
+                format!("deterministic state {}: {e}", path.display()),
+            )
+        })?;
+        let state = serde_json::from_str(&text).map_err(|e| {
+            CliError::new(
+                ErrorKind::InvalidInput,
+                format!("deterministic state {}: {e}", path.display()),
+            )
+        })?;
+        options.deterministic = Some(state);
+    }
+    Ok(options)
+}
+
+/// Write where the deterministic run stands back to `--deterministic-state`,
+/// for the next command to continue it.
+pub fn save_deterministic_state(g: &Global, store: &Store) -> Result<()> {
+    let (Some(path), Some(state)) = (&g.deterministic_state, store.deterministic_state()) else {
+        return Ok(());
+    };
+    let json = serde_json::to_vec(&state)
+        .map_err(|e| CliError::new(ErrorKind::Internal, format!("deterministic state: {e}")))?;
+    std::fs::write(path, json).map_err(|e| {
+        CliError::new(
+            ErrorKind::of_io(&e),
+            format!("deterministic state {}: {e}", path.display()),
+        )
+    })
 }
 
 impl Ctx {
@@ -240,7 +275,7 @@ impl Ctx {
             })?,
         };
         Ok(Ctx {
-            store: Store::open(&project, store_options(g))?,
+            store: Store::open(&project, store_options(g)?)?,
             json: g.json,
         })
     }

@@ -46,7 +46,7 @@ pub fn run(g: &Global) -> Result<Output> {
         "test_util.py",
         "from util import helper\n\ndef test_helper():\n    assert helper() == 42\n",
     )?;
-    let store = Store::open(root, store_options(g))?;
+    let store = Store::open(root, store_options(g)?)?;
     say("store", store.dir().display().to_string());
     say(
         "project",

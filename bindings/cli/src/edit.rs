@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
-use serde_json::json;
+use serde_json::{json, Value};
 use sessionkit::{
     CreateOptions, ErrorKind, FileAction, ForkOptions, RewindMode, RewindPlan, RewindPreview,
 };
@@ -31,29 +31,30 @@ pub fn new_session(ctx: &Ctx, title: Option<String>, id: Option<String>) -> Resu
 
 pub fn append(ctx: &Ctx, id: &str, message: &str) -> Result<Output> {
     let id = ctx.resolve(id)?;
-    let text = if message == "-" {
-        std::io::read_to_string(std::io::stdin()).map_err(|e| {
-            CliError::new(
-                ErrorKind::of_io(&e),
-                format!("reading the message from stdin: {e}"),
-            )
-        })?
-    } else {
-        message.to_string()
-    };
-    let message = sessionkit::parse_json("the message", &text)?;
+    let message = crate::agent::json_arg("the message", message)?;
     let s = ctx.store.open_session(&id)?;
-    let stored = s.append(message)?;
+    // An array is a batch: one write, all of it or (refused) none.
+    let batch = message.is_array();
+    let stored = match message {
+        Value::Array(batch) => s.append_batch(batch),
+        one => s.append(one).map(|m| vec![m]),
+    };
     s.close()?;
+    let stored = stored?;
     if ctx.json {
-        return serde_json::from_str(stored.json())
-            .map(Output::Json)
-            .map_err(|e| CliError::new(ErrorKind::Internal, format!("the stored message: {e}")));
+        let text = sessionkit::to_json_array(&stored);
+        let all: Value = serde_json::from_str(&text)
+            .map_err(|e| CliError::new(ErrorKind::Internal, format!("the stored messages: {e}")))?;
+        return Ok(Output::Json(match all {
+            Value::Array(mut a) if !batch && a.len() == 1 => a.remove(0),
+            all => all,
+        }));
     }
+    let ids: Vec<&str> = stored.iter().map(|m| m.id()).collect();
     Ok(Output::Text(format!(
-        "{} message {} to session {}\n",
+        "{} {} to session {}\n",
         paint(GOOD, "appended"),
-        paint(BOLD, stored.id()),
+        paint(BOLD, ids.join(", ")),
         id
     )))
 }

@@ -2,6 +2,7 @@
 //! a thin layer over the core library; exit codes and `--json` shapes are
 //! documented in `bindings/cli/README.md`.
 
+mod agent;
 mod cli;
 mod ctx;
 mod demo;
@@ -54,6 +55,11 @@ fn command_name(c: &Command) -> &'static str {
         Command::Tree { .. } => "tree",
         Command::New { .. } => "new",
         Command::Append { .. } => "append",
+        Command::UserInput { .. } => "user-input",
+        Command::Snapshot { .. } => "snapshot",
+        Command::State { .. } => "state",
+        Command::Compact(_) => "compact",
+        Command::Subagent(_) => "subagent",
         Command::Fork { .. } => "fork",
         Command::ResumeAt { .. } => "resume-at",
         Command::Rename { .. } => "rename",
@@ -80,25 +86,53 @@ fn run(cli: Cli, store_dir: &mut Option<std::path::PathBuf>) -> Result<(Output, 
     }
     let ctx = Ctx::open(&cli.global)?;
     *store_dir = Some(ctx.store.dir().to_path_buf());
-    let out = match cli.command {
-        Command::List => sessions::list(&ctx)?,
+    let done = dispatch(cli.command, &ctx);
+    ctx::save_deterministic_state(&cli.global, &ctx.store)?;
+    done
+}
+
+fn dispatch(command: Command, ctx: &Ctx) -> Result<(Output, u8), CliError> {
+    let out = match command {
+        Command::List => sessions::list(ctx)?,
         Command::Show {
             id,
             full,
             model_view,
-        } => sessions::show(&ctx, &id, full, model_view)?,
-        Command::Tree { id } => sessions::tree(&ctx, &id)?,
-        Command::New { title, id } => edit::new_session(&ctx, title, id)?,
-        Command::Append { id, message } => edit::append(&ctx, &id, &message)?,
-        Command::Fork { id, at, title } => edit::fork(&ctx, &id, at.as_deref(), title)?,
-        Command::ResumeAt { id, msg } => edit::resume_at(&ctx, &id, &msg)?,
-        Command::Rename { id, title } => edit::rename(&ctx, &id, &title)?,
-        Command::Delete { id } => edit::delete(&ctx, &id)?,
-        Command::Undo { id } => edit::undo(&ctx, &id)?,
-        Command::Rewind(a) => edit::rewind(&ctx, &a)?,
-        Command::Export { id, format } => sessions::export(&ctx, &id, format)?,
-        Command::Doctor { repair } => return maint::doctor(&ctx, repair),
-        Command::Gc => maint::gc(&ctx)?,
+            last,
+            token_budget,
+            active_path,
+        } => {
+            let view = if model_view {
+                sessions::View::Model(sessionkit::ModelViewOptions {
+                    last_n: last,
+                    token_budget,
+                })
+            } else if active_path {
+                sessions::View::ActivePath
+            } else {
+                sessions::View::Transcript
+            };
+            sessions::show(ctx, &id, full, view)?
+        }
+        Command::Tree { id } => sessions::tree(ctx, &id)?,
+        Command::New { title, id } => edit::new_session(ctx, title, id)?,
+        Command::Append { id, message } => edit::append(ctx, &id, &message)?,
+        Command::UserInput { id, message } => agent::user_input(ctx, &id, &message)?,
+        Command::Snapshot {
+            id, after, paths, ..
+        } => agent::snapshot(ctx, &id, after, &paths)?,
+        Command::State { id, set } => agent::state(ctx, &id, &set)?,
+        Command::Compact(c) => agent::compact(ctx, &c)?,
+        Command::Subagent(c) => agent::subagent(ctx, &c)?,
+        Command::Fork { id, at, title } => edit::fork(ctx, &id, at.as_deref(), title)?,
+        Command::ResumeAt { id, msg } => edit::resume_at(ctx, &id, &msg)?,
+        Command::Rename { id, title } => edit::rename(ctx, &id, &title)?,
+        Command::Delete { id } => edit::delete(ctx, &id)?,
+        Command::Undo { id } => edit::undo(ctx, &id)?,
+        Command::Rewind(a) => edit::rewind(ctx, &a)?,
+        Command::Export { id, format } => sessions::export(ctx, &id, format)?,
+        Command::Doctor { repair } => return maint::doctor(ctx, repair),
+        Command::Gc => maint::gc(ctx)?,
         Command::Demo | Command::Completions { .. } => unreachable!("handled above"),
     };
     Ok((out, 0))

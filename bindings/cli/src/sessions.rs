@@ -108,10 +108,20 @@ fn report_note(r: &sessionkit::ReadReport) -> Option<String> {
     (!parts.is_empty()).then(|| format!("log problems: {}", parts.join("; ")))
 }
 
-pub fn show(ctx: &Ctx, id: &str, full: bool, model_view: bool) -> Result<Output> {
+/// Which messages `show` prints.
+pub enum View {
+    /// What a person reads: the active path with compacted originals folded.
+    Transcript,
+    /// Root to head, every message as stored.
+    ActivePath,
+    /// What the model would get on resume.
+    Model(ModelViewOptions),
+}
+
+pub fn show(ctx: &Ctx, id: &str, full: bool, which: View) -> Result<Output> {
     let id = ctx.resolve(id)?;
-    if model_view {
-        let msgs = ctx.store.model_view(&id, &ModelViewOptions::default())?;
+    if let View::Model(options) = &which {
+        let msgs = ctx.store.model_view(&id, options)?;
         let values: Vec<Value> = msgs.iter().map(|m| m.value()).collect();
         if ctx.json {
             return Output::json(json!({"session": id, "messages": values}));
@@ -136,7 +146,11 @@ pub fn show(ctx: &Ctx, id: &str, full: bool, model_view: bool) -> Result<Output>
 
     let view = ctx.store.read_session(&id)?;
     let entry = ctx.store.session_entry(&id)?;
-    let messages: Vec<Value> = view.ui_view()?.iter().map(|m| m.value()).collect();
+    let messages = match which {
+        View::ActivePath => view.active_path()?,
+        _ => view.ui_view()?,
+    };
+    let messages: Vec<Value> = messages.iter().map(|m| m.value()).collect();
     let tree = view.tree()?;
     let branches = view.branches()?;
     let subagents = ctx.store.list_subagents(&id)?;
@@ -338,7 +352,7 @@ fn model_flags(m: &Value) -> Vec<&'static str> {
     f
 }
 
-fn render_message(s: &mut String, m: &Value, id: &str, flags: &[&str], full: bool) {
+pub fn render_message(s: &mut String, m: &Value, id: &str, flags: &[&str], full: bool) {
     let _ = writeln!(s, "{}", heading(m, id, flags));
     for l in body(m, full) {
         let _ = writeln!(s, "    {l}");

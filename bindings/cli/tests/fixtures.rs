@@ -272,9 +272,10 @@ fn show(env: &Env, args: &[&str]) -> Result<Value, i32> {
     }
 }
 
-/// Every log of the manifest through `show --json` and `show --model-view`: the
-/// UI view, the report and the model view the manifest's READ states, a read
-/// error as its exit code.
+/// Every log of the manifest through `show --json`, `show --model-view` (with
+/// and without options), `show --active-path` and `list`: the UI view, the
+/// report, the model views, single messages' fields and the index entry the
+/// manifest states, a read error as its exit code.
 #[test]
 fn every_fixture_log_shows_as_the_manifest_says() {
     let m = manifest();
@@ -349,6 +350,69 @@ fn every_fixture_log_shows_as_the_manifest_says() {
                     Some(wanted) if wanted == code => {}
                     _ => c.eq("read.modelView", &json!({"exit": code}), mv),
                 },
+            }
+        }
+        for case in want["modelViewWith"].as_array().into_iter().flatten() {
+            let o = &case["options"];
+            let mut args = vec!["show", sid, "--model-view"];
+            let (last, budget) = (o["lastN"].to_string(), o["tokenBudget"].to_string());
+            if o["lastN"].is_u64() {
+                args.extend(["--last", &last]);
+            }
+            if o["tokenBudget"].is_u64() {
+                args.extend(["--token-budget", &budget]);
+            }
+            match show(&env, &args) {
+                Ok(v) => {
+                    let ids: Vec<Value> = v["messages"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|m| m["id"].clone())
+                        .collect();
+                    c.eq(
+                        &format!("read.modelViewWith {o}"),
+                        &Value::Array(ids),
+                        &case["ids"],
+                    );
+                }
+                Err(code) => c.fail(format!("show --model-view {o}: exit {code}")),
+            }
+        }
+        // Fields of single messages, for those on the active path.
+        if let Some(fields) = want["messages"].as_object() {
+            match show(&env, &["show", sid, "--active-path"]) {
+                Ok(v) => {
+                    let path = v["messages"].as_array().cloned().unwrap_or_default();
+                    for (id, want_fields) in fields {
+                        let Some(got) = path.iter().find(|m| m["id"] == json!(id)) else {
+                            continue;
+                        };
+                        for (k, w) in want_fields.as_object().unwrap() {
+                            let g = got.get(k).cloned().unwrap_or(Value::Null);
+                            c.eq(&format!("read.messages.{id}.{k}"), &g, w);
+                        }
+                    }
+                }
+                Err(code) => c.fail(format!("show --active-path: exit {code}")),
+            }
+        }
+        // The index entry, as `list` builds it from the log in a store without an index.
+        if let Some(fields) = l["index"].as_object() {
+            match show(&env, &["list"]) {
+                Ok(list) => {
+                    let entry = list
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .find(|e| e["id"] == json!(sid))
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    for (k, w) in fields {
+                        c.eq(&format!("index.{k}"), &entry[k], w);
+                    }
+                }
+                Err(code) => c.fail(format!("list: exit {code}")),
             }
         }
         // Only part of READ goes through the CLI: deviations elsewhere are not stale here.

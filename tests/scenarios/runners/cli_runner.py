@@ -4,13 +4,11 @@ own interface only. Standard library only. Run by tests/scenarios/run.py:
 
     python3 tests/scenarios/runners/cli_runner.py PATH/TO/sessionkit
 
-The CLI has commands for what a person or a script does to a stored session
-(new, append, fork, resume at, rewind, rename, delete, gc, doctor, and the
-views), not for the rest of what an agent writes (user inputs with snapshots,
-edits, compaction, subagents, state); those ops answer UNSUPPORTED_OP. Each invocation is its own
-process and restarts the deterministic clock (`--deterministic START` means
-startMs START, stepMs 1000, seed START), so a phase run by the CLI holds at
-most one op that writes.
+Every op has a command: what a person does to a stored session (new, fork,
+resume-at, rewind, rename, delete, gc, doctor, show) and what an agent writes
+(append, user-input, snapshot, state, compact, subagent). Each invocation is its own process: the deterministic run is carried from one to the
+next in a state file (`--deterministic-state FILE`, read before a command and
+written back after it), and the other store options go in `--store-options`.
 """
 
 from __future__ import annotations
@@ -19,12 +17,11 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from typing import Any
 
 # Exit codes: an error kind's number plus 2 (bindings/cli/README.md).
 KINDS = ["NOT_FOUND", "BUSY", "CONFLICT", "INVALID_INPUT", "CORRUPT", "IO", "UNSUPPORTED", "INTERNAL"]
-READS = {"list_sessions", "session_entry", "ui_view", "model_view", "read_report",
-         "list_subagents", "rewind_plan", "open_session", "close_session"}
 
 
 class Failure(Exception):
@@ -37,14 +34,15 @@ class CliRunner:
     def __init__(self, exe: str) -> None:
         self.exe = exe
         self.globals: list[str] = []
-        self.start_ms: int | None = None
-        self.cannot_write = ""
-        self.writes = 0
+        # Sessions a scenario holds open. A command opens and closes what it
+        # writes, so nothing is held between commands: an op whose outcome is
+        # the BUSY of a held session cannot be shown by the CLI.
+        self.held: set[str] = set()
+        # Outside the work directory, whose trees the driver compares.
+        self.state_dir = tempfile.TemporaryDirectory(prefix="sk-cli-runner-")
 
-    def cli(self, *args: str, write: bool = False) -> Any:
+    def cli(self, *args: str) -> Any:
         argv = [self.exe, "--json", *self.globals]
-        if write and self.start_ms is not None:
-            argv += ["--deterministic", str(self.start_ms)]
         out = subprocess.run(argv + list(args), capture_output=True, text=True,
                              env={**os.environ, "NO_COLOR": "1"})
         if out.returncode in (0, 1) and out.stdout.strip():
@@ -57,33 +55,35 @@ class CliRunner:
         fn = getattr(self, "op_" + op, None)
         if fn is None:
             raise Failure("UNSUPPORTED_OP", f"op {op!r} has no sessionkit CLI command")
-        if op != "open_store" and op not in READS and not (op == "doctor" and not a.get("options", {}).get("repair")):
-            if self.cannot_write:
-                raise Failure("UNSUPPORTED_OP", self.cannot_write)
-            self.writes += 1
-            if self.writes > 1:
-                raise Failure("UNSUPPORTED_OP", "the CLI restarts its deterministic clock in every process: one writing op per phase")
         return fn(a)
 
     def op_open_store(self, a: dict[str, Any]) -> Any:
-        o = a.get("options", {})
-        self.globals = ["--home", o["home"], "--project", a["project"]] if "home" in o else ["--project", a["project"]]
-        # The CLI has flags for these two store options only.
-        others = sorted(set(o) - {"home", "deterministic"})
-        if others:
-            self.cannot_write = f"the CLI has no flag for the store options {others}"
-        d = o.get("deterministic")
+        o = dict(a.get("options", {}))
+        self.globals = ["--project", a["project"]]
+        d = o.pop("deterministic", None)
         if d is not None:
-            self.start_ms = d["startMs"]
-            if d.get("stepMs", 1) != 1000 or d.get("seed", 0) != d["startMs"]:
-                self.cannot_write = "the CLI's --deterministic START gives stepMs 1000 and seed START only"
+            state = os.path.join(self.state_dir.name, "deterministic.json")
+            with open(state, "w", encoding="utf-8") as f:
+                json.dump(d, f)
+            self.globals += ["--deterministic-state", state]
+        if o:
+            self.globals += ["--store-options", json.dumps(o, ensure_ascii=False)]
         # `doctor` names the store directory, whose name is the project code.
         return {"projectCode": os.path.basename(self.cli("doctor")["store"])}
 
+    def hold(self, session: str) -> Any:
+        self.held.add(session)
+        return {"id": session}
+
+    def not_held(self, session: str) -> None:
+        if session in self.held:
+            raise Failure("UNSUPPORTED_OP", "the CLI holds no session between commands, so it cannot meet a held one")
+
     def op_open_session(self, a: dict[str, Any]) -> Any:
-        return {"id": self.cli("show", a["session"])["session"]["id"]}
+        return self.hold(self.cli("show", a["session"])["session"]["id"])
 
     def op_close_session(self, a: dict[str, Any]) -> Any:
+        self.held.discard(a["session"])
         return None  # each command closed what it opened
 
     def op_create_session(self, a: dict[str, Any]) -> Any:
@@ -93,10 +93,64 @@ class CliRunner:
             args += ["--title", o["title"]]
         if "id" in o:
             args += ["--id", o["id"]]
-        return {"id": self.cli(*args, write=True)["id"]}
+        return self.hold(self.cli(*args)["id"])
 
     def op_append(self, a: dict[str, Any]) -> Any:
-        return self.cli("append", a["session"], json.dumps(a["message"], ensure_ascii=False), write=True)
+        return self.cli("append", a["session"], json.dumps(a["message"], ensure_ascii=False))
+
+    def op_append_batch(self, a: dict[str, Any]) -> Any:
+        return self.cli("append", a["session"], json.dumps(a["messages"], ensure_ascii=False))
+
+    def op_user_input(self, a: dict[str, Any]) -> Any:
+        return self.cli("user-input", a["session"], json.dumps(a["message"], ensure_ascii=False))
+
+    def op_before_edit(self, a: dict[str, Any]) -> Any:
+        return self.cli("snapshot", a["session"], "--before", *a["paths"])
+
+    def op_after_edit(self, a: dict[str, Any]) -> Any:
+        return self.cli("snapshot", a["session"], "--after", *a["paths"])
+
+    def op_update_state(self, a: dict[str, Any]) -> Any:
+        return self.cli("state", a["session"], json.dumps(a["set"], ensure_ascii=False))
+
+    def op_select_compaction(self, a: dict[str, Any]) -> Any:
+        p = dict(a["policy"])
+        args = ["compact", "select", a["session"], "--token-budget", str(p.pop("tokenBudget"))]
+        for key, flag in (("keepLastTurns", "--keep-last-turns"), ("summaryTokens", "--summary-tokens")):
+            if key in p:
+                args += [flag, str(p.pop(key))]
+        if p:
+            raise Failure("INVALID_INPUT", f"compaction policy fields the CLI has no flag for: {sorted(p)}")
+        return self.cli(*args)
+
+    def op_apply_compaction(self, a: dict[str, Any]) -> Any:
+        summary = json.dumps(a["summary"], ensure_ascii=False)
+        return self.cli("compact", "apply", a["session"], summary, *a["replaces"])
+
+    def op_spawn_subagent(self, a: dict[str, Any]) -> Any:
+        args = ["subagent", "spawn", a["session"]]
+        if "agent" in a:
+            args += ["--agent", a["agent"]]
+        if "meta" in a:
+            args += ["--meta", json.dumps(a["meta"], ensure_ascii=False)]
+        return {"id": self.cli(*args)["id"]}
+
+    def op_subagent_append(self, a: dict[str, Any]) -> Any:
+        message = json.dumps(a["message"], ensure_ascii=False)
+        return self.cli("subagent", "append", a["session"], a["agent"], message)
+
+    def op_subagent_finish(self, a: dict[str, Any]) -> Any:
+        args = ["subagent", "finish", a["session"], a["agent"], json.dumps(a["result"], ensure_ascii=False)]
+        if a.get("failed"):
+            args.append("--failed")
+        self.cli(*args)
+        return None
+
+    def op_subagent_active_path(self, a: dict[str, Any]) -> Any:
+        return self.cli("subagent", "show", a["session"], a["agent"])["messages"]
+
+    def op_active_path(self, a: dict[str, Any]) -> Any:
+        return self.cli("show", a["session"], "--active-path")["messages"]
 
     def op_fork_session(self, a: dict[str, Any]) -> Any:
         o = a.get("options", {})
@@ -105,10 +159,10 @@ class CliRunner:
             args += ["--at", o["at"]]
         if "title" in o:
             args += ["--title", o["title"]]
-        return {"id": self.cli(*args, write=True)["id"]}
+        return self.hold(self.cli(*args)["id"])
 
     def op_resume_at(self, a: dict[str, Any]) -> Any:
-        self.cli("resume-at", a["session"], a["message"], write=True)
+        self.cli("resume-at", a["session"], a["message"])
         return None
 
     def op_rewind_plan(self, a: dict[str, Any]) -> Any:
@@ -118,21 +172,23 @@ class CliRunner:
         args = ["rewind", a["session"], "--to", a["message"], "--" + a["mode"]]
         if a.get("force"):
             args.append("--force")
-        return self.cli(*args, write=True)["result"]
+        return self.cli(*args)["result"]
 
     def op_rename_session(self, a: dict[str, Any]) -> Any:
-        return self.cli("rename", a["session"], a["title"], write=True)
+        self.not_held(a["session"])
+        return self.cli("rename", a["session"], a["title"])
 
     def op_delete_session(self, a: dict[str, Any]) -> Any:
-        self.cli("delete", a["session"], write=True)
+        self.not_held(a["session"])
+        self.cli("delete", a["session"])
         return None
 
     def op_gc(self, a: dict[str, Any]) -> Any:
-        return self.cli("gc", write=True)
+        return self.cli("gc")
 
     def op_doctor(self, a: dict[str, Any]) -> Any:
         repair = a.get("options", {}).get("repair", False)
-        return self.cli("doctor", *(["--repair"] if repair else []), write=repair)
+        return self.cli("doctor", *(["--repair"] if repair else []))
 
     def op_list_sessions(self, a: dict[str, Any]) -> Any:
         return self.cli("list")
@@ -150,9 +206,14 @@ class CliRunner:
         return self.cli("show", a["session"])["subagents"]
 
     def op_model_view(self, a: dict[str, Any]) -> Any:
-        if a.get("options"):
-            raise Failure("UNSUPPORTED_OP", "show --model-view takes no lastN or tokenBudget")
-        return self.cli("show", a["session"], "--model-view")["messages"]
+        o = dict(a.get("options", {}))
+        args = ["show", a["session"], "--model-view"]
+        for key, flag in (("lastN", "--last"), ("tokenBudget", "--token-budget")):
+            if key in o:
+                args += [flag, str(o.pop(key))]
+        if o:
+            raise Failure("INVALID_INPUT", f"model view options the CLI has no flag for: {sorted(o)}")
+        return self.cli(*args)["messages"]
 
 
 def main() -> int:
