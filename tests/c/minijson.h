@@ -195,4 +195,48 @@ static inline const char *mj_key_at(const char *v, size_t i, const char **val) {
 /* The string at key of the object at v, decoded (malloc'd), or NULL. */
 static inline char *mj_get_str(const char *v, const char *key) { return mj_str(mj_get(v, key)); }
 
+/* Whether the JSON values at a and b are equal: objects key by key in any order
+ * (keys as plain ASCII, as mj_get reads them), arrays element by element,
+ * strings decoded, numbers by their text or else their value, literals by text. */
+static inline int mj_equal(const char *a, const char *b) {
+    a = mj_ws(a);
+    b = mj_ws(b);
+    if (!a || !b || !*a || !*b) return 0;
+    if (*a == '"' || *b == '"') {
+        char *x = mj_str(a), *y = mj_str(b);
+        int eq = x && y && strcmp(x, y) == 0;
+        free(x);
+        free(y);
+        return eq;
+    }
+    if (*a == '[' || *b == '[') {
+        long n = mj_len(a);
+        if (*a != *b || n != mj_len(b)) return 0;
+        for (long i = 0; i < n; i++)
+            if (!mj_equal(mj_at(a, (size_t)i), mj_at(b, (size_t)i))) return 0;
+        return 1;
+    }
+    if (*a == '{' || *b == '{') {
+        if (*a != *b) return 0;
+        size_t na = 0, nb = 0;
+        const char *val;
+        while (mj_key_at(b, nb, &val)) nb++;
+        for (;; na++) {
+            const char *k = mj_key_at(a, na, &val);
+            if (!k) break;
+            char *key = strdup(k); /* mj_key_at's buffer is reused below */
+            const char *other = mj_get(b, key);
+            int eq = other && mj_equal(val, other);
+            free(key);
+            if (!eq) return 0;
+        }
+        return na == nb;
+    }
+    const char *ae = mj_skip(a), *be = mj_skip(b);
+    if (!ae || !be) return 0;
+    if (ae - a == be - b && memcmp(a, b, (size_t)(ae - a)) == 0) return 1;
+    int a_num = *a == '-' || (*a >= '0' && *a <= '9'), b_num = *b == '-' || (*b >= '0' && *b <= '9');
+    return a_num && b_num && strtod(a, NULL) == strtod(b, NULL);
+}
+
 #endif

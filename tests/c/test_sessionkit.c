@@ -1681,6 +1681,35 @@ static void check_report(const char *name, const char *got, const char *want) {
 }
 
 /* Check a READ expectation (tests/fixtures/README.md) against a loaded view. */
+/* Each field of `want` ({field: value}) against the object `got`, as JSON
+ * values; a field `got` lacks compares as null. */
+static void check_fields(const char *name, const char *what, const char *got, const char *want) {
+    const char *wv;
+    const char *field;
+    for (size_t j = 0; (field = mj_key_at(want, j, &wv)) != NULL; j++) {
+        char *f = strdup(field);
+        const char *gv = mj_get(got, f);
+        if (!mj_equal(gv ? gv : "null", wv)) {
+            const char *ge = gv ? mj_skip(gv) : NULL, *we = mj_skip(wv);
+            FAILF("%s: %s.%s: got %.*s, want %.*s", name, what, f, ge ? (int)(ge - gv) : 4,
+                  gv ? gv : "null", we ? (int)(we - wv) : 0, wv);
+        }
+        free(f);
+    }
+}
+
+/* The element of the JSON array `list` whose `key` is the string `id`, or NULL. */
+static const char *by_key(const char *list, const char *key, const char *id) {
+    for (long i = 0; i < mj_len(list); i++) {
+        const char *m = mj_at(list, (size_t)i);
+        char *mid = mj_get_str(m, key);
+        int same = mid && strcmp(mid, id) == 0;
+        free(mid);
+        if (same) return m;
+    }
+    return NULL;
+}
+
 static void check_read(const char *name, sk_status load_status, sk_view *v, const char *read) {
     sk_status want = expected_status(read);
     if (want != SK_OK || load_status != SK_OK) {
@@ -1786,31 +1815,37 @@ static void check_read(const char *name, sk_status load_status, sk_view *v, cons
         const char *mid;
         for (size_t i = 0; (mid = mj_key_at(e, i, &mval)) != NULL; i++) {
             char *id = strdup(mid);
-            if (sk_view_message(v, id, &out) != SK_OK) {
+            char what[300];
+            snprintf(what, sizeof what, "messages.%s", id);
+            if (sk_view_message(v, id, &out) != SK_OK)
                 FAILF("%s: message %s: %s", name, id, sk_last_error());
-            } else {
-                /* Compare string fields exactly; other fields by their JSON text. */
-                const char *fval;
-                const char *field;
-                for (size_t j = 0; (field = mj_key_at(mval, j, &fval)) != NULL; j++) {
-                    char *f = strdup(field);
-                    const char *gv = mj_get(out, f);
-                    char *ws = mj_str(fval), *gs = mj_str(gv);
-                    if (ws || gs) {
-                        if (!ws || !gs || strcmp(ws, gs) != 0)
-                            FAILF("%s: message %s field %s differs", name, id, f);
-                    } else if (mj_is_null(fval) ? (gv && !mj_is_null(gv)) : !gv) {
-                        FAILF("%s: message %s field %s differs", name, id, f);
-                    }
-                    free(ws);
-                    free(gs);
-                    free(f);
-                }
-            }
+            else
+                check_fields(name, what, out, mval);
             sk_string_free(out);
             out = NULL;
             free(id);
         }
+    }
+    if ((e = mj_get(read, "modelViewMessages"))) {
+        if (sk_view_model(v, NULL, &out) != SK_OK) {
+            FAILF("%s: modelViewMessages: %s", name, sk_last_error());
+        } else {
+            const char *mval;
+            const char *mid;
+            for (size_t i = 0; (mid = mj_key_at(e, i, &mval)) != NULL; i++) {
+                char *id = strdup(mid);
+                char what[300];
+                snprintf(what, sizeof what, "modelViewMessages.%s", id);
+                const char *m = by_key(out, "id", id);
+                if (!m)
+                    FAILF("%s: %s: not in the model view", name, what);
+                else
+                    check_fields(name, what, m, mval);
+                free(id);
+            }
+        }
+        sk_string_free(out);
+        out = NULL;
     }
 }
 
@@ -1841,6 +1876,36 @@ static void install_files(const char *dir, const char *files) {
 }
 
 static char *g_manifest;
+
+/* A log without timestamps: its entry's createdAt and updatedAt are the log
+ * file's modification time, in milliseconds, formatted as FORMAT §4 says. */
+static void check_times_from_mtime(const char *name, const char *dir, const char *sid,
+                                   const char *entry) {
+    char file[512];
+    snprintf(file, sizeof file, "%s.jsonl", sid);
+    char *path = path_join(dir, file);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        FAILF("%s: stat %s: %s", name, path, strerror(errno));
+        free(path);
+        return;
+    }
+    free(path);
+    struct tm tm;
+    time_t secs = st.st_mtim.tv_sec;
+    gmtime_r(&secs, &tm);
+    char when[64], want[80];
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(want, sizeof want, "%s.%03ldZ", when, st.st_mtim.tv_nsec / 1000000);
+    const char *fields[] = {"createdAt", "updatedAt"};
+    for (int i = 0; i < 2; i++) {
+        char *got = mj_get_str(entry, fields[i]);
+        if (!got || strcmp(got, want) != 0)
+            FAILF("%s: index.%s: got %s, want %s (the log's mtime)", name, fields[i],
+                  got ? got : "null", want);
+        free(got);
+    }
+}
 
 static void test_fixture_logs(void) {
     const char *logs = mj_get(g_manifest, "logs");
@@ -1892,6 +1957,19 @@ static void test_fixture_logs(void) {
                 FAILF("%s: listSessions: got %s, want %s", name, sk_status_name(got),
                       sk_status_name(want));
             sk_string_free(list);
+        }
+        if ((e = mj_get(entry, "index"))) {
+            char *report = NULL, *rebuilt = NULL;
+            OK(sk_store_rebuild_index(store, &report));
+            sk_string_free(report);
+            if (sk_store_session_entry(store, sid, &rebuilt) != SK_OK) {
+                FAILF("%s: index: %s", name, sk_last_error());
+            } else {
+                check_fields(name, "index", rebuilt, e);
+                if (mj_is_true(mj_get(entry, "timesFromFileMtime")))
+                    check_times_from_mtime(name, dir, sid, rebuilt);
+            }
+            sk_string_free(rebuilt);
         }
         if ((e = mj_get(entry, "open"))) {
             sk_session *s = NULL;
@@ -1951,7 +2029,6 @@ static void test_fixture_golden_store(void) {
         char *list = NULL;
         OK(sk_store_list_sessions(store, &list));
         check_ids("indexOrder", name, list, mj_get(entry, "indexOrder"));
-        sk_string_free(list);
         char *cont = NULL;
         OK(sk_store_continue_session(store, &cont));
         char *cid = mj_get_str(cont, "id"), *want_cid = mj_get_str(entry, "continueSession");
@@ -1959,6 +2036,9 @@ static void test_fixture_golden_store(void) {
         free(cid);
         free(want_cid);
         sk_string_free(cont);
+        char *report = NULL;
+        OK(sk_store_rebuild_index(store, &report));
+        sk_string_free(report);
 
         const char *sessions = mj_get(entry, "sessions");
         for (long j = 0; j < mj_len(sessions); j++) {
@@ -1970,6 +2050,19 @@ static void test_fixture_golden_store(void) {
             sk_status st = sk_store_read_session(store, sid, &v);
             check_read(label, st, v, mj_get(se, "read"));
             sk_view_close(&v);
+            /* The shipped index as listed, and the index rebuilt from the logs. */
+            const char *want_entry = mj_get(se, "index");
+            if (want_entry) {
+                const char *stored = by_key(list, "id", sid);
+                if (!stored)
+                    FAILF("%s: storedIndex: not listed", label);
+                else
+                    check_fields(label, "storedIndex", stored, want_entry);
+                char *rebuilt = NULL;
+                OK(sk_store_session_entry(store, sid, &rebuilt));
+                if (rebuilt) check_fields(label, "index", rebuilt, want_entry);
+                sk_string_free(rebuilt);
+            }
             /* The resume path (read from the log's end) gives the same model view. */
             const char *mvw = mj_get(mj_get(se, "read"), "modelView");
             if (mvw && expected_status(mvw) == SK_OK) {
@@ -1983,16 +2076,20 @@ static void test_fixture_golden_store(void) {
                 char *sl = NULL;
                 OK(sk_store_list_subagents(store, sid, &sl));
                 CHECK(mj_len(sl) == mj_len(subs));
-                sk_string_free(sl);
                 for (long k = 0; k < mj_len(subs); k++) {
                     char *aid = mj_get_str(mj_at(subs, (size_t)k), "agentId");
                     char alabel[320];
                     snprintf(alabel, sizeof alabel, "%s/%s", label, aid);
+                    const char *want_meta = mj_get(mj_at(subs, (size_t)k), "meta");
+                    const char *meta = by_key(sl, "agentId", aid);
+                    if (want_meta && !(meta && mj_equal(meta, want_meta)))
+                        FAILF("%s: subagent meta differs", alabel);
                     st = sk_store_read_subagent(store, sid, aid, &v);
                     check_read(alabel, st, v, mj_get(mj_at(subs, (size_t)k), "read"));
                     sk_view_close(&v);
                     free(aid);
                 }
+                sk_string_free(sl);
             }
             const char *open = mj_get(se, "open");
             if (open) {
@@ -2009,6 +2106,7 @@ static void test_fixture_golden_store(void) {
             }
             free(sid);
         }
+        sk_string_free(list);
         sk_store_close(&store);
         free(src);
         free(home);
