@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use crate::format::ids::Deterministic;
 
 /// When data is forced to stable storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -18,49 +19,6 @@ pub enum Durability {
     OnSync,
     /// fsync before every append returns; concurrent appends share one fsync.
     Always,
-}
-
-/// Reproducible clock and ids for tests and fixtures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Deterministic {
-    /// First timestamp handed out, in milliseconds since the Unix epoch.
-    pub start_ms: u64,
-    /// How far the clock moves on each reading.
-    #[serde(default = "default_step")]
-    pub step_ms: u64,
-    /// Seed for the random part of generated ids.
-    #[serde(default)]
-    pub seed: u64,
-    /// Clock readings already handed out: a process that continues another's
-    /// deterministic run starts here ([`crate::Store::deterministic_state`]).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub ticks: u64,
-    /// Ids already handed out, likewise.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub ids: u64,
-}
-
-impl Deterministic {
-    /// A run from its start: clock at `start_ms`, moving `step_ms` per reading,
-    /// ids from `seed`.
-    pub fn new(start_ms: u64, step_ms: u64, seed: u64) -> Deterministic {
-        Deterministic {
-            start_ms,
-            step_ms,
-            seed,
-            ticks: 0,
-            ids: 0,
-        }
-    }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-fn default_step() -> u64 {
-    1
 }
 
 /// How a [`crate::Store`] behaves. `StoreOptions::default()` is what a host wants.

@@ -838,3 +838,69 @@ fn values_nested_deeper_than_a_line_may_hold_are_refused() {
     let reopened = f.store.open_session(&sid).unwrap();
     assert!(reopened.open_report().skipped.is_empty());
 }
+
+/// Every record, not only messages, is held to `maxRecordBytes`: a rename's
+/// title, a state update, a subagent's metadata and its result.
+#[test]
+fn every_record_kind_over_the_limit_is_refused() {
+    let f = fixture(|o| {
+        o.max_record_bytes = 1024;
+        o.blob_threshold = 512;
+    });
+    let (s, _) = session_with_messages(&f.store);
+    let big = "x".repeat(4096);
+    let before = snapshot(f.home.path());
+    expect_err(
+        s.update_state(json!({"title": big})),
+        ErrorKind::InvalidInput,
+        &["1024"],
+        "big title in a state update",
+    );
+    expect_err(
+        s.spawn_subagent(Some("big"), json!({"task": big})),
+        ErrorKind::InvalidInput,
+        &["1024"],
+        "big subagent metadata",
+    );
+    expect_err(
+        f.store.create_session(CreateOptions {
+            title: Some(big.clone()),
+            id: None,
+        }),
+        ErrorKind::InvalidInput,
+        &["1024"],
+        "big title at create",
+    );
+    assert_unchanged(&before, f.home.path(), "records over the limit");
+    let sub = s.spawn_subagent(Some("small"), json!({})).unwrap();
+    let before = snapshot(f.home.path());
+    expect_err(
+        sub.finish(json!(big), false),
+        ErrorKind::InvalidInput,
+        &["1024"],
+        "big subagent result",
+    );
+    assert_unchanged(&before, f.home.path(), "big subagent result");
+    drop(sub);
+    s.close().unwrap();
+    let before = snapshot(f.home.path());
+    let id = f.store.list_sessions().unwrap()[0].id.clone();
+    expect_err(
+        f.store.rename_session(&id, &big),
+        ErrorKind::InvalidInput,
+        &["1024"],
+        "big title in a rename",
+    );
+    assert_unchanged(&before, f.home.path(), "big title in a rename");
+}
+
+#[test]
+fn subagents_of_a_missing_session_are_not_found() {
+    let f = fixture(|_| {});
+    expect_err(
+        f.store.list_subagents(VALID_MISSING),
+        ErrorKind::NotFound,
+        &[VALID_MISSING],
+        "list_subagents",
+    );
+}

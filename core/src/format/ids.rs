@@ -3,8 +3,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{Error, Result};
-use crate::options::Deterministic;
 
 /// Longest id accepted anywhere (session, agent, message).
 pub const MAX_ID_LEN: usize = 128;
@@ -37,6 +38,49 @@ pub fn validate_message_id(id: &str) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Reproducible clock and ids for tests and fixtures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Deterministic {
+    /// First timestamp handed out, in milliseconds since the Unix epoch.
+    pub start_ms: u64,
+    /// How far the clock moves on each reading.
+    #[serde(default = "default_step")]
+    pub step_ms: u64,
+    /// Seed for the random part of generated ids.
+    #[serde(default)]
+    pub seed: u64,
+    /// Clock readings already handed out: a process that continues another's
+    /// deterministic run starts here (`Store::deterministic_state`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ticks: u64,
+    /// Ids already handed out, likewise.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ids: u64,
+}
+
+impl Deterministic {
+    /// A run from its start: clock at `start_ms`, moving `step_ms` per reading,
+    /// ids from `seed`.
+    pub fn new(start_ms: u64, step_ms: u64, seed: u64) -> Deterministic {
+        Deterministic {
+            start_ms,
+            step_ms,
+            seed,
+            ticks: 0,
+            ids: 0,
+        }
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn default_step() -> u64 {
+    1
 }
 
 /// Where time and fresh ids come from. The deterministic source makes tests and

@@ -462,7 +462,11 @@ fn prefix_err(e: Error, i: usize) -> Error {
 }
 
 /// Serialise one non-message record as a line.
-pub(crate) fn record_line(rec: &Map<String, Value>) -> Result<Vec<u8>> {
+/// A record as its log line. `max` is the store's `maxRecordBytes`: a record
+/// with a host's values in it (a title, state, subagent metadata or result) is
+/// held to the same limit as a message; `None` for a record the library makes
+/// from messages already held to it.
+pub(crate) fn record_line(rec: &Map<String, Value>, max: Option<usize>) -> Result<Vec<u8>> {
     let kind = rec.get("type").and_then(Value::as_str).unwrap_or("unknown");
     for (k, v) in rec {
         check_nesting(
@@ -473,6 +477,12 @@ pub(crate) fn record_line(rec: &Map<String, Value>) -> Result<Vec<u8>> {
     }
     let mut b = Vec::new();
     json::write_map(rec, &mut b);
+    if let Some(max) = max.filter(|&m| b.len() > m) {
+        return Err(Error::invalid(format!(
+            "a {kind} record of {} bytes is over the limit of {max} bytes (maxRecordBytes)",
+            b.len()
+        )));
+    }
     b.push(b'\n');
     Ok(b)
 }

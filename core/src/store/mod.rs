@@ -1106,7 +1106,10 @@ impl StoreCore {
 
     /// The subagents of a session, from their metadata files.
     pub(crate) fn list_subagents(&self, session_id: &str) -> Result<Vec<Value>> {
-        self.log_path(session_id)?;
+        // No session, no subagents to list: NotFound, as for its other views.
+        if !self.log_path(session_id)?.exists() {
+            return Err(Error::NotFound(format!("session {session_id}")));
+        }
         let dir = self.inner.layout.subagents_dir(session_id);
         let mut out = Vec::new();
         let rd = match fs::read_dir(&dir) {

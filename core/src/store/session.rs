@@ -132,8 +132,6 @@ impl SessionCore {
             }
         }
         let path = store.log_path(&id)?;
-        let durability = store.options().durability;
-        let writer = LogWriter::open(&path, true, durability, &format!("session {id}"))?;
         let mut header = Map::new();
         header.insert("type".into(), kind::SESSION.into());
         header.insert("version".into(), FORMAT_VERSION.into());
@@ -146,6 +144,10 @@ impl SessionCore {
         if let Some(t) = &opts.title {
             header.insert("title".into(), t.clone().into());
         }
+        // A header over the limit (a huge title) creates no log.
+        record_line(&header, Some(store.options().max_record_bytes))?;
+        let durability = store.options().durability;
+        let writer = LogWriter::open(&path, true, durability, &format!("session {id}"))?;
         Self::start(store, id, writer, header)
     }
 
@@ -156,7 +158,8 @@ impl SessionCore {
         writer: LogWriter,
         header: Map<String, Value>,
     ) -> Result<SessionCore> {
-        let seq = writer.write(&record_line(&header)?)?;
+        let max = Some(store.options().max_record_bytes);
+        let seq = writer.write(&record_line(&header, max)?)?;
         if store.options().durability != Durability::Never {
             writer.sync_to(seq)?;
             fsutil::sync_dir_of(writer.path())?;
@@ -346,7 +349,7 @@ impl SessionCore {
                     .map(|l| serde_json::from_slice(l).map_err(|e| Error::Internal(e.to_string())))
                     .collect::<Result<_>>()?;
                 for rec in extra(&stored)? {
-                    batch.bytes.extend(record_line(&rec)?);
+                    batch.bytes.extend(record_line(&rec, None)?);
                     extra_records.push(rec);
                 }
             }
@@ -374,7 +377,8 @@ impl SessionCore {
         let entry;
         {
             let mut st = self.inner.state.lock();
-            seq = self.inner.writer.write(&record_line(&rec)?)?;
+            let max = self.inner.store.options().max_record_bytes;
+            seq = self.inner.writer.write(&record_line(&rec, Some(max))?)?;
             if rec.get("type").and_then(Value::as_str) == Some(kind::HEAD) {
                 st.chain.head = rec
                     .get("messageId")
@@ -526,6 +530,27 @@ impl SessionCore {
         }
         // Checked before the sidechain is created: its spawn record holds it.
         check_nesting(&|| "subagent metadata".into(), &meta, MAX_NESTING - 1)?;
+        let spawn_record = |timestamp: String, meta: Value| {
+            let mut rec = Map::new();
+            rec.insert("type".into(), kind::SUBAGENT.into());
+            rec.insert("timestamp".into(), timestamp.into());
+            rec.insert("event".into(), "spawn".into());
+            rec.insert("agentId".into(), agent_id.clone().into());
+            // Where the conversation was, so a fork knows which subagents it inherits.
+            rec.insert(
+                "messageId".into(),
+                self.head().map(Value::from).unwrap_or(Value::Null),
+            );
+            rec.insert("meta".into(), meta);
+            rec
+        };
+        // The record's size, with a timestamp of the one length they all have,
+        // before anything is created (the clock is read in the order it always was).
+        let max = self.inner.store.options().max_record_bytes;
+        record_line(
+            &spawn_record("0000-00-00T00:00:00.000Z".into(), meta.clone()),
+            Some(max),
+        )?;
         let store = &self.inner.store;
         let path = store.subagent_log_path(&self.inner.id, &agent_id)?;
         fsutil::create_private_dir(path.parent().unwrap_or(store.dir()))?;
@@ -543,7 +568,7 @@ impl SessionCore {
         header.insert("sessionId".into(), self.inner.id.clone().into());
         header.insert("agentId".into(), agent_id.clone().into());
         header.insert("createdAt".into(), now.clone().into());
-        let seq = writer.write(&record_line(&header)?)?;
+        let seq = writer.write(&record_line(&header, Some(max))?)?;
         writer.after_append(seq)?;
         let agent = SubagentCore {
             session: self.inner.clone(),
@@ -561,16 +586,7 @@ impl SessionCore {
             })),
         };
         agent.write_meta()?;
-        let mut rec = self.record(kind::SUBAGENT);
-        rec.insert("event".into(), "spawn".into());
-        rec.insert("agentId".into(), agent_id.into());
-        // Where the conversation was, so a fork knows which subagents it inherits.
-        rec.insert(
-            "messageId".into(),
-            self.head().map(Value::from).unwrap_or(Value::Null),
-        );
-        rec.insert("meta".into(), meta);
-        self.write_record(rec)?;
+        self.write_record(spawn_record(store.ids().timestamp(), meta))?;
         Ok(agent)
     }
 
@@ -759,30 +775,39 @@ impl SubagentCore {
         self.check_writer()?;
         // Checked before the metadata changes: the result record holds it.
         check_nesting(&|| "a subagent result".into(), &result, MAX_NESTING - 1)?;
+        let s = SessionCore {
+            inner: self.session.clone(),
+        };
+        let status = if failed { "failed" } else { "completed" };
+        let result_record = |timestamp: String, result: Value| {
+            let mut rec = Map::new();
+            rec.insert("type".into(), kind::SUBAGENT.into());
+            rec.insert("timestamp".into(), timestamp.into());
+            rec.insert("event".into(), "result".into());
+            rec.insert("agentId".into(), self.agent_id.clone().into());
+            rec.insert(
+                "messageId".into(),
+                s.head().map(Value::from).unwrap_or(Value::Null),
+            );
+            rec.insert("status".into(), status.into());
+            rec.insert("result".into(), result);
+            rec
+        };
+        // Its size too, as in spawn_subagent.
+        let max = self.session.store.options().max_record_bytes;
+        record_line(
+            &result_record("0000-00-00T00:00:00.000Z".into(), result.clone()),
+            Some(max),
+        )?;
         self.writer.sync()?;
         {
             let mut m = self.meta.lock();
-            m["status"] = (if failed { "failed" } else { "completed" }).into();
+            m["status"] = status.into();
             m["updatedAt"] = self.session.store.ids().timestamp().into();
             m["result"] = result.clone();
         }
         self.write_meta()?;
-        let s = SessionCore {
-            inner: self.session.clone(),
-        };
-        let mut rec = s.record(kind::SUBAGENT);
-        rec.insert("event".into(), "result".into());
-        rec.insert("agentId".into(), self.agent_id.clone().into());
-        rec.insert(
-            "messageId".into(),
-            s.head().map(Value::from).unwrap_or(Value::Null),
-        );
-        rec.insert(
-            "status".into(),
-            (if failed { "failed" } else { "completed" }).into(),
-        );
-        rec.insert("result".into(), result);
-        s.write_record(rec)?;
+        s.write_record(result_record(self.session.store.ids().timestamp(), result))?;
         Ok(())
     }
 
