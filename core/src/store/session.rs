@@ -530,25 +530,14 @@ impl SessionCore {
         }
         // Checked before the sidechain is created: its spawn record holds it.
         check_nesting(&|| "subagent metadata".into(), &meta, MAX_NESTING - 1)?;
-        let spawn_record = |timestamp: String, meta: Value| {
-            let mut rec = Map::new();
-            rec.insert("type".into(), kind::SUBAGENT.into());
-            rec.insert("timestamp".into(), timestamp.into());
-            rec.insert("event".into(), "spawn".into());
-            rec.insert("agentId".into(), agent_id.clone().into());
-            // Where the conversation was, so a fork knows which subagents it inherits.
-            rec.insert(
-                "messageId".into(),
-                self.head().map(Value::from).unwrap_or(Value::Null),
-            );
-            rec.insert("meta".into(), meta);
-            rec
-        };
-        // The record's size, with a timestamp of the one length they all have,
-        // before anything is created (the clock is read in the order it always was).
+        // Checked before anything is created, as its final form will be.
         let max = self.inner.store.options().max_record_bytes;
+        let spawn_record = |timestamp: String, meta: Value| {
+            // Where the conversation was, so a fork knows which subagents it inherits.
+            subagent_record(timestamp, "spawn", &agent_id, self.head(), [("meta", meta)])
+        };
         record_line(
-            &spawn_record("0000-00-00T00:00:00.000Z".into(), meta.clone()),
+            &spawn_record(SAME_LENGTH_TIMESTAMP.into(), meta.clone()),
             Some(max),
         )?;
         let store = &self.inner.store;
@@ -780,23 +769,13 @@ impl SubagentCore {
         };
         let status = if failed { "failed" } else { "completed" };
         let result_record = |timestamp: String, result: Value| {
-            let mut rec = Map::new();
-            rec.insert("type".into(), kind::SUBAGENT.into());
-            rec.insert("timestamp".into(), timestamp.into());
-            rec.insert("event".into(), "result".into());
-            rec.insert("agentId".into(), self.agent_id.clone().into());
-            rec.insert(
-                "messageId".into(),
-                s.head().map(Value::from).unwrap_or(Value::Null),
-            );
-            rec.insert("status".into(), status.into());
-            rec.insert("result".into(), result);
-            rec
+            let fields = [("status", status.into()), ("result", result)];
+            subagent_record(timestamp, "result", &self.agent_id, s.head(), fields)
         };
         // Its size too, as in spawn_subagent.
         let max = self.session.store.options().max_record_bytes;
         record_line(
-            &result_record("0000-00-00T00:00:00.000Z".into(), result.clone()),
+            &result_record(SAME_LENGTH_TIMESTAMP.into(), result.clone()),
             Some(max),
         )?;
         self.writer.sync()?;
@@ -816,4 +795,32 @@ impl SubagentCore {
             .store
             .read_subagent(&self.session.id, &self.agent_id)
     }
+}
+
+/// A timestamp of the one length every timestamp has (FORMAT §4): a record is
+/// measured against `maxRecordBytes` with it before the clock is read, so the
+/// clock is read in the order it always was.
+const SAME_LENGTH_TIMESTAMP: &str = "0000-00-00T00:00:00.000Z";
+
+/// A `subagent` record of `event` for `agent_id`, at the parent's `head`.
+fn subagent_record<const N: usize>(
+    timestamp: String,
+    event: &str,
+    agent_id: &str,
+    head: Option<String>,
+    fields: [(&str, Value); N],
+) -> Map<String, Value> {
+    let mut rec = Map::new();
+    rec.insert("type".into(), kind::SUBAGENT.into());
+    rec.insert("timestamp".into(), timestamp.into());
+    rec.insert("event".into(), event.into());
+    rec.insert("agentId".into(), agent_id.into());
+    rec.insert(
+        "messageId".into(),
+        head.map(Value::from).unwrap_or(Value::Null),
+    );
+    for (k, v) in fields {
+        rec.insert(k.into(), v);
+    }
+    rec
 }
