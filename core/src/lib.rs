@@ -125,6 +125,7 @@ pub use format::records::{content_text, type_name};
 pub mod testing {
     pub use crate::format::ids::{format_ms, validate_message_id, validate_path_id};
     pub use crate::index::IndexFile;
+    pub mod fuzz;
 }
 
 /// The README's examples, compiled and run with the doc tests. Its Rust example

@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["store"],
     &["ops"],
     &["api"],
+    &["testing"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
