@@ -6,6 +6,7 @@ mod cli;
 mod ctx;
 mod demo;
 mod edit;
+mod import;
 mod maint;
 mod render;
 mod sessions;
@@ -49,7 +50,8 @@ fn main() -> ExitCode {
 
 fn command_name(c: &Command) -> &'static str {
     match c {
-        Command::List => "list",
+        Command::List { .. } => "list",
+        Command::Import { .. } => "import",
         Command::Show { .. } => "show",
         Command::Tree { .. } => "tree",
         Command::New { .. } => "new",
@@ -76,12 +78,14 @@ fn run(cli: Cli, store_dir: &mut Option<std::path::PathBuf>) -> Result<(Output, 
             return Ok((Output::Raw(String::from_utf8_lossy(&buf).into_owned()), 0));
         }
         Command::Demo => return demo::run(&cli.global).map(|o| (o, 0)),
+        Command::Import { paths, from } => return import::import(&cli.global, paths, *from),
+        Command::List { all: true } => return import::list_all(&cli.global).map(|o| (o, 0)),
         _ => {}
     }
     let ctx = Ctx::open(&cli.global)?;
     *store_dir = Some(ctx.store.dir().to_path_buf());
     let out = match cli.command {
-        Command::List => sessions::list(&ctx)?,
+        Command::List { .. } => sessions::list(&ctx)?,
         Command::Show {
             id,
             full,
@@ -99,7 +103,9 @@ fn run(cli: Cli, store_dir: &mut Option<std::path::PathBuf>) -> Result<(Output, 
         Command::Export { id, format } => sessions::export(&ctx, &id, format)?,
         Command::Doctor { repair } => return maint::doctor(&ctx, repair),
         Command::Gc => maint::gc(&ctx)?,
-        Command::Demo | Command::Completions { .. } => unreachable!("handled above"),
+        Command::Demo | Command::Completions { .. } | Command::Import { .. } => {
+            unreachable!("handled above")
+        }
     };
     Ok((out, 0))
 }
