@@ -124,7 +124,10 @@ fn clean(
         if ok {
             m.insert(k.clone(), v.clone());
         } else {
-            notes.push(format!("field {k:?} dropped: a writer refuses {v}"));
+            notes.push(format!(
+                "field {k:?} dropped: a writer refuses a {} there",
+                crate::format::records::type_name(v)
+            ));
         }
     }
     (m, notes)

@@ -25,7 +25,7 @@ pub(super) fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         if meta.is_dir() {
             let mut found = Vec::new();
             walk(p, &mut found)?;
-            found.sort_by(|a, b| (is_sidechain_file(a), a).cmp(&(is_sidechain_file(b), b)));
+            found.sort_by_cached_key(|p| (is_sidechain_file(p), p.clone()));
             out.extend(found);
         } else {
             out.push(p.clone());
