@@ -85,7 +85,7 @@ fn import_failures_exit_with_problems_and_a_missing_path_with_not_found() {
         .unwrap();
     assert_eq!(
         out.status.code(),
-        Some(sessionkit::ErrorKind::NotFound.code() as i32 + 2)
+        Some(sessionkit::ErrorKind::NotFound.code() + 2)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing"));
 }
