@@ -268,6 +268,61 @@ int sk_last_errno(void);
 // `sk_last_error` are not to be freed.
 void sk_string_free(char *s);
 
+// Import Claude Code, Codex CLI or seed-style transcripts (FORMAT.md §22).
+//
+// - `paths_json`: a JSON array of paths, each a transcript file or a
+//   directory searched for `*.jsonl` files (required).
+// - `options_json`: NULL, "" or a JSON object: `from` ("claude-code" |
+//   "codex" | "deepcode"; detected per file when absent), `project` (the
+//   project to import into; by default the one each source names), `store`
+//   (store options as for `sk_store_open`).
+// - `out_report_json`: receives `{"sources": [{"path", "format", "outcome":
+//   "imported" | "upToDate" | "changed" | "failed", "error", "project",
+//   "sessionId", "agentId", "created", "lines", "messagesAdded",
+//   "recordsAdded", "skipped": [{"line", "reason"}], "unmapped": [...]}],
+//   "messagesAdded", "failed"}`. A source that could not be imported is in the
+//   report, not the status.
+//
+// Errors: `SK_NULL_ARGUMENT`, `SK_INVALID_UTF8`, `SK_INVALID_INPUT` (bad JSON
+// or options), `SK_NOT_FOUND` (a path that does not exist), `SK_IO`.
+//
+// # Safety
+//
+// String arguments are NULL or NUL-terminated; `out_report_json` is NULL or
+// writable. Free the result with `sk_string_free`.
+sk_status sk_import(const char *paths_json, const char *options_json, char **out_report_json);
+
+// The sessions of every project in a home: a JSON array of `{"projectCode",
+// "projectRoot", "sessions": [index entry], "error"}` by project code.
+//
+// - `options_json`: NULL, "" or store options as for `sk_store_open` (only
+//   `home` matters here).
+//
+// Errors: `SK_INVALID_INPUT` (bad options, no home), `SK_IO`.
+//
+// # Safety
+//
+// `options_json` is NULL or NUL-terminated; `out_json` is NULL or writable.
+// Free the result with `sk_string_free`.
+sk_status sk_list_all_sessions(const char *options_json, char **out_json);
+
+// A session's active path as text: `format` "jsonl" (seed-style, one message
+// per line), "markdown" (a transcript, tool calls folded) or "json" (one
+// array of the UI view's messages). Blobs are inlined.
+//
+// Errors: `SK_NOT_FOUND` (unknown session), `SK_INVALID_INPUT` (an unknown
+// format or an invalid id).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; string arguments are NULL or
+// NUL-terminated; `out_text` is NULL or writable. Free the result with
+// `sk_string_free`.
+sk_status sk_store_export_session(const struct sk_store *store,
+                                  const char *session_id,
+                                  const char *format,
+                                  char **out_text);
+
 // Start a new session. `options_json`: NULL, "" or `{"title": "...", "id":
 // "..."}` (a fresh UUIDv7 id when absent). Close the session with
 // `sk_session_close`.

@@ -51,7 +51,25 @@ export declare function poolRoundTrip(): Promise<void>;
 
 export type Durability = 'never' | 'onSync' | 'always';
 export type RewindMode = 'files' | 'conversation' | 'both';
-export type ExportFormat = 'jsonl' | 'markdown';
+export type ExportFormat = 'jsonl' | 'markdown' | 'json';
+export type ImportFormat = 'claude-code' | 'codex' | 'deepcode';
+
+/** What and where to import (as the core's ImportOptions). */
+export interface ImportOptions {
+  /** The format of every source; detected per file when absent. */
+  from?: ImportFormat;
+  /** The project to import into; by default the one each source names. */
+  project?: string;
+  store?: StoreOpenOptions;
+}
+
+/** Import Claude Code, Codex or seed-style transcripts (files, or
+ *  directories searched for `*.jsonl`); resolves to the import report
+ *  (`sources`, `messagesAdded`, `failed`). */
+export declare function importTranscripts(paths: string[], options?: ImportOptions): Promise<Report>;
+/** The sessions of every project in the home: `projectCode`, `projectRoot`,
+ *  `sessions`, `error` each. */
+export declare function listAllSessions(options?: StoreOpenOptions): Promise<Report[]>;
 
 /** Options of a model view: the last `lastN` messages, or those within
  *  `tokenBudget` (as the core's ModelViewOptions). */

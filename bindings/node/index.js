@@ -626,6 +626,18 @@ function projectCode(canonicalRoot) {
   return native.projectCode(str(canonicalRoot, 'canonicalRoot'));
 }
 
+/** Import Claude Code, Codex or seed-style transcripts (files, or directories
+ *  searched for `*.jsonl`): options as the core's ImportOptions (`from`,
+ *  `project`, `store`). Resolves to the import report. */
+async function importTranscripts(paths, options) {
+  return parse(await native.importTranscripts(encPaths(paths), encOptions(options)));
+}
+
+/** The sessions of every project in the home the store options name. */
+async function listAllSessions(options) {
+  return parse(await native.listAllSessions(encOptions(options)));
+}
+
 /** A diagnostic: a Promise settled by a task that does nothing on the libuv
  *  pool, i.e. the round trip every call that touches disk pays on top of its
  *  work. */
@@ -633,4 +645,4 @@ function poolRoundTrip() {
   return native.poolRoundTrip();
 }
 
-module.exports = { Store, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, poolRoundTrip };
+module.exports = { Store, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, poolRoundTrip, importTranscripts, listAllSessions };

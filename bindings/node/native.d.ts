@@ -123,6 +123,18 @@ export declare class NativeView {
  */
 export declare function errorKinds(): string
 
+/**
+ * Import Claude Code, Codex or seed-style transcripts: `paths` a JSON array
+ * of paths, `options` the core's ImportOptions as JSON; the report as JSON.
+ */
+export declare function importTranscripts(paths: string, options?: string | undefined | null): Promise<string>
+
+/**
+ * The sessions of every project in a home (`options`: store options as
+ * JSON), as JSON.
+ */
+export declare function listAllSessions(options?: string | undefined | null): Promise<string>
+
 /** Open (creating if needed) the store of a project. */
 export declare function openStore(projectRoot: string, options?: string | undefined | null): Promise<NativeStore>
 

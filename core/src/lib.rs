@@ -80,7 +80,7 @@ mod platform;
 mod store;
 mod view;
 
-pub use api::{Session, SessionView, Store, Subagent};
+pub use api::{import, list_all_sessions, Session, SessionView, Store, Subagent};
 pub use error::{Error, ErrorKind, Result};
 pub use format::decode::parse_json;
 pub use format::records::SkipKind;
@@ -103,6 +103,11 @@ pub use ops::doctor::{
 };
 pub use ops::export::ExportFormat;
 pub use ops::fork::ForkOptions;
+pub use ops::home::ProjectSessions;
+pub use ops::import::{
+    ImportFormat, ImportOptions, ImportProgress, ImportReport, LineNote, SourceOutcome,
+    SourceReport,
+};
 pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
 pub use ops::rewind::{HeadMove, RewindPreview};
 

@@ -212,13 +212,13 @@ fn session_to_export(e: &Env) -> String {
          Session `exp`, created {created}, 5 messages on the active path.\n\n\
          ## User\n\nFix  the\ntest\n\n\
          ## Assistant\n\nReading.\n\n\
-         **Tool call** `read` (`c1`):\n\n```json\n{{\"path\":\"a.rs\"}}\n```\n\n\
+         <details><summary>Tool call <code>read</code> (<code>c1</code>)</summary>\n\n```json\n{{\"path\":\"a.rs\"}}\n```\n\n</details>\n\n\
          ## Tool\n\n\
-         **Tool result** (`c1`):\n\n```\nfn main() {{}}\n```\n\n\
+         <details><summary>Tool result (<code>c1</code>)</summary>\n\n```\nfn main() {{}}\n```\n\n</details>\n\n\
          ## Assistant\n\nEditing.\n\n\
-         **Tool call** `edit` (`t-9`):\n\n```json\n{{\"path\":\"a.rs\"}}\n```\n\n\
+         <details><summary>Tool call <code>edit</code> (<code>t-9</code>)</summary>\n\n```json\n{{\"path\":\"a.rs\"}}\n```\n\n</details>\n\n\
          ## User (hidden)\n\n\
-         **Tool result** (`t-9`):\n\n```\nok\n```\n\n"
+         <details><summary>Tool result (<code>t-9</code>)</summary>\n\n```\nok\n```\n\n</details>\n\n"
     )
 }
 

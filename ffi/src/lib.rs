@@ -129,11 +129,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sessionkit::Error;
 
+mod import;
 mod session;
 mod store;
 mod subagent;
 mod view;
 
+pub use import::*;
 pub use session::*;
 pub use store::*;
 pub use subagent::*;

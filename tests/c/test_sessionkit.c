@@ -1558,6 +1558,54 @@ static void test_threads(void) {
     free(root);
 }
 
+/* ---- tests: import and export ---------------------------------------------- */
+
+static void test_import_export(void) {
+    char *root = fresh_dir("import-root");
+    char *home = fresh_dir("import-home");
+    char *src = path_join(g_fixtures, "import/deepcode/seed-flat-1.jsonl");
+    char paths[1024], opts[2048], sopts[1024];
+    snprintf(paths, sizeof paths, "[\"%s\"]", src);
+    snprintf(opts, sizeof opts, "{\"project\": \"%s\", \"store\": {\"home\": \"%s\"}}", root,
+             home);
+    snprintf(sopts, sizeof sopts, "{\"home\": \"%s\"}", home);
+    char *report = NULL;
+    OK(sk_import(paths, opts, &report));
+    CHECK(mj_int(mj_get(report, "messagesAdded")) == 5);
+    CHECK(mj_int(mj_get(report, "failed")) == 0);
+    sk_string_free(report);
+    /* Again: nothing new. */
+    report = NULL;
+    OK(sk_import(paths, opts, &report));
+    CHECK(mj_int(mj_get(report, "messagesAdded")) == 0);
+    sk_string_free(report);
+    report = NULL;
+    ERR(sk_import("[\"/nonexistent/sk-import\"]", opts, &report), SK_NOT_FOUND, "nonexistent");
+    ERR(sk_import("not json", opts, &report), SK_INVALID_INPUT, "paths_json");
+    ERR(sk_import(paths, "{\"from\": \"cursor\"}", &report), SK_INVALID_INPUT, "cursor");
+    NUL(sk_import(NULL, opts, &report), "paths_json");
+    CHECK(report == NULL);
+
+    sk_store *store = NULL;
+    OK(sk_store_open(root, sopts, &store));
+    char *md = NULL;
+    OK(sk_store_export_session(store, "seed-flat-1", "markdown", &md));
+    CHECK(md && strstr(md, "<details><summary>Tool call <code>calc</code>") != NULL);
+    sk_string_free(md);
+    md = NULL;
+    ERR(sk_store_export_session(store, "seed-flat-1", "html", &md), SK_INVALID_INPUT, "html");
+    ST(sk_store_export_session(store, "no-such-session", "json", &md), SK_NOT_FOUND);
+    CHECK(md == NULL);
+    char *all = NULL;
+    OK(sk_list_all_sessions(sopts, &all));
+    CHECK(all && strstr(all, "seed-flat-1") != NULL);
+    sk_string_free(all);
+    sk_store_close(&store);
+    free(src);
+    free(home);
+    free(root);
+}
+
 /* ---- tests: shared fixtures (tests/fixtures/manifest.json) ---------------- */
 
 static sk_status kind_status(const char *kind) {
@@ -2325,6 +2373,7 @@ int main(int argc, char **argv) {
     run("two threads share a store and a session", test_threads);
     run("defaults and limits the header states", test_defaults_and_limits);
     run("a forked child may read, not write", test_forked_child);
+    run("import transcripts, export a session", test_import_export);
     run("fixtures: logs replayed", test_fixture_logs);
     run("fixtures: golden store replayed", test_fixture_golden_store);
 

@@ -52,7 +52,20 @@ pub struct Global {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The project's sessions, newest first
-    List,
+    List {
+        /// The sessions of every project in the home
+        #[arg(long)]
+        all: bool,
+    },
+    /// Import Claude Code, Codex or seed-style transcripts (files or directories)
+    Import {
+        /// Transcript files, or directories searched for *.jsonl
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// The format of every source [default: detected per file]
+        #[arg(long, value_enum)]
+        from: Option<ImportFrom>,
+    },
     /// A session's transcript
     Show {
         /// Session id or a unique prefix of it
@@ -166,7 +179,7 @@ pub enum Command {
     },
     /// Rewind files and/or conversation to before a user message
     Rewind(RewindArgs),
-    /// A session's active path as seed-style JSONL or a Markdown transcript
+    /// A session's active path as seed-style JSONL, a Markdown transcript or JSON
     Export {
         /// Session id or a unique prefix of it
         id: String,
@@ -286,4 +299,12 @@ pub enum SubagentCommand {
 pub enum ExportFormat {
     Jsonl,
     Markdown,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFrom {
+    ClaudeCode,
+    Codex,
+    Deepcode,
 }

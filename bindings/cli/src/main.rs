@@ -7,6 +7,7 @@ mod cli;
 mod ctx;
 mod demo;
 mod edit;
+mod import;
 mod maint;
 mod render;
 mod sessions;
@@ -50,7 +51,8 @@ fn main() -> ExitCode {
 
 fn command_name(c: &Command) -> &'static str {
     match c {
-        Command::List => "list",
+        Command::List { .. } => "list",
+        Command::Import { .. } => "import",
         Command::Show { .. } => "show",
         Command::Tree { .. } => "tree",
         Command::New { .. } => "new",
@@ -82,6 +84,8 @@ fn run(cli: Cli, store_dir: &mut Option<std::path::PathBuf>) -> Result<(Output, 
             return Ok((Output::Raw(String::from_utf8_lossy(&buf).into_owned()), 0));
         }
         Command::Demo => return demo::run(&cli.global).map(|o| (o, 0)),
+        Command::Import { paths, from } => return import::import(&cli.global, paths, *from),
+        Command::List { all: true } => return import::list_all(&cli.global).map(|o| (o, 0)),
         _ => {}
     }
     let ctx = Ctx::open(&cli.global)?;
@@ -93,7 +97,7 @@ fn run(cli: Cli, store_dir: &mut Option<std::path::PathBuf>) -> Result<(Output, 
 
 fn dispatch(command: Command, ctx: &Ctx) -> Result<(Output, u8), CliError> {
     let out = match command {
-        Command::List => sessions::list(ctx)?,
+        Command::List { .. } => sessions::list(ctx)?,
         Command::Show {
             id,
             full,
@@ -133,7 +137,9 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<(Output, u8), CliError> {
         Command::Export { id, format } => sessions::export(ctx, &id, format)?,
         Command::Doctor { repair } => return maint::doctor(ctx, repair),
         Command::Gc => maint::gc(ctx)?,
-        Command::Demo | Command::Completions { .. } => unreachable!("handled above"),
+        Command::Demo | Command::Completions { .. } | Command::Import { .. } => {
+            unreachable!("handled above")
+        }
     };
     Ok((out, 0))
 }

@@ -58,12 +58,17 @@ pub fn list(ctx: &Ctx) -> Result<Output> {
             ctx.store.dir().display()
         )));
     }
+    Ok(Output::Text(sessions_table(&sessions)?))
+}
+
+/// The sessions as a table, one row each.
+pub fn sessions_table(sessions: &[IndexEntry]) -> Result<String> {
     let now = now()?;
     let ids: Vec<&str> = sessions.iter().map(|e| e.id.as_str()).collect();
     let mut t = new_table(&[
         "ID", "TITLE", "STATUS", "UPDATED", "MESSAGES", "TOKENS", "LINEAGE",
     ]);
-    for e in &sessions {
+    for e in sessions {
         t.add_row(vec![
             short_id(&e.id, ids.iter().copied()).to_string(),
             clip(&one_line(&e.title), 40),
@@ -77,7 +82,7 @@ pub fn list(ctx: &Ctx) -> Result<Output> {
             lineage(e, &ids),
         ]);
     }
-    Ok(Output::Text(table_text(&t)))
+    Ok(table_text(&t))
 }
 
 /// A summary line of what reading a log found, if anything.
@@ -475,6 +480,7 @@ pub fn export(ctx: &Ctx, id: &str, format: ExportFormat) -> Result<Output> {
     let format = match format {
         ExportFormat::Jsonl => sessionkit::ExportFormat::Jsonl,
         ExportFormat::Markdown => sessionkit::ExportFormat::Markdown,
+        ExportFormat::Json => sessionkit::ExportFormat::Json,
     };
     Ok(Output::Raw(ctx.store.export_session(&id, format)?))
 }

@@ -281,7 +281,7 @@ fn export_jsonl_and_markdown() {
     assert!(lines.iter().all(|m| m.get("type").is_none()));
     let md = env.text(&["export", MAIN, "--format", "markdown"]);
     assert!(md.starts_with("# Change a.txt to say three\n"), "{md}");
-    assert!(md.contains("**Tool call** `edit_file`"));
+    assert!(md.contains("<details><summary>Tool call <code>edit_file</code>"));
     assert!(md.contains("## Compaction summary"));
 }
 

@@ -218,6 +218,32 @@ pub fn pool_round_trip() -> AsyncTask<Job<(), ()>> {
     job(|| Ok(()))
 }
 
+/// Import Claude Code, Codex or seed-style transcripts: `paths` a JSON array
+/// of paths, `options` the core's ImportOptions as JSON; the report as JSON.
+#[napi(ts_return_type = "Promise<string>")]
+pub fn import_transcripts(
+    paths: String,
+    options: Option<String>,
+) -> AsyncTask<Job<String, String>> {
+    job(move || {
+        let paths: Vec<std::path::PathBuf> = serde_json::from_str(&paths).map_err(|e| {
+            CoreError::InvalidInput(format!("paths must be a JSON array of strings: {e}"))
+        })?;
+        let opts = crate::options(options.as_deref(), sessionkit::ImportOptions::from_json)?;
+        text(&sessionkit::import(&paths, &opts, &mut |_| {})?)
+    })
+}
+
+/// The sessions of every project in a home (`options`: store options as
+/// JSON), as JSON.
+#[napi(ts_return_type = "Promise<string>")]
+pub fn list_all_sessions(options: Option<String>) -> AsyncTask<Job<String, String>> {
+    job(move || {
+        let opts = crate::options(options.as_deref(), sessionkit::StoreOptions::from_json)?;
+        text(&sessionkit::list_all_sessions(&opts)?)
+    })
+}
+
 /// The directory name of a project under `<home>/projects/`.
 #[napi]
 pub fn project_code(canonical_root: String) -> String {

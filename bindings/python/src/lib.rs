@@ -353,11 +353,39 @@ fn project_code(py: Python<'_>, canonical_root: &Bound<'_, PyAny>) -> PyResult<S
     Ok(sessionkit::project_code(std::path::Path::new(&root)))
 }
 
+/// Import Claude Code, Codex or seed-style transcripts (files or directories);
+/// `options` as the core's `ImportOptions` (`from`, `project`, `store`).
+/// Returns the import report.
+#[pyfunction]
+#[pyo3(signature = (paths, options=None))]
+fn import_transcripts(
+    py: Python<'_>,
+    paths: &Bound<'_, PyAny>,
+    options: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let paths: Vec<std::path::PathBuf> =
+        arg_paths(py, paths)?.into_iter().map(Into::into).collect();
+    let opts = store::options(py, options, "options", sessionkit::ImportOptions::from_json)?;
+    let report = detach(py, || sessionkit::import(&paths, &opts, &mut |_| {}))?;
+    to_py(py, &report)
+}
+
+/// The sessions of every project in the home `options` (store options) names.
+#[pyfunction]
+#[pyo3(signature = (options=None))]
+fn list_all_sessions(py: Python<'_>, options: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    let opts = store::options(py, options, "options", sessionkit::StoreOptions::from_json)?;
+    let all = detach(py, || sessionkit::list_all_sessions(&opts))?;
+    to_py(py, &all)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(project_code, m)?)?;
+    m.add_function(wrap_pyfunction!(import_transcripts, m)?)?;
+    m.add_function(wrap_pyfunction!(list_all_sessions, m)?)?;
     m.add_class::<store::Store>()?;
     m.add_class::<session::Session>()?;
     m.add_class::<session::Subagent>()?;

@@ -2,11 +2,13 @@
 //! public methods, and each method delegates to the layers below; the logic
 //! lives there. lib.rs re-exports these with the other public types.
 
+mod import;
 mod session;
 mod store;
 mod subagent;
 mod view;
 
+pub use import::{import, list_all_sessions};
 pub use session::Session;
 pub use store::Store;
 pub use subagent::Subagent;

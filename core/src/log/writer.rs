@@ -430,6 +430,15 @@ impl Chain {
         Ok(batch)
     }
 
+    /// A batch of no messages, for records written alone.
+    pub fn prepare_empty(&mut self) -> Batch {
+        Batch {
+            bytes: std::mem::take(&mut self.scratch),
+            messages: Vec::new(),
+            written: Vec::new(),
+        }
+    }
+
     /// Take in a batch that was written.
     pub fn commit(&mut self, batch: &mut Batch) {
         if let Some(last) = batch.messages.last() {

@@ -229,6 +229,22 @@ impl SessionCore {
                 "a compaction summary must be a string or an array of content blocks",
             ));
         }
+        let summary_msg = json!({
+            "role": "system",
+            "content": summary,
+            "visible": false,
+            "meta": {"compaction": {"replaces": replaces.len()}},
+        });
+        self.apply_compaction_with(replaces, summary_msg)
+    }
+
+    /// [`SessionCore::apply_compaction`] with the summary message given whole
+    /// (an import keeps the source's id, parent and time for it).
+    pub(crate) fn apply_compaction_with(
+        &self,
+        replaces: &[String],
+        summary_msg: Value,
+    ) -> Result<Message> {
         let view = self.read()?;
         let items = view.log().model_items()?;
         let (start, end) = check_run(&items, replaces)?;
@@ -237,12 +253,6 @@ impl SessionCore {
                 "the session changed while compacting; try again".into(),
             ));
         }
-        let summary_msg = json!({
-            "role": "system",
-            "content": summary,
-            "visible": false,
-            "meta": {"compaction": {"replaces": replaces.len()}},
-        });
         let build = |stored: &[Map<String, Value>]| {
             let s = stored
                 .first()

@@ -18,8 +18,11 @@ pub enum ExportFormat {
     /// transcript; `visible` and `compacted` always present.
     Jsonl,
     /// A readable transcript: title, then each message with its tool calls and
-    /// results.
+    /// results folded in `<details>`.
     Markdown,
+    /// The UI view (the active path with `visible` and `compacted` flags) as
+    /// one JSON array of message objects.
+    Json,
 }
 
 impl std::str::FromStr for ExportFormat {
@@ -28,8 +31,9 @@ impl std::str::FromStr for ExportFormat {
         match s {
             "jsonl" => Ok(ExportFormat::Jsonl),
             "markdown" => Ok(ExportFormat::Markdown),
+            "json" => Ok(ExportFormat::Json),
             _ => Err(Error::invalid(format!(
-                "export format {s:?} is not one of \"jsonl\", \"markdown\""
+                "export format {s:?} is not one of \"jsonl\", \"markdown\", \"json\""
             ))),
         }
     }
@@ -41,6 +45,11 @@ pub(crate) fn export(store: &StoreCore, id: &str, format: ExportFormat) -> Resul
     let messages: Vec<Value> = view.ui_view()?.iter().map(|m| m.value()).collect();
     match format {
         ExportFormat::Jsonl => Ok(jsonl(messages)),
+        ExportFormat::Json => {
+            let mut s = Value::Array(messages).to_string();
+            s.push('\n');
+            Ok(s)
+        }
         ExportFormat::Markdown => {
             let entry = store.session_entry(id)?;
             let mut s = format!("# {}\n\n", one_line(&entry.title));
@@ -94,20 +103,27 @@ fn markdown_message(s: &mut String, m: &Value) {
     for c in tool_calls(m) {
         let _ = writeln!(
             s,
-            "**Tool call** `{}` (`{}`):\n\n```json\n{}\n```\n",
-            c.name.unwrap_or("?"),
-            c.id.unwrap_or_default(),
+            "<details><summary>Tool call <code>{}</code> (<code>{}</code>)</summary>\n\n```json\n{}\n```\n\n</details>\n",
+            html(c.name.unwrap_or("?")),
+            html(c.id.unwrap_or_default()),
             c.arguments_text()
         );
     }
     for r in tool_results(m) {
         let _ = writeln!(
             s,
-            "**Tool result** (`{}`):\n\n```\n{}\n```\n",
-            r.call_id.unwrap_or_default(),
+            "<details><summary>Tool result (<code>{}</code>)</summary>\n\n```\n{}\n```\n\n</details>\n",
+            html(r.call_id.unwrap_or_default()),
             r.text().trim_end()
         );
     }
+}
+
+/// `s` safe inside an HTML element (a tool name or id in a `<summary>`).
+fn html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn capitalized(s: &str) -> String {
@@ -153,7 +169,7 @@ mod tests {
         );
         assert_eq!(
             s,
-            "## Assistant (hidden)\n\nLet me look.\n\n**Tool call** `read` (`c1`):\n\n```json\n{\"path\":\"a\"}\n```\n\n"
+            "## Assistant (hidden)\n\nLet me look.\n\n<details><summary>Tool call <code>read</code> (<code>c1</code>)</summary>\n\n```json\n{\"path\":\"a\"}\n```\n\n</details>\n\n"
         );
         let mut s = String::new();
         markdown_message(
@@ -162,7 +178,7 @@ mod tests {
         );
         assert_eq!(
             s,
-            "## Tool\n\n**Tool result** (`c1`):\n\n```\ndone\n```\n\n"
+            "## Tool\n\n<details><summary>Tool result (<code>c1</code>)</summary>\n\n```\ndone\n```\n\n</details>\n\n"
         );
         let mut s = String::new();
         markdown_message(&mut s, &json!({"role": "", "content": "x"}));

@@ -1,6 +1,6 @@
 //! Operations: what a host does with a store or a session beyond appending —
 //! compaction, fork, undo and rewind, doctor, look-up by id prefix, info objects,
-//! export, OpenAI Responses items as messages. Each builds on the store and session layer, has a typed result, and
+//! export, import of other agents' transcripts, OpenAI Responses items as messages. Each builds on the store and session layer, has a typed result, and
 //! is reached through the public handles (`Store`, `Session`, `SessionView`);
 //! the bindings (CLI, C ABI, Python, Node) only convert types.
 
@@ -8,6 +8,8 @@ pub(crate) mod compaction;
 pub(crate) mod doctor;
 pub(crate) mod export;
 pub(crate) mod fork;
+pub(crate) mod home;
+pub(crate) mod import;
 pub(crate) mod info;
 pub(crate) mod lookup;
 pub(crate) mod responses;

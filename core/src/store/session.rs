@@ -119,6 +119,16 @@ impl std::fmt::Debug for SessionCore {
 
 impl SessionCore {
     pub(crate) fn create(store: &StoreCore, opts: CreateOptions) -> Result<SessionCore> {
+        Self::create_at(store, opts, None)
+    }
+
+    /// [`SessionCore::create`] with the header's `createdAt` given (an imported
+    /// session keeps its source's creation time) instead of now.
+    pub(crate) fn create_at(
+        store: &StoreCore,
+        opts: CreateOptions,
+        created_at: Option<String>,
+    ) -> Result<SessionCore> {
         let id = match opts.id {
             Some(id) => {
                 validate_path_id("session id", &id)?;
@@ -136,7 +146,10 @@ impl SessionCore {
         header.insert("type".into(), kind::SESSION.into());
         header.insert("version".into(), FORMAT_VERSION.into());
         header.insert("id".into(), id.clone().into());
-        header.insert("createdAt".into(), store.ids().timestamp().into());
+        header.insert(
+            "createdAt".into(),
+            created_at.unwrap_or_else(|| store.ids().timestamp()).into(),
+        );
         header.insert(
             "projectPath".into(),
             store.project_root().to_string_lossy().into_owned().into(),
@@ -368,6 +381,27 @@ impl SessionCore {
         }
         self.inner.writer.after_append(seq)?;
         Ok(out)
+    }
+
+    /// Write non-message records in one write and fold them into the entry (an
+    /// import's records of source lines it keeps without modelling them).
+    pub(crate) fn append_records(&self, records: Vec<Map<String, Value>>) -> Result<()> {
+        self.check_writer()?;
+        let max = Some(self.inner.store.options().max_record_bytes);
+        let mut bytes = Vec::new();
+        for rec in &records {
+            bytes.extend(record_line(rec, max)?);
+        }
+        let seq;
+        {
+            let mut st = self.inner.state.lock();
+            seq = self.inner.writer.write(&bytes)?;
+            for rec in records {
+                st.entry.apply(rec, 0);
+            }
+            st.dirty = true;
+        }
+        self.inner.writer.after_append(seq)
     }
 
     /// Write a non-message record and fold it into the entry.
@@ -730,13 +764,30 @@ impl SubagentCore {
     }
 
     pub(crate) fn append_batch(&self, messages: Vec<Value>) -> Result<Vec<Message>> {
+        self.append_with(messages, &[])
+    }
+
+    /// Append messages and, in the same write, `extra` records after them.
+    pub(crate) fn append_with(
+        &self,
+        messages: Vec<Value>,
+        extra: &[Map<String, Value>],
+    ) -> Result<Vec<Message>> {
         self.check_writer()?;
         let seq;
         let out;
         {
             let mut chain = self.chain.lock();
             let ctx = ctx_for(&self.session.store, &self.session.id, Some(&self.agent_id));
-            let mut batch = chain.prepare(messages, &ctx)?;
+            let mut batch = if messages.is_empty() && !extra.is_empty() {
+                chain.prepare_empty()
+            } else {
+                chain.prepare(messages, &ctx)?
+            };
+            let max = Some(self.session.store.options().max_record_bytes);
+            for rec in extra {
+                batch.bytes.extend(record_line(rec, max)?);
+            }
             seq = self.writer.write(&batch.bytes)?;
             chain.commit(&mut batch);
             out = batch.messages;

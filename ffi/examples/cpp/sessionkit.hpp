@@ -415,6 +415,12 @@ public:
     std::string list_sessions() const {
         return detail::string_result([&](char **o) { return sk_store_list_sessions(h_, o); });
     }
+    // The active path as "jsonl", "markdown" or "json" text.
+    std::string export_session(const std::string &session_id, const std::string &format) const {
+        return detail::string_result([&](char **o) {
+            return sk_store_export_session(h_, session_id.c_str(), format.c_str(), o);
+        });
+    }
     std::string session_entry(const std::string &session_id) const {
         return detail::string_result(
             [&](char **o) { return sk_store_session_entry(h_, session_id.c_str(), o); });
@@ -480,6 +486,22 @@ public:
         return Session(s);
     }
 };
+
+// Import transcripts (files or directories) of Claude Code, Codex or
+// seed-style logs; returns the import report as JSON.
+inline std::string import_transcripts(const std::vector<std::string> &paths,
+                                      const std::string &options_json = "") {
+    const std::string paths_json = detail::json_array(paths);
+    return detail::string_result([&](char **o) {
+        return sk_import(paths_json.c_str(), detail::opt(options_json), o);
+    });
+}
+
+// The sessions of every project in the home the store options name.
+inline std::string list_all_sessions(const std::string &options_json = "") {
+    return detail::string_result(
+        [&](char **o) { return sk_list_all_sessions(detail::opt(options_json), o); });
+}
 
 }  // namespace sessionkit
 

@@ -1,7 +1,7 @@
 // Compiled by `tsc --noEmit` in tests/node/run.sh: the package's hand-written
 // types (index.d.ts, openai-agents.d.ts) must type a user's ordinary code, and
 // refuse what the API refuses at run time where a type can say so.
-import { ErrorCode, Store, version } from 'sessionkit';
+import { ErrorCode, Store, importTranscripts, listAllSessions, version } from 'sessionkit';
 import type { Message, Report, Session, SessionkitError } from 'sessionkit';
 import { SessionkitSession } from 'sessionkit/openai-agents';
 
@@ -14,6 +14,10 @@ export async function usage(dir: string): Promise<string[]> {
   const view: Message[] = await s.modelView({ lastN: 10 });
   const r: Report = await s.rewindTurns(1, 'conversation');
   const fresh: Session = await s.erase();
+  const imported: Report = await importTranscripts([`${dir}/chat.jsonl`], { from: 'codex', project: dir });
+  const projects: Report[] = await listAllSessions({ home: `${dir}/home` });
+  void imported;
+  void projects;
   await fresh.close();
   try {
     await store.openSession('missing');

@@ -16,11 +16,16 @@ Every call that touches the disk releases the GIL. Errors are subclasses of
 :class:`SessionkitError` (see :mod:`sessionkit.errors`).
 """
 
+import os
+from collections.abc import Sequence
+from typing import Any
+
 from . import _native
 from ._api import Session, SessionView, Store, Subagent
 from ._types import (
     Durability,
     ExportFormat,
+    ImportFormat,
     Lineage,
     Message,
     RewindMode,
@@ -48,9 +53,40 @@ def project_code(canonical_root: str) -> str:
     return _native.project_code(canonical_root)
 
 
+def import_transcripts(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    project: str | os.PathLike[str] | None = None,
+    format: ImportFormat | str | None = None,
+    home: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Import Claude Code, Codex or seed-style transcripts (files, or
+    directories searched for ``*.jsonl``) into the project each names, or
+    ``project``. Importing again adds only what a source gained. Returns the
+    report: ``sources`` (each with ``outcome``, ``sessionId``, ``skipped`` and
+    ``unmapped`` lines), ``messagesAdded``, ``failed``."""
+    options: dict[str, Any] = {}
+    if project is not None:
+        options["project"] = os.fspath(project)
+    if format is not None:
+        options["from"] = ImportFormat(format).value
+    if home is not None:
+        options["store"] = {"home": os.fspath(home)}
+    return _native.import_transcripts([os.fspath(p) for p in paths], options)
+
+
+def list_all_sessions(*, home: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """The sessions of every project in the home: ``projectCode``,
+    ``projectRoot``, ``sessions`` (index entries as dicts) and ``error``."""
+    return _native.list_all_sessions({} if home is None else {"home": os.fspath(home)})
+
+
 __all__ = [
     "__version__",
     "project_code",
+    "import_transcripts",
+    "list_all_sessions",
+    "ImportFormat",
     "Store",
     "Session",
     "SessionView",

@@ -47,6 +47,15 @@ class ExportFormat(str, enum.Enum):
 
     JSONL = "jsonl"
     MARKDOWN = "markdown"
+    JSON = "json"
+
+
+class ImportFormat(str, enum.Enum):
+    """The transcript formats :func:`sessionkit.import_transcripts` reads."""
+
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
+    DEEPCODE = "deepcode"
 
 
 def parse_time(text: str) -> datetime:

@@ -1,0 +1,175 @@
+//! Source files: finding them under directories, reading their complete
+//! lines, telling their format. Sources are only ever read.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::{ImportFormat, LineNote};
+use crate::error::{Error, Result};
+
+/// The source files under `paths`: a file as given, a directory searched
+/// (without following links) for `*.jsonl`. Sidechain files (`agent-*.jsonl`)
+/// come after the others, so that their sessions exist first.
+pub(super) fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = fs::metadata(p).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::NotFound(format!("import source {}", p.display()))
+            }
+            _ => Error::io(p, e),
+        })?;
+        if meta.is_dir() {
+            let mut found = Vec::new();
+            walk(p, &mut found)?;
+            found.sort_by_cached_key(|p| (is_sidechain_file(p), p.clone()));
+            out.extend(found);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    for e in fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let e = e.map_err(|e| Error::io(dir, e))?;
+        let path = e.path();
+        let kind = e.file_type().map_err(|e| Error::io(&path, e))?;
+        if kind.is_dir() {
+            walk(&path, out)?;
+        } else if kind.is_file() && path.extension().is_some_and(|x| x == "jsonl") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path` is a Claude Code subagent transcript (`agent-<id>.jsonl`).
+pub(super) fn is_sidechain_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("agent-"))
+}
+
+/// A complete line of a source: its number, exact text and parsed object.
+pub(super) struct SourceLine {
+    pub number: u64,
+    pub text: String,
+    pub value: std::result::Result<Map<String, Value>, String>,
+}
+
+/// A source file read once: its complete lines and what the rest was.
+pub(super) struct SourceFile {
+    pub bytes: Vec<u8>,
+    /// The bytes up to and including the last `\n`.
+    pub complete: usize,
+    pub lines: Vec<SourceLine>,
+    /// Lines that cannot be kept at all.
+    pub skipped: Vec<LineNote>,
+}
+
+impl SourceFile {
+    pub(super) fn read(path: &Path) -> Result<SourceFile> {
+        let bytes = fs::read(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::NotFound(format!("import source {}", path.display()))
+            }
+            _ => Error::io(path, e),
+        })?;
+        let complete = memchr::memrchr(b'\n', &bytes).map_or(0, |i| i + 1);
+        let mut lines = Vec::new();
+        let mut skipped = Vec::new();
+        let mut number = 0u64;
+        for chunk in bytes[..complete].split_inclusive(|&b| b == b'\n') {
+            number += 1;
+            let raw = &chunk[..chunk.len() - 1];
+            let Ok(text) = std::str::from_utf8(raw) else {
+                skipped.push(LineNote {
+                    line: number,
+                    reason: "not valid UTF-8".into(),
+                });
+                continue;
+            };
+            if text.trim().is_empty() {
+                continue;
+            }
+            let value = match crate::format::decode::parse_strict(text) {
+                Ok(Value::Object(m)) => Ok(m),
+                Ok(v) => Err(format!(
+                    "a JSON {}, not an object",
+                    crate::format::records::type_name(&v)
+                )),
+                Err(e) => Err(format!("not JSON: {e}")),
+            };
+            if let Err(reason) = &value {
+                skipped.push(LineNote {
+                    line: number,
+                    reason: reason.clone(),
+                });
+            }
+            lines.push(SourceLine {
+                number,
+                text: text.to_string(),
+                value,
+            });
+        }
+        if complete < bytes.len() {
+            skipped.push(LineNote {
+                line: number + 1,
+                reason: "incomplete last line (no newline yet): imported once it is complete"
+                    .into(),
+            });
+        }
+        Ok(SourceFile {
+            bytes,
+            complete,
+            lines,
+            skipped,
+        })
+    }
+
+    /// Lowercase hex SHA-256 of the first `len` bytes.
+    pub(super) fn prefix_sha256(&self, len: usize) -> String {
+        format!(
+            "{:x}",
+            Sha256::digest(&self.bytes[..len.min(self.bytes.len())])
+        )
+    }
+
+    /// The objects of the complete lines, in order.
+    pub(super) fn objects(&self) -> impl Iterator<Item = (u64, &Map<String, Value>)> {
+        self.lines
+            .iter()
+            .filter_map(|l| l.value.as_ref().ok().map(|m| (l.number, m)))
+    }
+}
+
+/// The format of a source, from its first objects.
+pub(super) fn detect(file: &SourceFile) -> Option<ImportFormat> {
+    for (_, o) in file.objects().take(20) {
+        let kind = o.get("type").and_then(Value::as_str);
+        if o.contains_key("payload")
+            && matches!(
+                kind,
+                Some("session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted")
+            )
+        {
+            return Some(ImportFormat::Codex);
+        }
+        if o.contains_key("parentUuid") || o.contains_key("leafUuid") || o.contains_key("uuid") {
+            return Some(ImportFormat::ClaudeCode);
+        }
+        // The first line of an older Codex rollout: the session's own metadata.
+        if kind.is_none() && o.contains_key("instructions") && o.contains_key("id") {
+            return Some(ImportFormat::Codex);
+        }
+        if o.contains_key("role") && matches!(kind, None | Some("message")) {
+            return Some(ImportFormat::Deepcode);
+        }
+    }
+    None
+}

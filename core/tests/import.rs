@@ -1,0 +1,401 @@
+//! Importing Claude Code, Codex and seed-style transcripts: the fixtures under
+//! tests/fixtures/import, what each line becomes, re-import and growth.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sessionkit::{
+    import, ImportOptions, ImportReport, ModelViewOptions, SourceOutcome, Store, StoreOptions,
+};
+use tempfile::TempDir;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/import")
+}
+
+struct Env {
+    home: TempDir,
+    project: TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            home: tempfile::tempdir().unwrap(),
+            project: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn store_options(&self) -> StoreOptions {
+        StoreOptions {
+            home: Some(self.home.path().to_path_buf()),
+            ..StoreOptions::default()
+        }
+    }
+
+    fn options(&self) -> ImportOptions {
+        ImportOptions {
+            project: Some(self.project.path().to_path_buf()),
+            store: self.store_options(),
+            ..ImportOptions::default()
+        }
+    }
+
+    fn import(&self, paths: &[PathBuf]) -> ImportReport {
+        import(paths, &self.options(), &mut |_| {}).unwrap()
+    }
+
+    fn store(&self) -> Store {
+        Store::open(self.project.path(), self.store_options()).unwrap()
+    }
+}
+
+fn ids(messages: &[sessionkit::Message]) -> Vec<String> {
+    messages.iter().map(|m| m.id().to_string()).collect()
+}
+
+fn source_line(path: &Path, n: usize) -> String {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .split('\n')
+        .nth(n - 1)
+        .unwrap()
+        .to_string()
+}
+
+/// Every file under `dir` with its bytes, for "nothing changed" checks.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+const MAIN: &str = "7f3c1a52-0d4e-4b8e-9a21-5c6d7e8f9a01";
+const NEWER: &str = "8a4d2b63-1e5f-4c9f-8b32-6d7e8f9a0b12";
+
+#[test]
+fn a_claude_code_project_keeps_tree_sidechains_compaction_and_every_line() {
+    let env = Env::new();
+    let dir = fixtures().join("claude-code/-home-ann-app");
+    let before = snapshot(&dir);
+    let report = env.import(std::slice::from_ref(&dir));
+    assert_eq!(report.failed, 0, "{report:#?}");
+    assert_eq!(report.sources.len(), 4);
+    // Sessions before the sidechain files that hang from them.
+    assert!(report.sources[..2].iter().all(|s| s.agent_id.is_none()));
+    assert_eq!(snapshot(&dir), before, "sources are only read");
+
+    let store = env.store();
+    let entry = store.session_entry(MAIN).unwrap();
+    assert_eq!(entry.title, "Fix the greeting test");
+    assert_eq!(entry.created_at, "2025-06-02T10:00:00.000Z");
+    let view = store.read_session(MAIN).unwrap();
+    assert!(view.report().is_clean(), "{:?}", view.report());
+
+    // The tree: two replies to one tool result, the second on the active path.
+    let m6 = view
+        .message("a0000000-0000-4000-8000-000000000006")
+        .unwrap();
+    let m7 = view
+        .message("a0000000-0000-4000-8000-000000000007")
+        .unwrap();
+    assert_eq!(m6.parent_id(), m7.parent_id());
+    assert_eq!(m6.parent_id(), Some("a0000000-0000-4000-8000-000000000005"));
+
+    // Roles, content blocks and usage as the source has them; the line itself kept exactly.
+    let a2 = view
+        .message("a0000000-0000-4000-8000-000000000002")
+        .unwrap()
+        .value();
+    assert_eq!(a2["role"], "assistant");
+    assert_eq!(a2["timestamp"], "2025-06-02T10:00:03.512Z");
+    assert_eq!(a2["content"][2]["type"], "tool_use");
+    assert_eq!(a2["meta"]["usage"]["output_tokens"], 40);
+    assert_eq!(a2["import"]["format"], "claude-code");
+    assert_eq!(a2["import"]["line"], 3);
+    let main_file = dir.join(format!("{MAIN}.jsonl"));
+    assert_eq!(a2["import"]["raw"], source_line(&main_file, 3).as_str());
+
+    // The compaction: the model resumes from the summary.
+    let model = view.model_view(&ModelViewOptions::default()).unwrap();
+    assert_eq!(
+        ids(&model),
+        [
+            "a0000000-0000-4000-8000-00000000000a",
+            "a0000000-0000-4000-8000-00000000000b"
+        ]
+    );
+    let ui = view.active_path().unwrap();
+    assert_eq!(
+        ui.first().unwrap().id(),
+        "a0000000-0000-4000-8000-000000000001"
+    );
+
+    // Lines that are not messages survive as records, byte for byte.
+    let log = std::fs::read_to_string(store.log_path(MAIN).unwrap()).unwrap();
+    for n in [1, 5] {
+        let raw = source_line(&main_file, n);
+        let kept = log
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .any(|r| r["type"] == "import" && r["line"] == n && r["raw"] == raw.as_str());
+        assert!(kept, "line {n} kept as an import record");
+    }
+
+    // Sidechains: inline ones and the file beside the session are subagents.
+    let subagents: Vec<String> = store
+        .list_subagents(MAIN)
+        .unwrap()
+        .iter()
+        .map(|m| m["agentId"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(subagents.len(), 2, "{subagents:?}");
+    assert!(subagents.contains(&"a1b2c3d".to_string()));
+    assert!(subagents.contains(&"sidechain-b0000000-0000-4000-8000-000000000001".to_string()));
+    let side = store.read_subagent(MAIN, "a1b2c3d").unwrap();
+    assert_eq!(side.active_path().unwrap().len(), 3);
+    // The newer layout: the session's own folder.
+    let newer = store.read_subagent(NEWER, "e4f5a6b").unwrap();
+    assert_eq!(
+        ids(&newer.active_path().unwrap()),
+        [
+            "e0000000-0000-4000-8000-000000000001",
+            "e0000000-0000-4000-8000-000000000002"
+        ]
+    );
+
+    // Again: nothing changes, not a byte.
+    let home_before = snapshot(env.home.path());
+    let again = env.import(&[dir]);
+    assert!(
+        again
+            .sources
+            .iter()
+            .all(|s| s.outcome == SourceOutcome::UpToDate),
+        "{again:#?}"
+    );
+    assert_eq!(again.messages_added, 0);
+    assert_eq!(snapshot(env.home.path()), home_before);
+}
+
+#[test]
+fn a_grown_source_adds_only_its_new_lines_and_a_rewritten_one_is_reported() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let file = src.path().join(format!("{MAIN}.jsonl"));
+    let full =
+        std::fs::read_to_string(fixtures().join(format!("claude-code/-home-ann-app/{MAIN}.jsonl")))
+            .unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    std::fs::write(&file, lines[..4].join("\n") + "\n").unwrap();
+    let first = env.import(std::slice::from_ref(&file));
+    assert_eq!(first.sources[0].outcome, SourceOutcome::Imported);
+    assert_eq!(first.messages_added, 3);
+
+    std::fs::write(&file, lines[..6].join("\n") + "\n").unwrap();
+    let grown = env.import(std::slice::from_ref(&file));
+    assert_eq!(grown.sources[0].outcome, SourceOutcome::Imported);
+    assert_eq!(grown.sources[0].lines, 2);
+    assert_eq!(grown.messages_added, 1, "{grown:#?}");
+    assert_eq!(grown.sources[0].records_added, 1);
+    let store = env.store();
+    assert_eq!(store.session_entry(MAIN).unwrap().message_count, 4);
+
+    // The part already imported changed: reported, nothing written.
+    let log_before = std::fs::read(store.log_path(MAIN).unwrap()).unwrap();
+    std::fs::write(&file, lines[1..7].join("\n") + "\n").unwrap();
+    let changed = env.import(std::slice::from_ref(&file));
+    assert_eq!(changed.sources[0].outcome, SourceOutcome::Changed);
+    assert_eq!(changed.failed, 1);
+    let why = changed.sources[0].error.as_deref().unwrap();
+    assert!(
+        why.contains(MAIN) && why.contains(&file.display().to_string()),
+        "{why}"
+    );
+    assert_eq!(
+        std::fs::read(store.log_path(MAIN).unwrap()).unwrap(),
+        log_before
+    );
+}
+
+#[test]
+fn malformed_claude_code_lines_are_reported_by_number_and_never_panic() {
+    let env = Env::new();
+    let file = fixtures().join("claude-code/malformed/9b5e3c74-2f60-4da0-9c43-7e8f9a0b1c23.jsonl");
+    let report = env.import(std::slice::from_ref(&file));
+    let s = &report.sources[0];
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    let skipped: Vec<u64> = s.skipped.iter().map(|n| n.line).collect();
+    assert_eq!(skipped, [2, 6, 8], "{:#?}", s.skipped);
+    assert!(s.skipped[0].reason.contains("not JSON"));
+    assert!(s.skipped[2].reason.contains("incomplete"));
+    let unmapped: Vec<u64> = s.unmapped.iter().map(|n| n.line).collect();
+    assert_eq!(unmapped, [3, 4, 5], "{:#?}", s.unmapped);
+    assert!(s.unmapped[0].reason.contains("uuid"));
+    assert!(s.unmapped[2]
+        .reason
+        .contains("f0000000-0000-4000-8000-00000000dead"));
+
+    let view = env
+        .store()
+        .read_session("9b5e3c74-2f60-4da0-9c43-7e8f9a0b1c23")
+        .unwrap();
+    assert!(view.report().is_clean(), "{:?}", view.report());
+    let orphan = view
+        .message("f0000000-0000-4000-8000-000000000003")
+        .unwrap();
+    assert_eq!(orphan.parent_id(), None, "a missing parent makes a root");
+    assert_eq!(
+        ids(&view.active_path().unwrap()),
+        [
+            "f0000000-0000-4000-8000-000000000001",
+            "f0000000-0000-4000-8000-000000000004"
+        ]
+    );
+
+    // Once the torn line is complete, it alone is added.
+    let src = tempfile::tempdir().unwrap();
+    let copy = src.path().join(file.file_name().unwrap());
+    std::fs::copy(&file, &copy).unwrap();
+    let env = Env::new();
+    env.import(std::slice::from_ref(&copy));
+    let mut text = std::fs::read_to_string(&copy).unwrap();
+    text.push_str("tant\",\"content\":\"done\"},\"uuid\":\"f0000000-0000-4000-8000-000000000005\",\"timestamp\":\"2025-07-01T09:00:05.000Z\"}\n");
+    std::fs::write(&copy, text).unwrap();
+    let r = env.import(&[copy]);
+    assert_eq!(r.messages_added, 1, "{r:#?}");
+    assert!(r.sources[0].skipped.is_empty());
+}
+
+#[test]
+fn a_codex_rollout_becomes_one_chain_with_tool_calls_and_a_compaction() {
+    let env = Env::new();
+    let report = env.import(&[fixtures().join("codex")]);
+    assert_eq!(report.sources.len(), 2);
+    let main = report
+        .sources
+        .iter()
+        .find(|s| s.session_id.as_deref() == Some("019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"))
+        .unwrap();
+    assert_eq!(main.outcome, SourceOutcome::Imported);
+    let store = env.store();
+    let entry = store
+        .session_entry("019a2d7a-41c4-78b1-b7cc-a45d62a89cd5")
+        .unwrap();
+    assert_eq!(entry.title, "Why does the greeting test fail?");
+    let view = store.read_session(&entry.id).unwrap();
+    let path = view.active_path().unwrap();
+    let call = path.iter().find(|m| m.id() == "line-7").unwrap().value();
+    assert_eq!(call["messageParams"]["tool_calls"][0]["id"], "call_A1");
+    assert_eq!(
+        call["messageParams"]["tool_calls"][0]["function"]["name"],
+        "shell"
+    );
+    let result = path.iter().find(|m| m.id() == "line-8").unwrap().value();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(result["messageParams"]["tool_call_id"], "call_A1");
+    let reasoning = path.iter().find(|m| m.id() == "line-6").unwrap().value();
+    assert_eq!(
+        reasoning["messageParams"]["reasoning_content"],
+        "**Reading the test**"
+    );
+    // After `compacted`, the model sees the summary and what followed.
+    let model = view.model_view(&ModelViewOptions::default()).unwrap();
+    assert_eq!(
+        ids(&model),
+        ["line-12", "line-13", "line-14", "line-15", "line-16"]
+    );
+
+    let bad = report
+        .sources
+        .iter()
+        .find(|s| s.session_id.as_deref() == Some("019a4411-0000-7000-8000-00000000c0de"))
+        .unwrap();
+    let skipped: Vec<u64> = bad.skipped.iter().map(|n| n.line).collect();
+    assert_eq!(skipped, [3, 9], "{bad:#?}");
+    let unmapped: Vec<u64> = bad.unmapped.iter().map(|n| n.line).collect();
+    assert_eq!(unmapped, [4, 5, 6, 7], "{bad:#?}");
+}
+
+#[test]
+fn a_seed_style_transcript_imports_as_its_messages() {
+    let env = Env::new();
+    let file = fixtures().join("deepcode/seed-flat-1.jsonl");
+    let report = env.import(std::slice::from_ref(&file));
+    assert_eq!(report.messages_added, 5, "{report:#?}");
+    let view = env.store().read_session("seed-flat-1").unwrap();
+    let path = view.active_path().unwrap();
+    assert_eq!(ids(&path), ["1", "2", "3", "4", "5"]);
+    assert_eq!(
+        path[2].value()["messageParams"]["tool_calls"][0]["id"],
+        "c1"
+    );
+    assert_eq!(
+        path[1].value()["import"]["raw"],
+        source_line(&file, 2).as_str()
+    );
+}
+
+#[test]
+fn a_source_without_a_project_or_format_is_reported_not_imported() {
+    let env = Env::new();
+    let file = fixtures().join("deepcode/seed-flat-1.jsonl");
+    let options = ImportOptions {
+        store: env.store_options(),
+        ..ImportOptions::default()
+    };
+    let r = import(std::slice::from_ref(&file), &options, &mut |_| {}).unwrap();
+    assert_eq!(r.sources[0].outcome, SourceOutcome::Failed);
+    assert!(r.sources[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("names no working directory"));
+
+    let junk = env.project.path().join("notes.jsonl");
+    std::fs::write(&junk, "{\"hello\":1}\n").unwrap();
+    let r = env.import(&[junk]);
+    assert!(r.sources[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("not recognised"));
+
+    let missing = import(
+        &[env.project.path().join("nope")],
+        &env.options(),
+        &mut |_| {},
+    );
+    assert_eq!(missing.unwrap_err().kind(), sessionkit::ErrorKind::NotFound);
+}
+
+#[test]
+fn list_all_sessions_spans_the_projects_of_a_home() {
+    let env = Env::new();
+    env.import(&[fixtures().join("deepcode/seed-flat-1.jsonl")]);
+    let other = tempfile::tempdir().unwrap();
+    let store = Store::open(other.path(), env.store_options()).unwrap();
+    store
+        .create_session(sessionkit::CreateOptions::default())
+        .unwrap()
+        .close()
+        .unwrap();
+    let all = sessionkit::list_all_sessions(&env.store_options()).unwrap();
+    assert_eq!(all.len(), 2);
+    let roots: Vec<PathBuf> = all.iter().filter_map(|p| p.project_root.clone()).collect();
+    assert!(roots.contains(&std::fs::canonicalize(env.project.path()).unwrap()));
+    assert!(all
+        .iter()
+        .all(|p| p.sessions.len() == 1 && p.error.is_none()));
+}
