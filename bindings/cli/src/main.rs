@@ -3,6 +3,7 @@
 //! documented in `bindings/cli/README.md`.
 
 mod cli;
+mod config;
 mod ctx;
 mod demo;
 mod edit;
@@ -63,6 +64,9 @@ fn command_name(c: &Command) -> &'static str {
         Command::Export { .. } => "export",
         Command::Doctor { .. } => "doctor",
         Command::Gc => "gc",
+        Command::Config(_) => "config",
+        Command::Instructions(_) => "instructions",
+        Command::Memory(_) => "memory",
         Command::Demo => "demo",
         Command::Completions { .. } => "completions",
     }
@@ -99,6 +103,9 @@ fn run(cli: Cli, store_dir: &mut Option<std::path::PathBuf>) -> Result<(Output, 
         Command::Export { id, format } => sessions::export(&ctx, &id, format)?,
         Command::Doctor { repair } => return maint::doctor(&ctx, repair),
         Command::Gc => maint::gc(&ctx)?,
+        Command::Config(c) => config::config(&ctx, c)?,
+        Command::Instructions(a) => config::instructions(&ctx, a)?,
+        Command::Memory(c) => config::memory(&ctx, c)?,
         Command::Demo | Command::Completions { .. } => unreachable!("handled above"),
     };
     Ok((out, 0))
