@@ -10,32 +10,15 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use sessionkit::{
     ErrorKind, InstructionLevel, InstructionOptions, Instructions, ProblemKind, SettingSource,
-    Store, StoreOptions,
+    StoreOptions,
 };
-use tempfile::TempDir;
 
-struct Env {
-    home: TempDir,
-    project: TempDir,
-    store: Store,
-}
+#[path = "support/env.rs"]
+mod support_env;
+use support_env::{env_with, Env};
 
 fn env() -> Env {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        project.path(),
-        StoreOptions {
-            home: Some(home.path().to_path_buf()),
-            ..StoreOptions::default()
-        },
-    )
-    .unwrap();
-    Env {
-        home,
-        project,
-        store,
-    }
+    env_with(StoreOptions::default())
 }
 
 fn write(path: &Path, text: &str) {

@@ -7,27 +7,19 @@
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::Path;
-use std::process::Command;
 
 use sessionkit::{ErrorKind, MemoryScope, Store, StoreOptions};
 use tempfile::TempDir;
 
 const CHILD_ENV: &str = "SESSIONKIT_MEMORY_CHILD";
 
-fn open(home: &Path, project: &Path) -> Store {
-    let options = StoreOptions {
-        home: Some(home.to_path_buf()),
-        ..StoreOptions::default()
-    };
-    Store::open(project, options).unwrap()
-}
+#[path = "support/env.rs"]
+mod support_env;
+use support_env::{child_store, env_with, spawn_child};
 
 fn env() -> (TempDir, TempDir, Store) {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let store = open(home.path(), project.path());
-    (home, project, store)
+    let e = env_with(StoreOptions::default());
+    (e.home, e.project, e.store)
 }
 
 #[test]
@@ -191,31 +183,18 @@ const PER_PROCESS: usize = 25;
 
 #[test]
 fn two_processes_adding_at_once_lose_nothing() {
-    let (home, project, store) = env();
+    let e = env_with(StoreOptions::default());
     let children: Vec<_> = ["a", "b"]
         .into_iter()
-        .map(|role| {
-            Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--exact",
-                    "memory_writer_child",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
-                .env(CHILD_ENV, role)
-                .env("SK_HOME", home.path())
-                .env("SK_ROOT", project.path())
-                .spawn()
-                .unwrap()
-        })
+        .map(|role| spawn_child(&e, "memory_writer_child", CHILD_ENV, role))
         .collect();
     for mut c in children {
         assert!(c.wait().unwrap().success());
     }
-    let listed = store.list_memories(MemoryScope::Project).unwrap();
+    let listed = e.store.list_memories(MemoryScope::Project).unwrap();
     assert_eq!(listed.len(), 2 * PER_PROCESS);
     let index =
-        fs::read_to_string(store.memory_path(MemoryScope::Project).join("MEMORY.md")).unwrap();
+        fs::read_to_string(e.store.memory_path(MemoryScope::Project).join("MEMORY.md")).unwrap();
     assert_eq!(
         index.lines().filter(|l| l.starts_with("- [")).count(),
         2 * PER_PROCESS
@@ -227,10 +206,7 @@ fn memory_writer_child() {
     let Ok(role) = std::env::var(CHILD_ENV) else {
         return;
     };
-    let store = open(
-        Path::new(&std::env::var("SK_HOME").unwrap()),
-        Path::new(&std::env::var("SK_ROOT").unwrap()),
-    );
+    let store = child_store();
     for i in 0..PER_PROCESS {
         store
             .add_memory(

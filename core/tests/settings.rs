@@ -8,43 +8,31 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Map, Value};
 use sessionkit::{
-    ErrorKind, SettingSource, Settings, SettingsOptions, SourceStatus, Store, StoreOptions,
+    ErrorKind, SettingSource, Settings, SettingsOptions, SourceStatus, StoreOptions,
     SETTINGS_VERSION,
 };
-use tempfile::TempDir;
 
 const CHILD_ENV: &str = "SESSIONKIT_SETTINGS_CHILD";
 
-struct Env {
-    home: TempDir,
-    project: TempDir,
-    store: Store,
-}
+#[path = "support/env.rs"]
+mod support_env;
+use support_env::{child_store, env_with, spawn_child, Env};
 
 fn env() -> Env {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let store = open(home.path(), project.path());
-    Env {
-        home,
-        project,
-        store,
-    }
+    env_with(StoreOptions::default())
 }
 
-fn open(home: &Path, project: &Path) -> Store {
-    let options = StoreOptions {
-        home: Some(home.to_path_buf()),
-        ..StoreOptions::default()
-    };
-    Store::open(project, options).unwrap()
+/// The settings file of each source, and reading them.
+trait Files {
+    fn path(&self, source: SettingSource) -> PathBuf;
+    fn put(&self, source: SettingSource, bytes: &[u8]);
+    fn load(&self) -> Settings;
 }
 
-impl Env {
+impl Files for Env {
     fn path(&self, source: SettingSource) -> PathBuf {
         match source {
             SettingSource::User => self.home.path().join("settings.json"),
@@ -436,20 +424,7 @@ fn two_processes_writing_one_file_lose_nothing() {
     let e = env();
     let children: Vec<_> = ["a", "b"]
         .into_iter()
-        .map(|role| {
-            Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--exact",
-                    "settings_writer_child",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
-                .env(CHILD_ENV, role)
-                .env("SK_HOME", e.home.path())
-                .env("SK_ROOT", e.project.path())
-                .spawn()
-                .unwrap()
-        })
+        .map(|role| spawn_child(&e, "settings_writer_child", CHILD_ENV, role))
         .collect();
     for mut c in children {
         assert!(c.wait().unwrap().success());
@@ -468,9 +443,7 @@ fn settings_writer_child() {
     let Ok(role) = std::env::var(CHILD_ENV) else {
         return;
     };
-    let home = std::env::var("SK_HOME").unwrap();
-    let root = std::env::var("SK_ROOT").unwrap();
-    let store = open(Path::new(&home), Path::new(&root));
+    let store = child_store();
     for i in 0..PER_PROCESS {
         store
             .set_setting(SettingSource::User, &format!("{role}.k{i}"), json!(i))
