@@ -129,11 +129,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sessionkit::Error;
 
+mod config;
 mod session;
 mod store;
 mod subagent;
 mod view;
 
+pub use config::*;
 pub use session::*;
 pub use store::*;
 pub use subagent::*;
