@@ -268,6 +268,145 @@ int sk_last_errno(void);
 // `sk_last_error` are not to be freed.
 void sk_string_free(char *s);
 
+// The effective settings of the store's user and project.
+//
+// - `options_json`: NULL, "" or `{"sources": ["user", "project", "local",
+//   "host"], "overrides": {...}}` (default: every source; `overrides` are the
+//   `host` source, nearest of all).
+// - `out_settings_json` receives `{"values": {...}, "origins": {"dotted.key":
+//   source}, "sources": [{"source", "path", "status": "loaded" | "missing" |
+//   "skipped" | "error", "version", "migrations", "readOnly", "error",
+//   "warning"}]}`. A malformed file is reported in its source's `error`
+//   (file, line, column); the other sources still load.
+//
+// Errors: `SK_INVALID_INPUT` (bad options).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `options_json` is NULL or NUL-terminated;
+// `out_settings_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_settings(const struct sk_store *store,
+                            const char *options_json,
+                            char **out_settings_json);
+
+// Set the dotted `key` (`"instructions.names"`) to `value_json` in the
+// settings file of `source` (`"user"`, `"project"` or `"local"`); a JSON
+// `null` is written and removes the key from the sources below. Atomic and
+// locked; an older file is backed up once (`<file>.v<N>.bak`) and rewritten in
+// the current shape.
+//
+// - `out_write_json` receives `{"path", "existed", "backup", "migrations"}`.
+//
+// Errors: `SK_INVALID_INPUT` (unknown source, `host`, bad key or JSON, a
+// non-object on the key's path); `SK_CORRUPT` (the file is malformed: file,
+// line, column); `SK_UNSUPPORTED` (the file is of a newer version, never
+// rewritten).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated;
+// `out_write_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_set_setting(const struct sk_store *store,
+                               const char *source,
+                               const char *key,
+                               const char *value_json,
+                               char **out_write_json);
+
+// Remove the dotted `key` from the settings file of `source`, so the sources
+// below show through; `existed` in `out_write_json` says whether it was there.
+//
+// Errors: as `sk_store_set_setting`.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated;
+// `out_write_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_unset_setting(const struct sk_store *store,
+                                 const char *source,
+                                 const char *key,
+                                 char **out_write_json);
+
+// The instruction files that apply to the directory `dir`, in order: the
+// user's, then from the repository root down to `dir`, each followed by its
+// `@path` includes.
+//
+// - `options_json`: NULL, "" or `{"names": ["AGENTS.md", ...],
+//   "maxIncludeDepth": n}` (default: the settings', else AGENTS.md, CLAUDE.md, 5).
+// - `out_json` receives `{"dir", "root", "names", "maxIncludeDepth", "files":
+//   [{"path", "level": "user" | "project" | "include", "includedFrom",
+//   "depth", "content"}], "problems": [{"kind": "cycle" | "depthLimit" |
+//   "outsideRoots" | "notFound" | "tooLarge" | "unreadable", "path",
+//   "includedFrom", "message"}]}`.
+//
+// Errors: `SK_NOT_FOUND` (no such directory); `SK_INVALID_INPUT` (bad
+// options, a name that is not a plain file name).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated;
+// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_instructions(const struct sk_store *store,
+                                const char *dir,
+                                const char *options_json,
+                                char **out_json);
+
+// Add (`replace` false) or update (`replace` true) the memory `name` of
+// `scope` (`"project"` or `"user"`) with the text `content`.
+//
+// - `out_entry_json` receives `{"name", "path", "bytes", "summary"}`.
+//
+// Errors: `SK_CONFLICT` (adding a name taken); `SK_NOT_FOUND` (updating an
+// unknown name); `SK_INVALID_INPUT` (a name that could leave the directory,
+// an unknown scope, text over 1 MiB, a symlinked directory or file).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated;
+// `out_entry_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_memory_write(const struct sk_store *store,
+                                const char *scope,
+                                const char *name,
+                                const char *content,
+                                bool replace,
+                                char **out_entry_json);
+
+// Delete the memory `name` of `scope`.
+//
+// Errors: `SK_NOT_FOUND` (unknown name); `SK_INVALID_INPUT` (as
+// `sk_store_memory_write`).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated.
+sk_status sk_store_memory_delete(const struct sk_store *store, const char *scope, const char *name);
+
+// The memories of `scope`, by name: `out_list_json` receives `[{"name",
+// "path", "bytes", "summary"}]`.
+//
+// Errors: `SK_INVALID_INPUT` (unknown scope, a symlinked directory).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `scope` is NULL or NUL-terminated;
+// `out_list_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_memory_list(const struct sk_store *store,
+                               const char *scope,
+                               char **out_list_json);
+
+// The text of the memory `name` of `scope`, into `out_content` (not JSON).
+//
+// Errors: `SK_NOT_FOUND` (unknown name); `SK_INVALID_INPUT` (as
+// `sk_store_memory_write`).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated;
+// `out_content` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_memory_read(const struct sk_store *store,
+                               const char *scope,
+                               const char *name,
+                               char **out_content);
+
 // Import Claude Code, Codex CLI or seed-style transcripts (FORMAT.md §22).
 //
 // - `paths_json`: a JSON array of paths, each a transcript file or a

@@ -54,6 +54,29 @@ pub fn sync_dir_of(path: &Path) -> Result<()> {
     File::open(dir).at(dir)?.sync_all().at(dir)
 }
 
+/// Take an exclusive advisory lock on `path` (created 0600 if missing), waiting
+/// for other holders; the lock is released when the returned file is dropped.
+pub fn lock_exclusive(path: &Path) -> Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .private()
+        .open(path)
+        .at(path)?;
+    f.lock().at(path)?;
+    Ok(f)
+}
+
+/// Take an exclusive advisory lock on the directory `dir` itself, so that a
+/// read-modify-write of the files in it needs no lock file beside them.
+pub fn lock_dir(dir: &Path) -> Result<File> {
+    let f = File::open(dir).at(dir)?;
+    f.lock().at(dir)?;
+    Ok(f)
+}
+
 /// Remove a file, treating "already gone" as success.
 pub fn remove_file_if_exists(path: &Path) -> Result<bool> {
     match fs::remove_file(path) {

@@ -73,10 +73,13 @@ mod format;
 mod fsutil;
 mod history;
 mod index;
+mod instructions;
 mod log;
+mod memory;
 mod ops;
 mod options;
 mod platform;
+mod settings;
 mod store;
 mod view;
 
@@ -123,6 +126,18 @@ pub use view::{to_json_array, Branch, Message, ModelViewOptions, TreeNode};
 
 pub use format::project::project_code;
 pub use format::records::{content_text, type_name};
+pub use instructions::{
+    InstructionFile, InstructionLevel, InstructionOptions, InstructionProblem, Instructions,
+    ProblemKind, DEFAULT_INSTRUCTION_NAMES, DEFAULT_MAX_INCLUDE_DEPTH,
+};
+pub use memory::{validate_name as validate_memory_name, MemoryEntry, MemoryScope};
+pub use settings::migrate::{
+    CURRENT_VERSION as SETTINGS_VERSION, VERSION_KEY as SETTINGS_VERSION_KEY,
+};
+pub use settings::{
+    SettingSource, SettingValue, Settings, SettingsOptions, SettingsSourceReport, SettingsWrite,
+    SourceStatus, MAX_SETTINGS_BYTES as SETTINGS_MAX_BYTES,
+};
 
 /// Checks and helpers the test suites and fixtures generators use; not part of
 /// the stable API.

@@ -14,6 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["fsutil"],
     &["format"],
+    &["settings", "instructions", "memory"],
     &["options"],
     &["blobs"],
     &["log"],

@@ -129,12 +129,14 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sessionkit::Error;
 
+mod config;
 mod import;
 mod session;
 mod store;
 mod subagent;
 mod view;
 
+pub use config::*;
 pub use import::*;
 pub use session::*;
 pub use store::*;

@@ -300,6 +300,93 @@ static void test_store(void) {
     free(root);
 }
 
+/* ---- tests: settings, instruction files, memory ---------------------------- */
+
+static void test_settings_instructions_memory(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    char *w = NULL;
+    OK(sk_store_set_setting(store, "user", "model", "\"small\"", &w));
+    sk_string_free(w);
+    OK(sk_store_set_setting(store, "project", "model", "\"large\"", &w));
+    char *path = mj_get_str(w, "path");
+    CHECK(path && strstr(path, "/.sessionkit/settings.json") != NULL);
+    free(path);
+    sk_string_free(w);
+    char *s = NULL;
+    OK(sk_store_settings(store, NULL, &s));
+    CHECK(mj_is(mj_get(mj_get(s, "values"), "model"), "\"large\""));
+    CHECK(mj_is(mj_get(mj_get(s, "origins"), "model"), "\"project\""));
+    sk_string_free(s);
+    OK(sk_store_settings(store, "{\"sources\": [\"user\"]}", &s));
+    CHECK(mj_is(mj_get(mj_get(s, "values"), "model"), "\"small\""));
+    sk_string_free(s);
+    OK(sk_store_unset_setting(store, "project", "model", &w));
+    CHECK(mj_is_true(mj_get(w, "existed")));
+    sk_string_free(w);
+    w = NULL;
+    ERR(sk_store_set_setting(store, "host", "model", "1", &w), SK_INVALID_INPUT, "host");
+    ERR(sk_store_set_setting(store, "team", "model", "1", &w), SK_INVALID_INPUT, "team");
+    ERR(sk_store_set_setting(store, "user", "model", "not json", &w), SK_INVALID_INPUT, "value_json");
+    NUL(sk_store_set_setting(store, "user", NULL, "1", &w), "key");
+    CHECK(w == NULL);
+
+    /* A malformed local file: reported with its line, the rest still loads. */
+    char *dot = path_join(root, ".sessionkit");
+    write_text(dot, "settings.local.json", "{\n  \"a\": ]\n}");
+    OK(sk_store_settings(store, "", &s));
+    const char *local = mj_at(mj_get(s, "sources"), 2);
+    CHECK(mj_is(mj_get(local, "status"), "\"error\""));
+    char *err = mj_get_str(local, "error");
+    CHECK(err && strstr(err, "line 2, column 8") != NULL);
+    free(err);
+    CHECK(mj_is(mj_get(mj_get(s, "values"), "model"), "\"small\""));
+    sk_string_free(s);
+    ERR(sk_store_set_setting(store, "local", "a", "1", &w), SK_CORRUPT, "line 2");
+    free(dot);
+
+    /* Instruction files: the root's, its include, and a cycle reported. */
+    write_text(root, "AGENTS.md", "Be brief. @notes.md");
+    write_text(root, "notes.md", "@AGENTS.md");
+    char *ins = NULL;
+    OK(sk_store_instructions(store, root, NULL, &ins));
+    CHECK(mj_len(mj_get(ins, "files")) == 2);
+    CHECK(mj_is(mj_get(mj_at(mj_get(ins, "files"), 1), "level"), "\"include\""));
+    CHECK(mj_is(mj_get(mj_at(mj_get(ins, "problems"), 0), "kind"), "\"cycle\""));
+    sk_string_free(ins);
+    OK(sk_store_instructions(store, root, "{\"names\": [\"CLAUDE.md\"]}", &ins));
+    CHECK(mj_len(mj_get(ins, "files")) == 0);
+    sk_string_free(ins);
+    ERR(sk_store_instructions(store, "/nonexistent/sk-test", NULL, &ins), SK_NOT_FOUND, "nonexistent");
+
+    /* Memory. */
+    char *m = NULL;
+    OK(sk_store_memory_write(store, "project", "build", "# Build\nRun make.", false, &m));
+    CHECK(mj_is(mj_get(m, "summary"), "\"Build\""));
+    sk_string_free(m);
+    ERR(sk_store_memory_write(store, "project", "build", "x", false, &m), SK_CONFLICT, "build");
+    OK(sk_store_memory_write(store, "project", "build", "Run cargo.", true, &m));
+    sk_string_free(m);
+    OK(sk_store_memory_read(store, "project", "build", &m));
+    CHECK_STR(m, "Run cargo.");
+    sk_string_free(m);
+    OK(sk_store_memory_list(store, "project", &m));
+    CHECK(mj_len(m) == 1);
+    sk_string_free(m);
+    m = NULL;
+    ERR(sk_store_memory_write(store, "project", "../escape", "x", false, &m), SK_INVALID_INPUT,
+        "memory name");
+    ERR(sk_store_memory_write(store, "team", "a", "x", false, &m), SK_INVALID_INPUT, "scope");
+    OK(sk_store_memory_delete(store, "project", "build"));
+    ERR(sk_store_memory_read(store, "project", "build", &m), SK_NOT_FOUND, "build");
+    CHECK(m == NULL);
+    NUL(sk_store_memory_delete(store, "project", NULL), "name");
+    NUL(sk_store_memory_list(NULL, "user", &m), "store");
+
+    sk_store_close(&store);
+    free(root);
+}
+
 /* ---- tests: sessions, views ------------------------------------------------ */
 
 static void test_session_lifecycle(void) {
@@ -2361,6 +2448,7 @@ int main(int argc, char **argv) {
     run("version and status names", test_version);
     run("store open, info, close", test_store);
     run("session lifecycle and views", test_session_lifecycle);
+    run("settings, instruction files, memory", test_settings_instructions_memory);
     run("fork", test_fork);
     run("subagents", test_subagents);
     run("compaction select and apply", test_compaction);

@@ -193,6 +193,14 @@ pub enum Command {
     },
     /// Remove file-history objects no session reaches
     Gc,
+    /// Layered settings: user, project, local (docs/SETTINGS.md)
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// The instruction files (AGENTS.md, CLAUDE.md, ...) that apply to a directory
+    Instructions(InstructionsArgs),
+    /// The project's (or with --user, your) memories: Markdown files with an index
+    #[command(subcommand)]
+    Memory(MemoryCommand),
     /// Run a scripted agent session in a temporary project and show the result
     Demo,
     /// Print a shell completion script
@@ -307,4 +315,117 @@ pub enum ImportFrom {
     ClaudeCode,
     Codex,
     Deepcode,
+}
+
+/// Which settings sources to read.
+#[derive(Debug, Clone, Args)]
+pub struct SourcesArg {
+    /// The sources to load, comma-separated: user,project,local [default: all]
+    #[arg(long, value_name = "LIST")]
+    pub setting_sources: Option<String>,
+}
+
+/// The settings file to write.
+#[derive(Debug, Clone, Args)]
+pub struct TargetArg {
+    /// The file to change: user, project or local
+    #[arg(long, default_value = "local", value_name = "SOURCE")]
+    pub source: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// The effective value of a dotted key
+    Get {
+        key: String,
+        /// Also print the source that set it
+        #[arg(long)]
+        show_origin: bool,
+        #[command(flatten)]
+        sources: SourcesArg,
+    },
+    /// Set a dotted key in one file; VALUE is JSON, or else a string (null removes the key from the sources below)
+    Set {
+        key: String,
+        value: String,
+        #[command(flatten)]
+        target: TargetArg,
+    },
+    /// Remove a dotted key from one file
+    Unset {
+        key: String,
+        #[command(flatten)]
+        target: TargetArg,
+    },
+    /// Every effective setting, and the state of each source
+    List {
+        /// Also print the source of each value
+        #[arg(long)]
+        show_origin: bool,
+        #[command(flatten)]
+        sources: SourcesArg,
+    },
+    /// Rewrite a settings file in the current shape (an older one is backed up first)
+    Migrate {
+        #[command(flatten)]
+        target: TargetArg,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct InstructionsArgs {
+    /// The working directory [default: the current directory]
+    pub dir: Option<PathBuf>,
+    /// The file names recognised, comma-separated [default: the settings', else AGENTS.md,CLAUDE.md]
+    #[arg(long, value_name = "LIST")]
+    pub names: Option<String>,
+    /// How many levels of @path includes to follow [default: the settings', else 5]
+    #[arg(long, value_name = "N")]
+    pub max_include_depth: Option<usize>,
+    /// Print each file's contents too
+    #[arg(long)]
+    pub full: bool,
+}
+
+/// Whose memories.
+#[derive(Debug, Clone, Args)]
+pub struct ScopeArg {
+    /// Your own memories, for every project, instead of the project's
+    #[arg(long)]
+    pub user: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Add a memory; TEXT - (or none) reads it from stdin
+    Add {
+        name: String,
+        text: Option<String>,
+        #[command(flatten)]
+        scope: ScopeArg,
+    },
+    /// Replace a memory's text; TEXT - (or none) reads it from stdin
+    Update {
+        name: String,
+        text: Option<String>,
+        #[command(flatten)]
+        scope: ScopeArg,
+    },
+    /// Delete a memory
+    Rm {
+        name: String,
+        #[command(flatten)]
+        scope: ScopeArg,
+    },
+    /// The memories, by name, with their first line
+    List {
+        #[command(flatten)]
+        scope: ScopeArg,
+    },
+    /// A memory's text
+    Show {
+        name: String,
+        #[command(flatten)]
+        scope: ScopeArg,
+    },
 }

@@ -4,6 +4,7 @@
 
 mod agent;
 mod cli;
+mod config;
 mod ctx;
 mod demo;
 mod edit;
@@ -71,6 +72,9 @@ fn command_name(c: &Command) -> &'static str {
         Command::Export { .. } => "export",
         Command::Doctor { .. } => "doctor",
         Command::Gc => "gc",
+        Command::Config(_) => "config",
+        Command::Instructions(_) => "instructions",
+        Command::Memory(_) => "memory",
         Command::Demo => "demo",
         Command::Completions { .. } => "completions",
     }
@@ -137,6 +141,9 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<(Output, u8), CliError> {
         Command::Export { id, format } => sessions::export(ctx, &id, format)?,
         Command::Doctor { repair } => return maint::doctor(ctx, repair),
         Command::Gc => maint::gc(ctx)?,
+        Command::Config(c) => config::config(ctx, c)?,
+        Command::Instructions(a) => config::instructions(ctx, a)?,
+        Command::Memory(c) => config::memory(ctx, c)?,
         Command::Demo | Command::Completions { .. } | Command::Import { .. } => {
             unreachable!("handled above")
         }

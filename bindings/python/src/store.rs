@@ -2,7 +2,8 @@
 
 use pyo3::prelude::*;
 use sessionkit::{
-    CreateOptions, DoctorOptions, ExportFormat, ForkOptions, ModelViewOptions, StoreOptions,
+    CreateOptions, DoctorOptions, ExportFormat, ForkOptions, InstructionOptions, MemoryScope,
+    ModelViewOptions, SettingSource, SettingsOptions, StoreOptions,
 };
 
 use crate::session::Session;
@@ -21,6 +22,14 @@ pub(crate) fn options<T: Default>(
         Some(v) if !v.is_none() => parse(&dumps(py, v, name)?).map_err(|e| error(py, &e)),
         _ => Ok(T::default()),
     }
+}
+
+fn setting_source(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<SettingSource> {
+    SettingSource::parse(&arg_str(py, v, "source")?).map_err(|e| error(py, &e))
+}
+
+fn memory_scope(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<MemoryScope> {
+    MemoryScope::parse(&arg_str(py, v, "scope")?).map_err(|e| error(py, &e))
 }
 
 #[pyclass(module = "sessionkit._native", frozen)]
@@ -152,6 +161,103 @@ impl Store {
         let opts = self::options(py, options, "options", DoctorOptions::from_json)?;
         let v = detach(py, || self.store.doctor(&opts, &mut |_| {}))?;
         to_py(py, &v)
+    }
+
+    // -- settings, instruction files, memory (docs/SETTINGS.md) -----------------
+
+    #[pyo3(signature = (options=None))]
+    fn settings(&self, py: Python<'_>, options: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let opts = self::options(py, options, "options", SettingsOptions::from_json)?;
+        let v = py.detach(|| self.store.settings(&opts));
+        to_py(py, &v)
+    }
+
+    fn set_setting(
+        &self,
+        py: Python<'_>,
+        source: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let source = setting_source(py, source)?;
+        let key = arg_str(py, key, "key")?;
+        let value = sessionkit::parse_json("argument `value`", &dumps(py, value, "value")?)
+            .map_err(|e| error(py, &e))?;
+        let v = detach(py, || self.store.set_setting(source, &key, value))?;
+        to_py(py, &v)
+    }
+
+    fn unset_setting(
+        &self,
+        py: Python<'_>,
+        source: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let source = setting_source(py, source)?;
+        let key = arg_str(py, key, "key")?;
+        let v = detach(py, || self.store.unset_setting(source, &key))?;
+        to_py(py, &v)
+    }
+
+    #[pyo3(signature = (dir, options=None))]
+    fn instructions(
+        &self,
+        py: Python<'_>,
+        dir: &Bound<'_, PyAny>,
+        options: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let dir = arg_str(py, dir, "dir")?;
+        let opts = self::options(py, options, "options", InstructionOptions::from_json)?;
+        let v = detach(py, || {
+            self.store.instructions(std::path::Path::new(&dir), &opts)
+        })?;
+        to_py(py, &v)
+    }
+
+    fn memory_write(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        name: &Bound<'_, PyAny>,
+        content: &Bound<'_, PyAny>,
+        replace: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let scope = memory_scope(py, scope)?;
+        let name = arg_str(py, name, "name")?;
+        let content = arg_str(py, content, "content")?;
+        let v = detach(py, || match replace {
+            true => self.store.update_memory(scope, &name, &content),
+            false => self.store.add_memory(scope, &name, &content),
+        })?;
+        to_py(py, &v)
+    }
+
+    fn memory_delete(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        name: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let scope = memory_scope(py, scope)?;
+        let name = arg_str(py, name, "name")?;
+        detach(py, || self.store.delete_memory(scope, &name))
+    }
+
+    fn memory_list(&self, py: Python<'_>, scope: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let scope = memory_scope(py, scope)?;
+        let v = detach(py, || self.store.list_memories(scope))?;
+        to_py(py, &v)
+    }
+
+    fn memory_read(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        name: &Bound<'_, PyAny>,
+    ) -> PyResult<String> {
+        let scope = memory_scope(py, scope)?;
+        let name = arg_str(py, name, "name")?;
+        detach(py, || self.store.read_memory(scope, &name))
     }
 
     fn session_ids(&self, py: Python<'_>) -> PyResult<Vec<String>> {

@@ -416,17 +416,7 @@ impl StoreCore {
     }
 
     pub(crate) fn project_lock(&self) -> Result<ProjectLock> {
-        let path = self.inner.layout.project_lock_path();
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .private()
-            .open(&path)
-            .at(&path)?;
-        f.lock().at(&path)?;
-        Ok(ProjectLock(f))
+        fsutil::lock_exclusive(&self.inner.layout.project_lock_path()).map(ProjectLock)
     }
 
     /// Read-modify-write the index under the project lock. A missing or unreadable

@@ -7,7 +7,7 @@ use tempfile::TempDir;
 /// The temporary directories live as long as the store's test does.
 #[allow(dead_code)] // not every test file reads the project
 pub struct Env {
-    pub _home: TempDir,
+    pub home: TempDir,
     pub project: TempDir,
     pub store: Store,
 }
@@ -25,8 +25,36 @@ pub fn env_with(options: StoreOptions) -> Env {
     )
     .unwrap();
     Env {
-        _home: home,
+        home,
         project,
         store,
     }
+}
+
+/// Re-run this test binary as a child that runs only `test`, with `env_var` set
+/// to `role` and `SK_HOME`, `SK_ROOT` naming this store's home and project (for
+/// tests of several processes at once).
+#[allow(dead_code)] // not every test file spawns children
+pub fn spawn_child(env: &Env, test: &str, env_var: &str, role: &str) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(env_var, role)
+        .env("SK_HOME", env.home.path())
+        .env("SK_ROOT", env.project.path())
+        .spawn()
+        .unwrap()
+}
+
+/// In a child started by [`spawn_child`]: the store it was given.
+#[allow(dead_code)]
+pub fn child_store() -> Store {
+    let var = |n: &str| std::env::var(n).unwrap_or_else(|_| panic!("child needs {n}"));
+    Store::open(
+        var("SK_ROOT"),
+        StoreOptions {
+            home: Some(var("SK_HOME").into()),
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap()
 }

@@ -467,6 +467,48 @@ public:
         return detail::string_result(
             [&](char **o) { return sk_store_file_history_sizes(h_, o); });
     }
+    // Settings (docs/SETTINGS.md): `options_json` "" or {"sources": [...], "overrides": {...}}.
+    std::string settings(const std::string &options_json = "") const {
+        return detail::string_result(
+            [&](char **o) { return sk_store_settings(h_, detail::opt(options_json), o); });
+    }
+    // `source`: "user", "project" or "local"; `value_json` any JSON (null removes below).
+    std::string set_setting(const std::string &source, const std::string &key,
+                            const std::string &value_json) {
+        return detail::string_result([&](char **o) {
+            return sk_store_set_setting(h_, source.c_str(), key.c_str(), value_json.c_str(), o);
+        });
+    }
+    std::string unset_setting(const std::string &source, const std::string &key) {
+        return detail::string_result([&](char **o) {
+            return sk_store_unset_setting(h_, source.c_str(), key.c_str(), o);
+        });
+    }
+    // The instruction files that apply to `dir`, with their includes and problems.
+    std::string instructions(const std::string &dir, const std::string &options_json = "") const {
+        return detail::string_result([&](char **o) {
+            return sk_store_instructions(h_, dir.c_str(), detail::opt(options_json), o);
+        });
+    }
+    // Memory: `scope` "project" or "user"; `replace` false adds, true updates.
+    std::string memory_write(const std::string &scope, const std::string &name,
+                             const std::string &content, bool replace) {
+        return detail::string_result([&](char **o) {
+            return sk_store_memory_write(h_, scope.c_str(), name.c_str(), content.c_str(),
+                                         replace, o);
+        });
+    }
+    void memory_delete(const std::string &scope, const std::string &name) {
+        detail::check(sk_store_memory_delete(h_, scope.c_str(), name.c_str()));
+    }
+    std::string memory_list(const std::string &scope) const {
+        return detail::string_result(
+            [&](char **o) { return sk_store_memory_list(h_, scope.c_str(), o); });
+    }
+    std::string memory_read(const std::string &scope, const std::string &name) const {
+        return detail::string_result(
+            [&](char **o) { return sk_store_memory_read(h_, scope.c_str(), name.c_str(), o); });
+    }
     // `options`: "" or {"title": "...", "id": "..."}. May prune old sessions:
     // see "pruned" in Session::info().
     Session create_session(const std::string &options = "") {

@@ -201,6 +201,68 @@ class Store:
         """Load a subagent's sidechain for reading, without a lock."""
         return SessionView(self._native.read_subagent(session_id, agent_id))
 
+    # -- settings, instruction files, memory (docs/SETTINGS.md) -----------------
+
+    def settings(
+        self,
+        *,
+        sources: list[str] | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The effective settings: ``values``, the ``origins`` of each dotted key,
+        and each source's state (a malformed file is reported there, not raised)."""
+        options: dict[str, Any] = {}
+        if sources is not None:
+            options["sources"] = sources
+        if overrides is not None:
+            options["overrides"] = overrides
+        return self._native.settings(options)  # type: ignore[no-any-return]
+
+    def set_setting(self, source: str, key: str, value: Any) -> dict[str, Any]:
+        """Set a dotted key in the file of ``source`` (user, project or local);
+        ``None`` is written as null and removes the key from the sources below."""
+        return self._native.set_setting(source, key, value)  # type: ignore[no-any-return]
+
+    def unset_setting(self, source: str, key: str) -> dict[str, Any]:
+        """Remove a dotted key from the file of ``source``."""
+        return self._native.unset_setting(source, key)  # type: ignore[no-any-return]
+
+    def instructions(
+        self,
+        dir: str | os.PathLike[str],
+        *,
+        names: list[str] | None = None,
+        max_include_depth: int | None = None,
+    ) -> dict[str, Any]:
+        """The instruction files that apply to ``dir``, in order, with their
+        ``@path`` includes; what was not read is in ``problems``."""
+        options: dict[str, Any] = {}
+        if names is not None:
+            options["names"] = names
+        if max_include_depth is not None:
+            options["maxIncludeDepth"] = max_include_depth
+        return self._native.instructions(os.fspath(dir), options)  # type: ignore[no-any-return]
+
+    def add_memory(self, name: str, content: str, *, scope: str = "project") -> dict[str, Any]:
+        """Add a memory ``<name>.md`` (``ConflictError`` if the name is taken)."""
+        return self._native.memory_write(scope, name, content, False)  # type: ignore[no-any-return]
+
+    def update_memory(self, name: str, content: str, *, scope: str = "project") -> dict[str, Any]:
+        """Replace a memory's text (``NotFoundError`` if there is none)."""
+        return self._native.memory_write(scope, name, content, True)  # type: ignore[no-any-return]
+
+    def delete_memory(self, name: str, *, scope: str = "project") -> None:
+        """Delete a memory (``NotFoundError`` if there is none)."""
+        self._native.memory_delete(scope, name)
+
+    def list_memories(self, *, scope: str = "project") -> list[dict[str, Any]]:
+        """The memories of ``scope`` (project or user), by name."""
+        return self._native.memory_list(scope)  # type: ignore[no-any-return]
+
+    def read_memory(self, name: str, *, scope: str = "project") -> str:
+        """A memory's text."""
+        return self._native.memory_read(scope, name)
+
     # -- maintenance ------------------------------------------------------------
 
     def doctor(self, *, repair: bool = False) -> dict[str, Any]:

@@ -1,0 +1,219 @@
+//! Memory: add, update, delete, list and read; the index file; names that try to
+//! leave the directory (`../`, absolute, NUL, separators), symlinked directories
+//! and files; and two processes adding at once.
+//!
+//! The two-process test re-executes this test binary with `SESSIONKIT_MEMORY_CHILD`
+//! set; the child test returns at once when it is not.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+
+use sessionkit::{ErrorKind, MemoryScope, Store, StoreOptions};
+use tempfile::TempDir;
+
+const CHILD_ENV: &str = "SESSIONKIT_MEMORY_CHILD";
+
+#[path = "support/env.rs"]
+mod support_env;
+use support_env::{child_store, env_with, spawn_child};
+
+fn env() -> (TempDir, TempDir, Store) {
+    let e = env_with(StoreOptions::default());
+    (e.home, e.project, e.store)
+}
+
+#[test]
+fn add_update_list_read_delete_and_the_index() {
+    let (home, _p, store) = env();
+    let project = MemoryScope::Project;
+    let dir = store.memory_path(project);
+    assert_eq!(
+        dir,
+        home.path()
+            .join("memory/projects")
+            .join(store.project_code())
+    );
+    let added = store
+        .add_memory(project, "build", "# Building\n\nRun `cargo build`.\n")
+        .unwrap();
+    assert_eq!(added.path, dir.join("build.md"));
+    assert_eq!(added.summary, "Building");
+    store
+        .add_memory(project, "api-notes.md", "Keep the C ABI stable.")
+        .unwrap();
+
+    let names: Vec<String> = store
+        .list_memories(project)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    assert_eq!(names, ["api-notes", "build"]);
+    assert_eq!(
+        fs::read_to_string(dir.join("MEMORY.md")).unwrap(),
+        "# Memory\n\n- [api-notes](api-notes.md): Keep the C ABI stable.\n- [build](build.md): Building\n"
+    );
+    assert_eq!(
+        store.read_memory(project, "api-notes").unwrap(),
+        "Keep the C ABI stable."
+    );
+
+    let err = store.add_memory(project, "build", "again").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Conflict);
+    store
+        .update_memory(project, "build", "Run `make`.")
+        .unwrap();
+    assert_eq!(store.read_memory(project, "build").unwrap(), "Run `make`.");
+
+    store.delete_memory(project, "build").unwrap();
+    assert!(!dir.join("build.md").exists());
+    assert!(!fs::read_to_string(dir.join("MEMORY.md"))
+        .unwrap()
+        .contains("build"));
+    for result in [
+        store.update_memory(project, "build", "x").map(|_| ()),
+        store.delete_memory(project, "build"),
+        store.read_memory(project, "build").map(|_| ()),
+    ] {
+        let err = result.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotFound);
+        assert!(err.to_string().contains("\"build\""), "{err}");
+    }
+
+    // The user's memories are apart from the project's.
+    store
+        .add_memory(MemoryScope::User, "me", "Prefers short answers.")
+        .unwrap();
+    assert_eq!(store.list_memories(MemoryScope::User).unwrap().len(), 1);
+    assert_eq!(store.list_memories(project).unwrap().len(), 1);
+    assert_eq!(
+        store.memory_path(MemoryScope::User),
+        home.path().join("memory/user")
+    );
+}
+
+#[test]
+fn a_name_can_never_leave_the_directory() {
+    let (home, _p, store) = env();
+    let outside = home.path().join("outside.md");
+    for name in [
+        "../outside",
+        "../../outside",
+        "/etc/passwd",
+        "a/b",
+        "a\0b",
+        "..",
+        ".hidden",
+        "",
+        "MEMORY",
+        "memory.md",
+        "a..b",
+        "x.md.md",
+        "tab\tname",
+        &"n".repeat(101),
+    ] {
+        let err = store
+            .add_memory(MemoryScope::Project, name, "x")
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{name:?}");
+        assert!(err.to_string().contains("memory name"), "{err}");
+        let err = store.read_memory(MemoryScope::User, name).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{name:?}");
+    }
+    assert!(!outside.exists());
+    let listed = store.list_memories(MemoryScope::Project).unwrap();
+    assert!(listed.is_empty());
+}
+
+#[test]
+fn symlinked_directories_and_files_are_refused() {
+    let (home, _p, store) = env();
+    let elsewhere = tempfile::tempdir().unwrap();
+    fs::create_dir_all(home.path().join("memory")).unwrap();
+    symlink(elsewhere.path(), home.path().join("memory/user")).unwrap();
+    let err = store
+        .add_memory(MemoryScope::User, "note", "x")
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("symbolic link"), "{err}");
+    assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+
+    // A memory file that is a symlink is neither read, replaced nor listed.
+    let secret = elsewhere.path().join("secret.txt");
+    fs::write(&secret, "secret").unwrap();
+    let dir = store.memory_path(MemoryScope::Project);
+    store
+        .add_memory(MemoryScope::Project, "real", "ok")
+        .unwrap();
+    symlink(&secret, dir.join("link.md")).unwrap();
+    for result in [
+        store.read_memory(MemoryScope::Project, "link").map(|_| ()),
+        store
+            .update_memory(MemoryScope::Project, "link", "x")
+            .map(|_| ()),
+        store.delete_memory(MemoryScope::Project, "link"),
+    ] {
+        assert_eq!(result.unwrap_err().kind(), ErrorKind::InvalidInput);
+    }
+    assert_eq!(fs::read_to_string(&secret).unwrap(), "secret");
+    let names: Vec<String> = store
+        .list_memories(MemoryScope::Project)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    assert_eq!(names, ["real"]);
+}
+
+#[test]
+fn a_huge_memory_is_refused() {
+    let (_h, _p, store) = env();
+    let huge = "x".repeat((1 << 20) + 1);
+    let err = store
+        .add_memory(MemoryScope::Project, "big", &huge)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(store
+        .list_memories(MemoryScope::Project)
+        .unwrap()
+        .is_empty());
+}
+
+const PER_PROCESS: usize = 25;
+
+#[test]
+fn two_processes_adding_at_once_lose_nothing() {
+    let e = env_with(StoreOptions::default());
+    let children: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|role| spawn_child(&e, "memory_writer_child", CHILD_ENV, role))
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let listed = e.store.list_memories(MemoryScope::Project).unwrap();
+    assert_eq!(listed.len(), 2 * PER_PROCESS);
+    let index =
+        fs::read_to_string(e.store.memory_path(MemoryScope::Project).join("MEMORY.md")).unwrap();
+    assert_eq!(
+        index.lines().filter(|l| l.starts_with("- [")).count(),
+        2 * PER_PROCESS
+    );
+}
+
+#[test]
+fn memory_writer_child() {
+    let Ok(role) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let store = child_store();
+    for i in 0..PER_PROCESS {
+        store
+            .add_memory(
+                MemoryScope::Project,
+                &format!("{role}-{i}"),
+                &format!("memory {i} of {role}"),
+            )
+            .unwrap();
+    }
+}
