@@ -105,6 +105,7 @@ pub use ops::export::ExportFormat;
 pub use ops::fork::ForkOptions;
 pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
 pub use ops::rewind::{HeadMove, RewindPreview};
+pub use ops::search::{SearchHit, SearchQuery, SearchResults, DEFAULT_SEARCH_LIMIT};
 
 /// OpenAI Responses input items (the OpenAI Agents SDK's session items) stored
 /// as messages, and back.
