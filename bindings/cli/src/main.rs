@@ -8,6 +8,7 @@ mod demo;
 mod edit;
 mod maint;
 mod render;
+mod search;
 mod sessions;
 
 use std::process::ExitCode;
@@ -61,6 +62,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Undo { .. } => "undo",
         Command::Rewind(_) => "rewind",
         Command::Export { .. } => "export",
+        Command::Search(_) => "search",
         Command::Doctor { .. } => "doctor",
         Command::Gc => "gc",
         Command::Demo => "demo",
@@ -97,6 +99,7 @@ fn run(cli: Cli, store_dir: &mut Option<std::path::PathBuf>) -> Result<(Output, 
         Command::Undo { id } => edit::undo(&ctx, &id)?,
         Command::Rewind(a) => edit::rewind(&ctx, &a)?,
         Command::Export { id, format } => sessions::export(&ctx, &id, format)?,
+        Command::Search(a) => search::search(&ctx, a)?,
         Command::Doctor { repair } => return maint::doctor(&ctx, repair),
         Command::Gc => maint::gc(&ctx)?,
         Command::Demo | Command::Completions { .. } => unreachable!("handled above"),
