@@ -44,6 +44,14 @@ pub struct SearchQuery {
     pub limit: Option<usize>,
 }
 
+impl SearchQuery {
+    /// Parse a query from its JSON form (`{"text": ..., "role": ..., ...}`);
+    /// an unknown field or a wrong type is `InvalidInput`.
+    pub fn from_json(json: &str) -> Result<SearchQuery> {
+        crate::format::json::options_from_json("search query", json)
+    }
+}
+
 /// One message that matches, best first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
