@@ -1092,6 +1092,27 @@ sk_status sk_store_doctor(const struct sk_store *store,
                           const char *options_json,
                           char **out_report_json);
 
+// Full-text search over the project's sessions (or every project's in the
+// home), best match first; the search cache is brought up to date from the
+// logs first (FORMAT.md §23).
+//
+// - `query_json`: `{"text": "...", "all": bool, "role", "session", "since",
+//   "until", "tool", "limit"}`; only `text` is required. `text` holds words
+//   (all must match), `"phrases"`, `prefix*` and `OR`.
+// - `out_json` receives `{"hits": [{"project", "sessionId", "messageId",
+//   "role", "timestamp", "tools", "snippet", "score"}], "indexedBytes",
+//   "setAside", "stale"}`; in a snippet the matches are between `«` and `»`.
+//
+// Errors: `SK_INVALID_INPUT` (bad query JSON, no word to look for, a time
+// that is not RFC 3339 or a date); `SK_IO` when a log or the cache cannot be
+// read or written.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `query_json` is NULL or NUL-terminated;
+// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_search(const struct sk_store *store, const char *query_json, char **out_json);
+
 // Release the subagent's lock, free the handle and set `*subagent` to NULL.
 // NULL, or a pointer to NULL, does nothing. In a forked child, frees the
 // child's copy only.

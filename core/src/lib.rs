@@ -113,6 +113,7 @@ pub use ops::import::{
 };
 pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
 pub use ops::rewind::{HeadMove, RewindPreview};
+pub use ops::search::{SearchHit, SearchQuery, SearchResults, DEFAULT_SEARCH_LIMIT};
 
 /// OpenAI Responses input items (the OpenAI Agents SDK's session items) stored
 /// as messages, and back.

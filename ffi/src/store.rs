@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use sessionkit::{DoctorOptions, ModelViewOptions, Store, StoreOptions};
+use sessionkit::{DoctorOptions, ModelViewOptions, SearchQuery, Store, StoreOptions};
 
 use crate::view::sk_view;
 use crate::{
@@ -466,6 +466,42 @@ pub unsafe extern "C" fn sk_store_doctor(
             };
             let out = arg_out(out_report_json, "out_report_json")?;
             put_json(out, &s.doctor(&options, &mut |_| {})?)
+        }
+    })
+}
+
+/// Full-text search over the project's sessions (or every project's in the
+/// home), best match first; the search cache is brought up to date from the
+/// logs first (FORMAT.md §23).
+///
+/// - `query_json`: `{"text": "...", "all": bool, "role", "session", "since",
+///   "until", "tool", "limit"}`; only `text` is required. `text` holds words
+///   (all must match), `"phrases"`, `prefix*` and `OR`.
+/// - `out_json` receives `{"hits": [{"project", "sessionId", "messageId",
+///   "role", "timestamp", "tools", "snippet", "score"}], "indexedBytes",
+///   "setAside", "stale"}`; in a snippet the matches are between `«` and `»`.
+///
+/// Errors: `SK_INVALID_INPUT` (bad query JSON, no word to look for, a time
+/// that is not RFC 3339 or a date); `SK_IO` when a log or the cache cannot be
+/// read or written.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `query_json` is NULL or NUL-terminated;
+/// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_search(
+    store: *const sk_store,
+    query_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_search", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let query = SearchQuery::from_json(arg_str(query_json, "query_json")?)?;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.search(&query)?)
         }
     })
 }

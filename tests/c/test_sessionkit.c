@@ -383,6 +383,40 @@ static void test_settings_instructions_memory(void) {
     NUL(sk_store_memory_delete(store, "project", NULL), "name");
     NUL(sk_store_memory_list(NULL, "user", &m), "store");
 
+
+/* ---- tests: search ---------------------------------------------------------- */
+
+static void test_search(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    sk_session *s = NULL;
+    OK(sk_session_create(store, "{\"id\": \"s-find\"}", &s));
+    free(append(s, "{\"id\": \"u1\", \"role\": \"user\", \"content\": \"Why does parse_config fail?\"}"));
+    free(append(s, "{\"id\": \"a1\", \"role\": \"assistant\", \"content\": \"Look at src/main.rs\"}"));
+    char *out = NULL;
+    OK(sk_store_search(store, "{\"text\": \"parse_config\"}", &out));
+    const char *hits = mj_get(out, "hits");
+    CHECK(mj_len(hits) == 1);
+    char *sid = mj_get_str(mj_at(hits, 0), "sessionId"), *mid = mj_get_str(mj_at(hits, 0), "messageId");
+    char *snippet = mj_get_str(mj_at(hits, 0), "snippet");
+    CHECK_STR(sid, "s-find");
+    CHECK_STR(mid, "u1");
+    CHECK(snippet && strstr(snippet, "\xc2\xabparse_config\xc2\xbb") != NULL);
+    free(sid);
+    free(mid);
+    free(snippet);
+    sk_string_free(out);
+    out = NULL;
+    OK(sk_store_search(store, "{\"text\": \"src/main.rs\", \"role\": \"user\"}", &out));
+    CHECK(mj_len(mj_get(out, "hits")) == 0);
+    sk_string_free(out);
+    out = NULL;
+    ERR(sk_store_search(store, "{\"text\": \"x\", \"since\": \"soon\"}", &out), SK_INVALID_INPUT,
+        "soon");
+    ERR(sk_store_search(store, "{\"txt\": \"x\"}", &out), SK_INVALID_INPUT, "txt");
+    CHECK(out == NULL);
+    NUL(sk_store_search(store, NULL, &out), "query_json");
+    OK(sk_session_close(&s));
     sk_store_close(&store);
     free(root);
 }
@@ -2450,6 +2484,7 @@ int main(int argc, char **argv) {
     run("session lifecycle and views", test_session_lifecycle);
     run("settings, instruction files, memory", test_settings_instructions_memory);
     run("fork", test_fork);
+    run("full-text search", test_search);
     run("subagents", test_subagents);
     run("compaction select and apply", test_compaction);
     run("file tracking, undo, rewind, gc", test_file_history);

@@ -186,6 +186,8 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "jsonl")]
         format: ExportFormat,
     },
+    /// Full-text search over the project's sessions (or every project's, with --all)
+    Search(SearchArgs),
     /// Verify the project's store; with --repair, fix what can be fixed without loss
     Doctor {
         #[arg(long)]
@@ -208,6 +210,34 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Words (all must match), "quoted phrases", prefix*, OR between two terms
+    #[arg(required = true, num_args = 1..)]
+    pub query: Vec<String>,
+    /// Search every project in the home, not only this one
+    #[arg(long)]
+    pub all: bool,
+    /// Only messages of this role (user, assistant, tool, system)
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<String>,
+    /// Only this session (id or a prefix of it)
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only messages at or after this time (RFC 3339 or YYYY-MM-DD)
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Only messages at or before this time (RFC 3339 or YYYY-MM-DD, its end)
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Only messages that call this tool
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+    /// At most this many hits [default: 20]
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@ mod edit;
 mod import;
 mod maint;
 mod render;
+mod search;
 mod sessions;
 
 use std::process::ExitCode;
@@ -70,6 +71,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Undo { .. } => "undo",
         Command::Rewind(_) => "rewind",
         Command::Export { .. } => "export",
+        Command::Search(_) => "search",
         Command::Doctor { .. } => "doctor",
         Command::Gc => "gc",
         Command::Config(_) => "config",
@@ -139,6 +141,7 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<(Output, u8), CliError> {
         Command::Undo { id } => edit::undo(ctx, &id)?,
         Command::Rewind(a) => edit::rewind(ctx, &a)?,
         Command::Export { id, format } => sessions::export(ctx, &id, format)?,
+        Command::Search(a) => search::search(ctx, a)?,
         Command::Doctor { repair } => return maint::doctor(ctx, repair),
         Command::Gc => maint::gc(ctx)?,
         Command::Config(c) => config::config(ctx, c)?,

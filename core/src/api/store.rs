@@ -370,6 +370,19 @@ impl Store {
         crate::ops::doctor::doctor(&self.core, options, progress)
     }
 
+    /// Full-text search over the sessions of this project (or, with
+    /// `query.all`, of every project in the home), best match first. The
+    /// search cache (FORMAT.md §23) is brought up to date from the logs before
+    /// it answers: appends are indexed by offset, deleted and rewritten
+    /// sessions leave no stale hits, and a damaged cache is set aside and
+    /// rebuilt. Takes no session lock and never blocks a writer.
+    pub fn search(
+        &self,
+        query: &crate::ops::search::SearchQuery,
+    ) -> Result<crate::ops::search::SearchResults> {
+        crate::ops::search::search(&self.core, query)
+    }
+
     /// A session's active path as seed-style JSONL or a Markdown transcript
     /// (blobs inlined).
     pub fn export_session(

@@ -14,4 +14,5 @@ pub(crate) mod info;
 pub(crate) mod lookup;
 pub(crate) mod responses;
 pub(crate) mod rewind;
+pub(crate) mod search;
 pub(crate) mod undo;

@@ -600,20 +600,7 @@ impl StoreCore {
 
     /// Ids of every session log in the project directory.
     pub(crate) fn log_ids(&self) -> Result<Vec<String>> {
-        let mut ids = Vec::new();
-        for d in fs::read_dir(&self.inner.layout.dir).at(&self.inner.layout.dir)? {
-            let d = d.at(&self.inner.layout.dir)?;
-            let name = d.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if let Some(id) = name.strip_suffix(".jsonl") {
-                // Only ids a log path can be made of: not `blobs.jsonl` and the like.
-                if self.log_path(id).is_ok() {
-                    ids.push(id.to_string());
-                }
-            }
-        }
-        ids.sort();
-        Ok(ids)
+        log_ids_in(&self.inner.layout.dir)
     }
 
     fn fold_all(&self) -> Result<(IndexFile, Vec<(String, ReadReport)>)> {
@@ -1146,4 +1133,23 @@ fn not_found_as_session(e: Error, id: &str) -> Error {
         Error::NotFound(_) => Error::NotFound(format!("session {id}")),
         e => e,
     }
+}
+
+/// Ids of every session log in the store directory `dir`, sorted.
+pub(crate) fn log_ids_in(dir: &Path) -> Result<Vec<String>> {
+    let layout = Layout::new(dir.to_path_buf());
+    let mut ids = Vec::new();
+    for d in fs::read_dir(dir).at(dir)? {
+        let d = d.at(dir)?;
+        let name = d.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(id) = name.strip_suffix(".jsonl") {
+            // Only ids a log path can be made of: not `blobs.jsonl` and the like.
+            if layout.log_path(id).is_ok() {
+                ids.push(id.to_string());
+            }
+        }
+    }
+    ids.sort();
+    Ok(ids)
 }

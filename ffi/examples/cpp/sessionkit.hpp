@@ -412,6 +412,12 @@ public:
         return detail::string_result(
             [&](char **o) { return sk_store_doctor(h_, detail::opt(options_json), o); });
     }
+    // Full-text search (query_json: {"text": ..., "all", "role", "session", "since",
+    // "until", "tool", "limit"}): {"hits": [...], ...}.
+    std::string search(const std::string &query_json) const {
+        return detail::string_result(
+            [&](char **o) { return sk_store_search(h_, query_json.c_str(), o); });
+    }
     std::string list_sessions() const {
         return detail::string_result([&](char **o) { return sk_store_list_sessions(h_, o); });
     }

@@ -1,0 +1,208 @@
+//! The search benchmark (docs/BENCHMARKS.md, "Search"): generated transcripts
+//! across many sessions; the cache's build throughput, a warm query's median
+//! latency, the update after one append; and `rg` over the same logs in the
+//! same run.
+//!
+//! `cargo run -p sessionkit --example search_bench -- DIR MIB SESSIONS`
+//! (DIR is made and removed; the defaults are 256 MiB over 2,000 sessions).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use serde_json::json;
+use sessionkit::{SearchQuery, Store, StoreOptions};
+
+/// A small deterministic generator (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+const COMMON: &[&str] = &[
+    "the", "function", "error", "returns", "value", "session", "index", "query", "build", "test",
+    "cargo", "struct", "impl", "fn", "let", "match", "Result", "Option", "path", "file", "line",
+    "read", "write", "append", "lock", "cache", "token", "message", "tool", "call", "output",
+    "compile", "warning", "module", "crate", "trait", "async", "await", "string", "number",
+    "config", "server", "client", "request", "response", "and", "to", "of", "in", "is",
+];
+
+/// Text of `words` words: half from a small common set, half from a long tail
+/// of 50,000 identifiers, and now and then a path or a rare needle.
+fn text(r: &mut Rng, words: usize) -> String {
+    let mut s = String::with_capacity(words * 8);
+    for i in 0..words {
+        if i > 0 {
+            s.push(' ');
+        }
+        let x = r.next();
+        match x % 1000 {
+            0 => s.push_str("src/main.rs"),
+            1 => s.push_str("parse_config"),
+            _ if x.is_multiple_of(2) => {
+                s.push_str(&format!("ident_{}", (x >> 8) % ((x >> 40) % 50_000 + 1)))
+            }
+            _ => s.push_str(COMMON[((x >> 16) % COMMON.len() as u64) as usize]),
+        }
+    }
+    s
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let dir = Path::new(args.get(1).map_or("search-bench", String::as_str)).to_path_buf();
+    let mib: u64 = args.get(2).map_or(256, |a| a.parse().expect("MIB"));
+    let sessions: u64 = args.get(3).map_or(2000, |a| a.parse().expect("SESSIONS"));
+    let (home, project) = (dir.join("home"), dir.join("project"));
+    std::fs::create_dir_all(&project).expect("project dir");
+    let options = StoreOptions {
+        home: Some(home),
+        ..StoreOptions::default()
+    };
+    let store = Store::open(&project, options).expect("store");
+
+    // Logs written directly, one message a line (FORMAT.md §6: a line without
+    // `type` is a message): the store's own append would only be slower.
+    let per_session = (mib << 20) / sessions;
+    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut total = 0u64;
+    let mut ids = Vec::new();
+    for s in 0..sessions {
+        let id = format!("{:08x}-0000-7000-8000-{:012x}", s, s);
+        let path = store.log_path(&id).expect("log path");
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&path).expect("log"));
+        let (mut written, mut n, mut parent) = (0u64, 0u64, serde_json::Value::Null);
+        while written < per_session {
+            let mid = format!("m{n}");
+            let ts = format!("2026-01-{:02}T10:00:00.000Z", 1 + (n % 28));
+            let line = match n % 3 {
+                0 => {
+                    json!({"id": mid, "parentId": parent, "role": "user", "timestamp": ts, "content": text(&mut r, 40)})
+                }
+                1 => {
+                    json!({"id": mid, "parentId": parent, "role": "assistant", "timestamp": ts, "content": text(&mut r, 80),
+                    "messageParams": {"tool_calls": [{"id": format!("c{n}"), "type": "function",
+                        "function": {"name": "read_file", "arguments": json!({"path": "src/lib.rs"}).to_string()}}]}})
+                }
+                _ => {
+                    json!({"id": mid, "parentId": parent, "role": "tool", "timestamp": ts, "content": text(&mut r, 200),
+                    "messageParams": {"tool_call_id": format!("c{}", n - 1)}})
+                }
+            };
+            let bytes = format!("{line}\n");
+            out.write_all(bytes.as_bytes()).expect("write");
+            written += bytes.len() as u64;
+            parent = json!(mid);
+            n += 1;
+        }
+        out.flush().expect("flush");
+        total += written;
+        ids.push(id);
+    }
+    // One rare needle, in one message of one session.
+    let needle_session = store
+        .open_session(&ids[sessions as usize / 2])
+        .expect("open");
+    needle_session
+        .append(json!({"role": "assistant", "content": "the bug is in frobnicate_widget_cache"}))
+        .expect("append");
+    let q = |text: &str| SearchQuery {
+        text: text.into(),
+        ..SearchQuery::default()
+    };
+    let logs = store.dir().to_path_buf();
+    println!(
+        "logs: {:.1} MiB in {} sessions",
+        total as f64 / (1 << 20) as f64,
+        sessions
+    );
+
+    let t = Instant::now();
+    let built = store.search(&q("frobnicate_widget_cache")).expect("build");
+    let build_s = t.elapsed().as_secs_f64();
+    assert_eq!(built.hits.len(), 1);
+    println!(
+        "build: {:.1} MiB of log in {:.2} s = {:.1} MB/s",
+        built.indexed_bytes as f64 / (1 << 20) as f64,
+        build_s,
+        built.indexed_bytes as f64 / 1e6 / build_s
+    );
+
+    let mut rows = Vec::new();
+    for (name, query, rg_pattern) in [
+        (
+            "rare word",
+            "frobnicate_widget_cache",
+            "frobnicate_widget_cache",
+        ),
+        ("path (~1 in 1000 words)", "src/main.rs", "src/main\\.rs"),
+        (
+            "identifier (~1 in 1000 words)",
+            "parse_config",
+            "parse_config",
+        ),
+    ] {
+        let ours = median(
+            (0..7)
+                .map(|_| {
+                    let t = Instant::now();
+                    store.search(&q(query)).expect("query");
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect(),
+        );
+        let rg = median(
+            (0..5)
+                .map(|_| {
+                    let t = Instant::now();
+                    let out = Command::new("rg")
+                        .args(["-l", "--no-messages", rg_pattern])
+                        .arg(&logs)
+                        .output()
+                        .expect("run rg");
+                    assert!(out.status.success(), "rg found nothing");
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect(),
+        );
+        rows.push((name, ours, rg));
+        println!(
+            "warm query, {name}: {ours:.2} ms; rg -l: {rg:.1} ms; {:.1}x",
+            rg / ours
+        );
+    }
+
+    let log = store.log_path(needle_session.id()).expect("log path");
+    let size = |p: &Path| std::fs::metadata(p).expect("log").len();
+    let before = size(&log);
+    needle_session
+        .append(json!({"role": "user", "content": "now check quux_after_append too"}))
+        .expect("append");
+    let line = size(&log) - before;
+    let t = Instant::now();
+    let after = store.search(&q("quux_after_append")).expect("incremental");
+    println!(
+        "update after one append: {:.2} ms, {} bytes read (the appended line: {line}), {} hit",
+        t.elapsed().as_secs_f64() * 1e3,
+        after.indexed_bytes,
+        after.hits.len()
+    );
+    let cache = store.dir().join("search").join("index.sqlite");
+    println!(
+        "cache size: {:.1} MiB",
+        std::fs::metadata(&cache).map_or(0, |m| m.len()) as f64 / (1 << 20) as f64
+    );
+    drop(needle_session);
+    std::fs::remove_dir_all(&dir).expect("remove the generated data");
+}

@@ -1,0 +1,434 @@
+//! The search cache of one store (FORMAT.md §23): an SQLite database with an
+//! FTS5 table of message text, derived from the logs and kept up to date by
+//! reading only the bytes appended since it last looked. It is never trusted
+//! over the logs: a file that is not a cache of this version is set aside and
+//! rebuilt, and a log that was rewritten is indexed again from its start.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
+use serde_json::Value;
+
+use crate::blobs::BlobStore;
+use crate::error::{Error, IoContext, Result};
+use crate::format::records::{classify, Class};
+use crate::log::{self, ReadReport};
+
+use super::document;
+
+/// The cache's own version (FORMAT.md §23.2): a cache of another version is
+/// set aside and rebuilt, never read.
+pub(crate) const CACHE_VERSION: i64 = 1;
+
+/// Marks the file as a sessionkit search cache (`sks1`), so a stray SQLite
+/// database in its place is not mistaken for one.
+const APPLICATION_ID: i64 = 0x736b_7331;
+
+/// How many bytes at the start and before the indexed end of a log are hashed
+/// to tell an appended log from a rewritten one.
+const HASH_SPAN: u64 = 4096;
+
+/// How long a query waits for another process updating the same cache before
+/// it answers from the cache as it is.
+const BUSY_WAIT: Duration = Duration::from_millis(2000);
+
+/// The tables (FORMAT.md §23.3). `unicode61` with `_` as a token character
+/// keeps identifiers such as `parse_config` whole; `/` and `.` separate, so a
+/// path is a phrase of its parts and `main.rs` finds `src/main.rs`.
+const SCHEMA: &str = "
+CREATE TABLE logs(
+  session TEXT PRIMARY KEY,
+  ino INTEGER NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  indexed INTEGER NOT NULL,
+  head_hash INTEGER NOT NULL,
+  tail_hash INTEGER NOT NULL
+);
+CREATE VIRTUAL TABLE messages USING fts5(
+  text, session UNINDEXED, message UNINDEXED, role UNINDEXED, ts UNINDEXED, tools UNINDEXED,
+  tokenize = \"unicode61 remove_diacritics 2 tokenchars '_'\"
+);
+";
+
+/// Where the cache of the store in `dir` lives.
+pub(crate) fn cache_path(dir: &Path) -> PathBuf {
+    dir.join("search").join("index.sqlite")
+}
+
+/// Why an operation on the cache failed.
+pub(crate) enum Failure {
+    /// The file is not a usable cache: set it aside and build a new one.
+    Damaged(String),
+    /// Another process holds the cache's write lock.
+    Busy,
+    Other(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        Failure::Other(e)
+    }
+}
+
+fn failure(path: &Path, e: rusqlite::Error) -> Failure {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+            Failure::Damaged(e.to_string())
+        }
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Failure::Busy,
+        _ => Failure::Other(Error::system(path, format!("search cache: {e}"))),
+    }
+}
+
+/// One log's state as last indexed.
+#[derive(PartialEq, Eq, Clone, Copy)]
+struct LogState {
+    ino: i64,
+    size: i64,
+    mtime_ns: i64,
+    indexed: i64,
+    head_hash: i64,
+    tail_hash: i64,
+}
+
+/// A hit as the cache returns it.
+pub(crate) struct Row {
+    pub session: String,
+    pub message: String,
+    pub role: Option<String>,
+    pub ts: Option<i64>,
+    pub tools: String,
+    pub snippet: String,
+    pub rank: f64,
+}
+
+/// The filters of a query, in the cache's terms.
+pub(crate) struct Filter<'a> {
+    pub expr: &'a str,
+    pub role: Option<&'a str>,
+    pub session: Option<&'a str>,
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    pub tool: Option<&'a str>,
+    pub limit: usize,
+    pub marks: (&'a str, &'a str),
+}
+
+/// An open search cache.
+pub(crate) struct Cache {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Cache {
+    /// Open the cache at `path`, creating it when there is none; `Damaged` when
+    /// the file is not a cache of this version.
+    pub(crate) fn open(path: &Path) -> std::result::Result<Cache, Failure> {
+        if let Some(parent) = path.parent() {
+            crate::fsutil::create_private_dir(parent)?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| failure(path, e))?;
+        let fail = |e| failure(path, e);
+        conn.busy_timeout(BUSY_WAIT).map_err(fail)?;
+        // WAL: readers never wait for the process updating the cache. NORMAL
+        // sync keeps the file whole across a power loss (a lost update is
+        // redone from the logs).
+        conn.pragma_update(None, "journal_mode", "wal")
+            .map_err(fail)?;
+        conn.pragma_update(None, "synchronous", "normal")
+            .map_err(fail)?;
+        let cache = Cache {
+            conn,
+            path: path.to_path_buf(),
+        };
+        cache.check_or_create()?;
+        Ok(cache)
+    }
+
+    fn check_or_create(&self) -> std::result::Result<(), Failure> {
+        let fail = |e| failure(&self.path, e);
+        let read_marks = |c: &Connection| -> rusqlite::Result<(i64, i64, i64)> {
+            let app: i64 = c.pragma_query_value(None, "application_id", |r| r.get(0))?;
+            let ver: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0))?;
+            let tables: i64 =
+                c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+            Ok((app, ver, tables))
+        };
+        let (app, ver, tables) = read_marks(&self.conn).map_err(fail)?;
+        if (app, ver) == (APPLICATION_ID, CACHE_VERSION) {
+            return Ok(());
+        }
+        if (app, ver, tables) != (0, 0, 0) {
+            return Err(Failure::Damaged(format!(
+                "application id {app:#x}, version {ver}: not a search cache of version {CACHE_VERSION}"
+            )));
+        }
+        // An empty file: create the tables, unless another process just did.
+        let tx = self.conn.unchecked_transaction().map_err(fail)?;
+        let (app, _, tables) = read_marks(&tx).map_err(fail)?;
+        if tables == 0 {
+            tx.execute_batch(SCHEMA).map_err(fail)?;
+            tx.pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(fail)?;
+            tx.pragma_update(None, "user_version", CACHE_VERSION)
+                .map_err(fail)?;
+        } else if app != APPLICATION_ID {
+            return Err(Failure::Damaged("tables of another application".into()));
+        }
+        tx.commit().map_err(fail)
+    }
+
+    /// Bring the cache up to date with the logs of `ids` in `dir`: forget
+    /// sessions whose log is gone, index what was appended to the others, and
+    /// index again from the start a log that was rewritten. Each log is one
+    /// transaction. Returns the bytes of log read.
+    pub(crate) fn refresh(
+        &mut self,
+        dir: &Path,
+        ids: &[String],
+        blobs: &BlobStore,
+    ) -> std::result::Result<u64, Failure> {
+        let path = self.path.clone();
+        let fail = |e| failure(&path, e);
+        let known = self.states().map_err(fail)?;
+        let live: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        for gone in known.keys().filter(|k| !live.contains(k.as_str())) {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(fail)?;
+            forget(&tx, gone).map_err(fail)?;
+            tx.commit().map_err(fail)?;
+        }
+        let mut read = 0;
+        for id in ids {
+            let log_path = dir.join(format!("{id}.jsonl"));
+            let meta = match std::fs::metadata(&log_path) {
+                Ok(m) => m,
+                // Deleted since it was listed: the next query forgets it.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(&log_path, e).into()),
+            };
+            let old = known.get(id).copied();
+            let unchanged = old.is_some_and(|s| {
+                (s.ino, s.size, s.mtime_ns)
+                    == (meta.ino() as i64, meta.len() as i64, mtime_ns(&meta))
+            });
+            if unchanged {
+                continue;
+            }
+            read += self.index_log(id, &log_path, old, blobs)?;
+        }
+        Ok(read)
+    }
+
+    fn states(&self) -> rusqlite::Result<HashMap<String, LogState>> {
+        let mut st = self.conn.prepare(
+            "SELECT session, ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                LogState {
+                    ino: r.get(1)?,
+                    size: r.get(2)?,
+                    mtime_ns: r.get(3)?,
+                    indexed: r.get(4)?,
+                    head_hash: r.get(5)?,
+                    tail_hash: r.get(6)?,
+                },
+            ))
+        })?;
+        rows.collect()
+    }
+
+    /// Index the log of `id` from where `old` left off, or from its start when
+    /// it was rewritten since (a new file, shorter, or other bytes where the
+    /// indexed ones were).
+    fn index_log(
+        &mut self,
+        id: &str,
+        log_path: &Path,
+        old: Option<LogState>,
+        blobs: &BlobStore,
+    ) -> std::result::Result<u64, Failure> {
+        let path = self.path.clone();
+        let fail = |e| failure(&path, e);
+        let mut file = match File::open(log_path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(Error::io(log_path, e).into()),
+        };
+        let meta = file.metadata().at(log_path)?;
+        let start = match old {
+            Some(s) if s.ino == meta.ino() as i64 && s.indexed as u64 <= meta.len() => {
+                let (head, tail) = hashes(&file, log_path, s.indexed as u64)?;
+                if (head, tail) == (s.head_hash, s.tail_hash) {
+                    s.indexed as u64
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        if start == 0 {
+            forget(&tx, id).map_err(fail)?;
+        }
+        let mut sql_error = None;
+        let end = {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO messages(text, session, message, role, ts, tools) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(fail)?;
+            let mut report = ReadReport::default();
+            log::scan(&mut file, log_path, start, &mut report, |line, _| {
+                let Ok((text, probe)) = log::probe(line.bytes) else {
+                    return Ok(());
+                };
+                let Ok(Class::Message { id: message, .. }) = classify(&probe) else {
+                    return Ok(());
+                };
+                let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
+                    return Ok(());
+                };
+                blobs.inline(&mut m)?;
+                let doc = document::of(&m);
+                if doc.text.is_empty() || sql_error.is_some() {
+                    return Ok(());
+                }
+                if let Err(e) = insert.execute(params![
+                    doc.text,
+                    id,
+                    message,
+                    doc.role,
+                    doc.ts,
+                    doc.tools.join("\n")
+                ]) {
+                    sql_error = Some(e);
+                }
+                Ok(())
+            })?
+        };
+        if let Some(e) = sql_error {
+            return Err(fail(e));
+        }
+        let (head_hash, tail_hash) = hashes(&file, log_path, end)?;
+        // The size and time as read: an append after the scan changes them, so
+        // the next query looks again.
+        let state = LogState {
+            ino: meta.ino() as i64,
+            size: meta.len() as i64,
+            mtime_ns: mtime_ns(&meta),
+            indexed: end as i64,
+            head_hash,
+            tail_hash,
+        };
+        tx.execute(
+            "INSERT OR REPLACE INTO logs(session, ino, size, mtime_ns, indexed, head_hash, tail_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![id, state.ino, state.size, state.mtime_ns, state.indexed, state.head_hash, state.tail_hash],
+        )
+        .map_err(fail)?;
+        tx.commit().map_err(fail)?;
+        Ok(end - start)
+    }
+
+    /// The best `filter.limit` matches, best first (BM25; lower is better).
+    pub(crate) fn query(&self, filter: &Filter<'_>) -> std::result::Result<Vec<Row>, Failure> {
+        let fail = |e| failure(&self.path, e);
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT session, message, role, ts, tools, snippet(messages, 0, ?2, ?3, '…', 24), rank
+                 FROM messages WHERE messages MATCH ?1
+                   AND (?4 IS NULL OR role = ?4)
+                   AND (?5 IS NULL OR substr(session, 1, length(?5)) = ?5)
+                   AND (?6 IS NULL OR ts >= ?6)
+                   AND (?7 IS NULL OR ts <= ?7)
+                   AND (?8 IS NULL OR instr(char(10) || tools || char(10), char(10) || ?8 || char(10)) > 0)
+                 ORDER BY rank LIMIT ?9",
+            )
+            .map_err(fail)?;
+        let rows = st
+            .query_map(
+                params![
+                    filter.expr,
+                    filter.marks.0,
+                    filter.marks.1,
+                    filter.role,
+                    filter.session,
+                    filter.since_ms,
+                    filter.until_ms,
+                    filter.tool,
+                    filter.limit as i64
+                ],
+                |r| {
+                    Ok(Row {
+                        session: r.get(0)?,
+                        message: r.get(1)?,
+                        role: r.get(2)?,
+                        ts: r.get(3)?,
+                        tools: r.get(4)?,
+                        snippet: r.get(5)?,
+                        rank: r.get(6)?,
+                    })
+                },
+            )
+            .map_err(fail)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(fail)
+    }
+
+    /// Whether the cache knows the session `id` (for tests and reports).
+    #[allow(dead_code)]
+    pub(crate) fn indexed_offset(&self, id: &str) -> rusqlite::Result<Option<i64>> {
+        self.conn
+            .query_row("SELECT indexed FROM logs WHERE session = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()
+    }
+}
+
+fn forget(tx: &rusqlite::Transaction<'_>, id: &str) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM messages WHERE session = ?1", [id])?;
+    tx.execute("DELETE FROM logs WHERE session = ?1", [id])?;
+    Ok(())
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec()
+}
+
+/// Hashes of the first bytes of a log and of the bytes just before `end`.
+fn hashes(file: &File, path: &Path, end: u64) -> Result<(i64, i64)> {
+    let span = end.min(HASH_SPAN);
+    let read = |at: u64| -> Result<i64> {
+        let mut buf = vec![0u8; span as usize];
+        file.read_exact_at(&mut buf, at).at(path)?;
+        Ok(twox_hash::XxHash3_64::oneshot(&buf) as i64)
+    };
+    Ok((read(0)?, read(end - span)?))
+}
+
+/// Move a damaged cache out of the way (beside it, as `*.damaged`, replacing
+/// an older one), with its WAL files, and say where it went.
+pub(crate) fn set_aside(path: &Path) -> Result<PathBuf> {
+    let aside = path.with_extension("sqlite.damaged");
+    std::fs::rename(path, &aside).at(path)?;
+    for ext in ["sqlite-wal", "sqlite-shm"] {
+        crate::fsutil::remove_file_if_exists(&path.with_extension(ext))?;
+    }
+    Ok(aside)
+}

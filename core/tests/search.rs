@@ -1,0 +1,323 @@
+//! Full-text search: what a user looks for is found (code, paths, phrases,
+//! prefixes, filters), the cache follows the logs (appends by offset, deleted
+//! and rewritten sessions), and a damaged cache is set aside and rebuilt.
+
+#[path = "support/env.rs"]
+mod support_env;
+
+use serde_json::json;
+use sessionkit::{CreateOptions, SearchQuery, SearchResults, Store, StoreOptions};
+use support_env::env_with;
+
+fn q(text: &str) -> SearchQuery {
+    SearchQuery {
+        text: text.into(),
+        ..SearchQuery::default()
+    }
+}
+
+fn find(store: &Store, query: SearchQuery) -> SearchResults {
+    store.search(&query).expect("search")
+}
+
+fn message_ids(r: &SearchResults) -> Vec<&str> {
+    r.hits.iter().map(|h| h.message_id.as_str()).collect()
+}
+
+fn cache_file(store: &Store) -> std::path::PathBuf {
+    store.dir().join("search").join("index.sqlite")
+}
+
+#[test]
+fn code_paths_phrases_and_prefixes_are_found() {
+    let env = env_with(StoreOptions::default());
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    let ask = s
+        .append(json!({"role": "user", "content": "Why does parse_config fail in src/main.rs?"}))
+        .unwrap();
+    let call = s
+        .append(json!({"role": "assistant", "content": "Let me look.", "messageParams": {"tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"core/src/lib.rs\"}"}}
+        ]}}))
+        .unwrap();
+    let result = s
+        .append(json!({"role": "tool", "content": "fn load_settings() -> Settings", "messageParams": {"tool_call_id": "c1"}}))
+        .unwrap();
+    let blocks = s
+        .append(json!({"role": "assistant", "content": [{"type": "text", "text": "The unterminated quote is the culprit."}]}))
+        .unwrap();
+
+    let r = find(&env.store, q("parse_config"));
+    assert_eq!(message_ids(&r), [ask.id()]);
+    let hit = &r.hits[0];
+    assert_eq!(hit.session_id, s.id());
+    assert_eq!(hit.role.as_deref(), Some("user"));
+    assert!(hit.snippet.contains("«parse_config»"), "{}", hit.snippet);
+    assert!(hit.timestamp.is_some());
+
+    assert_eq!(message_ids(&find(&env.store, q("src/main.rs"))), [ask.id()]);
+    assert_eq!(message_ids(&find(&env.store, q("main.rs"))), [ask.id()]);
+    // A tool call's name and input, and a tool result.
+    assert_eq!(message_ids(&find(&env.store, q("read_file"))), [call.id()]);
+    assert_eq!(
+        message_ids(&find(&env.store, q("core/src/lib.rs"))),
+        [call.id()]
+    );
+    assert_eq!(
+        message_ids(&find(&env.store, q("load_settings"))),
+        [result.id()]
+    );
+    // Text blocks, a phrase, a prefix, OR.
+    assert_eq!(
+        message_ids(&find(&env.store, q("\"unterminated quote\""))),
+        [blocks.id()]
+    );
+    assert!(find(&env.store, q("\"quote unterminated\""))
+        .hits
+        .is_empty());
+    assert_eq!(message_ids(&find(&env.store, q("unterm*"))), [blocks.id()]);
+    let either = find(&env.store, q("culprit OR load_settings"));
+    assert_eq!(either.hits.len(), 2);
+    // Every word must match.
+    assert!(find(&env.store, q("parse_config culprit")).hits.is_empty());
+}
+
+#[test]
+fn filters_narrow_the_hits() {
+    let env = env_with(StoreOptions::default());
+    let a = env.store.create_session(CreateOptions::default()).unwrap();
+    let b = env.store.create_session(CreateOptions::default()).unwrap();
+    let ua = a.append(json!({"role": "user", "content": "deploy the widget", "timestamp": "2026-01-05T10:00:00Z"})).unwrap();
+    let ra = a.append(json!({"role": "assistant", "content": "deploying widget", "timestamp": "2026-02-05T10:00:00Z", "messageParams": {"tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "make deploy"}}
+    ]}})).unwrap();
+    let ub = b.append(json!({"role": "user", "content": "widget colours", "timestamp": "2026-03-05T10:00:00Z"})).unwrap();
+
+    let with = |f: &dyn Fn(&mut SearchQuery)| {
+        let mut query = q("widget");
+        f(&mut query);
+        let mut ids: Vec<String> = find(&env.store, query)
+            .hits
+            .into_iter()
+            .map(|h| h.message_id)
+            .collect();
+        ids.sort();
+        ids
+    };
+    let sorted = |mut v: Vec<&str>| {
+        v.sort();
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    assert_eq!(with(&|_| {}), sorted(vec![ua.id(), ra.id(), ub.id()]));
+    assert_eq!(
+        with(&|q| q.role = Some("user".into())),
+        sorted(vec![ua.id(), ub.id()])
+    );
+    assert_eq!(
+        with(&|q| q.session = Some(b.id().into())),
+        sorted(vec![ub.id()])
+    );
+    assert_eq!(
+        with(&|q| q.tool = Some("bash".into())),
+        sorted(vec![ra.id()])
+    );
+    assert_eq!(
+        with(&|q| q.since = Some("2026-02-05".into())),
+        sorted(vec![ra.id(), ub.id()])
+    );
+    assert_eq!(
+        with(&|q| q.until = Some("2026-02-05".into())),
+        sorted(vec![ua.id(), ra.id()])
+    );
+    assert_eq!(
+        with(&|q| {
+            q.since = Some("2026-01-06T00:00:00Z".into());
+            q.until = Some("2026-03-01T00:00:00Z".into());
+        }),
+        sorted(vec![ra.id()])
+    );
+    assert_eq!(with(&|q| q.limit = Some(1)).len(), 1);
+
+    let bad = env
+        .store
+        .search(&SearchQuery {
+            since: Some("last tuesday".into()),
+            ..q("widget")
+        })
+        .unwrap_err();
+    assert_eq!(bad.kind(), sessionkit::ErrorKind::InvalidInput);
+    assert!(bad.to_string().contains("last tuesday"), "{bad}");
+    let empty = env.store.search(&q(" \"\" ")).unwrap_err();
+    assert_eq!(empty.kind(), sessionkit::ErrorKind::InvalidInput);
+}
+
+#[test]
+fn appends_are_indexed_by_offset() {
+    let env = env_with(StoreOptions::default());
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    s.append(json!({"role": "user", "content": "first words"}))
+        .unwrap();
+    let log = env.store.log_path(s.id()).unwrap();
+    let before = std::fs::metadata(&log).unwrap().len();
+    let first = find(&env.store, q("first"));
+    assert_eq!(first.indexed_bytes, before);
+    assert_eq!(first.hits.len(), 1);
+
+    let later = s
+        .append(json!({"role": "assistant", "content": "second thoughts"}))
+        .unwrap();
+    let after = std::fs::metadata(&log).unwrap().len();
+    let r = find(&env.store, q("second"));
+    assert_eq!(message_ids(&r), [later.id()]);
+    // Only the appended line was read.
+    assert_eq!(r.indexed_bytes, after - before);
+    // Nothing new: nothing read.
+    assert_eq!(find(&env.store, q("first")).indexed_bytes, 0);
+}
+
+#[test]
+fn deleted_erased_and_rewritten_sessions_leave_no_stale_hits() {
+    let env = env_with(StoreOptions::default());
+    let gone = env.store.create_session(CreateOptions::default()).unwrap();
+    gone.append(json!({"role": "user", "content": "ephemeral pelican"}))
+        .unwrap();
+    let erased = env.store.create_session(CreateOptions::default()).unwrap();
+    erased
+        .append(json!({"role": "user", "content": "secret pelican"}))
+        .unwrap();
+    let rewritten = env.store.create_session(CreateOptions::default()).unwrap();
+    rewritten
+        .append(json!({"role": "user", "content": "pelican draft"}))
+        .unwrap();
+    let rewritten_id = rewritten.id().to_string();
+    rewritten.close().unwrap();
+    assert_eq!(find(&env.store, q("pelican")).hits.len(), 3);
+
+    let gone_id = gone.id().to_string();
+    gone.close().unwrap();
+    env.store.delete_session(&gone_id).unwrap();
+    let erased = erased.erase().unwrap();
+    erased
+        .append(json!({"role": "user", "content": "fresh start"}))
+        .unwrap();
+    // A rewrite of the whole log (as a vacuum does): another file, other lines.
+    let log = env.store.log_path(&rewritten_id).unwrap();
+    let tmp = log.with_extension("tmp");
+    std::fs::write(
+        &tmp,
+        format!(
+            "{}\n",
+            json!({"id": "m-new", "parentId": null, "role": "user", "content": "final heron"})
+        ),
+    )
+    .unwrap();
+    std::fs::rename(&tmp, &log).unwrap();
+
+    assert!(find(&env.store, q("pelican")).hits.is_empty());
+    assert_eq!(message_ids(&find(&env.store, q("heron"))), ["m-new"]);
+    assert_eq!(find(&env.store, q("fresh")).hits[0].session_id, erased.id());
+}
+
+#[test]
+fn a_damaged_cache_is_set_aside_and_rebuilt() {
+    let env = env_with(StoreOptions::default());
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    let m = s
+        .append(json!({"role": "user", "content": "sturdy bridge"}))
+        .unwrap();
+    find(&env.store, q("bridge"));
+    let cache = cache_file(&env.store);
+    for ext in ["sqlite-wal", "sqlite-shm"] {
+        let _ = std::fs::remove_file(cache.with_extension(ext));
+    }
+    std::fs::write(&cache, vec![0x5a; 8192]).unwrap();
+    let r = find(&env.store, q("bridge"));
+    assert_eq!(message_ids(&r), [m.id()]);
+    assert_eq!(r.set_aside, [cache.with_extension("sqlite.damaged")]);
+    assert!(cache.with_extension("sqlite.damaged").exists());
+    // Rebuilt: the next query trusts it again.
+    assert!(find(&env.store, q("bridge")).set_aside.is_empty());
+}
+
+#[test]
+fn a_cache_of_another_version_is_set_aside() {
+    let env = env_with(StoreOptions::default());
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    s.append(json!({"role": "user", "content": "versioned otter"}))
+        .unwrap();
+    find(&env.store, q("otter"));
+    let cache = cache_file(&env.store);
+    {
+        let conn = rusqlite::Connection::open(&cache).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let r = find(&env.store, q("otter"));
+    assert_eq!(r.hits.len(), 1);
+    assert_eq!(r.set_aside.len(), 1);
+}
+
+#[test]
+fn all_searches_every_project_of_the_home() {
+    let env = env_with(StoreOptions::default());
+    let other_project = tempfile::tempdir().unwrap();
+    let other = Store::open(other_project.path(), env.store.options().clone()).unwrap();
+    env.store
+        .create_session(CreateOptions::default())
+        .unwrap()
+        .append(json!({"role": "user", "content": "shared lighthouse"}))
+        .unwrap();
+    other
+        .create_session(CreateOptions::default())
+        .unwrap()
+        .append(json!({"role": "user", "content": "distant lighthouse"}))
+        .unwrap();
+    assert_eq!(find(&env.store, q("lighthouse")).hits.len(), 1);
+    let all = find(
+        &env.store,
+        SearchQuery {
+            all: true,
+            ..q("lighthouse")
+        },
+    );
+    let mut projects: Vec<&str> = all.hits.iter().map(|h| h.project.as_str()).collect();
+    projects.sort();
+    let mut expected = vec![env.store.project_code(), other.project_code()];
+    expected.sort();
+    assert_eq!(projects, expected);
+}
+
+#[test]
+fn concurrent_queries_and_appends_do_not_corrupt_the_cache() {
+    let env = env_with(StoreOptions::default());
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    s.append(json!({"role": "user", "content": "start marker"}))
+        .unwrap();
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            // A handle of its own: its own connection to the cache.
+            let store = Store::open(env.project.path(), env.store.options().clone()).unwrap();
+            std::thread::spawn(move || {
+                for _ in 0..20 {
+                    store.search(&q("marker")).expect("search while appending");
+                }
+            })
+        })
+        .collect();
+    for i in 0..100 {
+        s.append(json!({"role": "assistant", "content": format!("marker number{i}")}))
+            .unwrap();
+    }
+    for r in readers {
+        r.join().unwrap();
+    }
+    let r = find(
+        &env.store,
+        SearchQuery {
+            limit: Some(1000),
+            ..q("marker")
+        },
+    );
+    assert_eq!(r.hits.len(), 101);
+    assert!(r.set_aside.is_empty());
+    assert_eq!(find(&env.store, q("number99")).hits.len(), 1);
+}
