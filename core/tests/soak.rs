@@ -29,6 +29,10 @@ fn options(home: &Path) -> StoreOptions {
     }
 }
 
+fn ids(messages: &[sessionkit::Message]) -> Vec<String> {
+    messages.iter().map(|m| m.id().to_string()).collect()
+}
+
 fn soak_secs() -> u64 {
     std::env::var("SESSIONKIT_SOAK_SECS")
         .ok()
@@ -126,13 +130,7 @@ fn a_writer_and_a_reader_that_forks_and_rewinds_lose_nothing() {
     let (mut reads, mut forks, mut rewinds) = (0u64, Vec::new(), 0u64);
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
-        let view = store.read_session(&id).unwrap();
-        let path: Vec<String> = view
-            .active_path()
-            .unwrap()
-            .iter()
-            .map(|m| m.id().to_string())
-            .collect();
+        let path = ids(&store.read_session(&id).unwrap().active_path().unwrap());
         store.model_view(&id, &Default::default()).unwrap();
         let Some(head) = path.last().cloned() else {
             continue; // the writer has not started yet
@@ -148,12 +146,7 @@ fn a_writer_and_a_reader_that_forks_and_rewinds_lose_nothing() {
                     },
                 )
                 .unwrap();
-            let fork_path: Vec<String> = f
-                .active_path()
-                .unwrap()
-                .iter()
-                .map(|m| m.id().to_string())
-                .collect();
+            let fork_path = ids(&f.active_path().unwrap());
             // A fork copies the messages up to its point (ids may be new): same length.
             assert_eq!(
                 fork_path.len(),
@@ -184,12 +177,7 @@ fn a_writer_and_a_reader_that_forks_and_rewinds_lose_nothing() {
 
     // Every acknowledged message is in the log, in the order acknowledged.
     let view = store.read_session(&id).unwrap();
-    let path: Vec<String> = view
-        .active_path()
-        .unwrap()
-        .iter()
-        .map(|m| m.id().to_string())
-        .collect();
+    let path = ids(&view.active_path().unwrap());
     if path != acked {
         let at = path.iter().zip(&acked).take_while(|(a, b)| a == b).count();
         panic!(
