@@ -78,7 +78,7 @@ pub enum ProblemKind {
     OutsideRoots,
     /// An include naming no file.
     NotFound,
-    /// A file over [`MAX_INSTRUCTION_BYTES`].
+    /// A file over 256 KiB (`MAX_INSTRUCTION_BYTES`).
     TooLarge,
     /// Anything else the operating system reported, or not a regular file.
     Unreadable,

@@ -208,7 +208,7 @@ fn read_text(path: &Path) -> Result<String> {
 }
 
 /// A memory's name, without a trailing `.md`: letters, digits, `-`, `_` and
-/// `.`, starting with a letter or digit, no `..`, at most [`MAX_NAME_LEN`]
+/// `.`, starting with a letter or digit, no `..`, at most 100 (`MAX_NAME_LEN`)
 /// characters, and not the index's name. Anything else (`../x`, `/etc/x`, a
 /// NUL, a separator) is `InvalidInput`.
 pub fn validate_name(name: &str) -> Result<&str> {
