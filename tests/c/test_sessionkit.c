@@ -383,6 +383,9 @@ static void test_settings_instructions_memory(void) {
     NUL(sk_store_memory_delete(store, "project", NULL), "name");
     NUL(sk_store_memory_list(NULL, "user", &m), "store");
 
+    sk_store_close(&store);
+    free(root);
+}
 
 /* ---- tests: search ---------------------------------------------------------- */
 
