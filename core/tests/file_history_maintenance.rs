@@ -309,3 +309,25 @@ fn the_file_history_is_owner_only() {
         assert_eq!(mode, 0o400);
     }
 }
+
+#[test]
+fn gc_refuses_when_a_ref_cannot_be_read_and_deletes_nothing() {
+    let e = env();
+    let (s, u) = e.session_editing("a.txt", "a\n");
+    let branch = e.git_dir().join("refs/heads").join(s.id());
+    let tip = fs::read_to_string(&branch).unwrap();
+    // A ref that cannot be opened (here a symlink to itself: ELOOP). libgit2's
+    // listing skips it silently; a gc that believed the listing would delete
+    // the snapshots only this branch keeps.
+    fs::remove_file(&branch).unwrap();
+    std::os::unix::fs::symlink(&branch, &branch).unwrap();
+    let before = dir_bytes(&e.git_dir().join("objects"));
+    let err = e.store.gc().unwrap_err();
+    assert!(err.to_string().contains(s.id()), "{err}");
+    assert_eq!(dir_bytes(&e.git_dir().join("objects")), before);
+    // Once the ref reads again, the session still undoes its edit.
+    fs::remove_file(&branch).unwrap();
+    fs::write(&branch, tip).unwrap();
+    s.rewind(&u, RewindMode::Files, false).unwrap();
+    assert!(!e.root.join("a.txt").exists());
+}

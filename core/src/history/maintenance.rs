@@ -61,15 +61,65 @@ pub(crate) fn create_branch(scope: &Scope, session_id: &str, snapshot: &str) -> 
     hr.make_ref_owner_only(&name)
 }
 
+/// Every ref of the repository with the commit it points at.
+///
+/// libgit2's iterator skips a loose ref it cannot read (an I/O error, a file
+/// being replaced) without a word, and a `gc` that trusted such a list would
+/// delete the objects only that ref keeps. So every loose ref file on disk must
+/// be in the list: one that is not is read again on its own, which either
+/// finds it or reports why it cannot (a ref deleted meanwhile is left out).
 fn refs(repo: &Repository, git_dir: &Path) -> Result<Vec<(String, Oid)>> {
     let err = |e| gerr(git_dir, "refs", e);
     let mut out = Vec::new();
+    let mut listed = HashSet::new();
     for r in repo.references().map_err(err)? {
         let r = r.map_err(err)?;
+        if let Some(name) = r.name() {
+            listed.insert(name.to_string());
+        }
         let (Some(name), Some(target)) = (r.name(), r.target()) else {
             continue;
         };
         out.push((name.to_string(), target));
+    }
+    for name in loose_ref_names(git_dir)? {
+        if listed.contains(&name) {
+            continue;
+        }
+        match repo.find_reference(&name) {
+            Ok(r) => {
+                if let Some(target) = r.target() {
+                    out.push((name, target));
+                }
+            }
+            Err(e) if e.code() == ErrorCode::NotFound => {}
+            Err(e) => return Err(gerr(git_dir, &name, e)),
+        }
+    }
+    Ok(out)
+}
+
+/// The names of the loose ref files under `refs/` (lock files excluded).
+fn loose_ref_names(git_dir: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut dirs = vec![git_dir.join("refs")];
+    while let Some(dir) = dirs.pop() {
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        for entry in entries {
+            let entry = entry.at(&dir)?;
+            let path = entry.path();
+            if entry.file_type().at(&path)?.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_none_or(|x| x != "lock") {
+                if let Ok(rel) = path.strip_prefix(git_dir) {
+                    out.push(rel.to_string_lossy().into_owned());
+                }
+            }
+        }
     }
     Ok(out)
 }

@@ -316,13 +316,29 @@ fn gerr(git_dir: &Path, what: &str, e: git2::Error) -> Error {
         git_dir.display(),
         e.message()
     );
+    let os = matches!(
+        e.class(),
+        ErrorClass::Os | ErrorClass::Filesystem | ErrorClass::None
+    );
     match (e.code(), e.class()) {
+        // libgit2 says "not found" also when it could not open a directory
+        // (EIO, EACCES...): that is an I/O error, and says so with its number.
+        (ErrorCode::NotFound, _)
+            if os
+                && crate::platform::errno_from_message(&msg).is_some_and(|n| n != libc::ENOENT) =>
+        {
+            Error::system(git_dir, msg)
+        }
         (ErrorCode::NotFound, _) => Error::NotFound(msg),
         (ErrorCode::Locked, _) => Error::Busy(msg),
         (ErrorCode::Modified, _) => Error::Conflict(msg),
         // libgit2 ends an OS error's message with the system's text for errno
         // (and clears errno): Error::system reads the number back from it.
-        (_, ErrorClass::Os | ErrorClass::Filesystem) => Error::system(git_dir, msg),
+        // libgit2 also fails some file system calls (a ref's unlink) without a
+        // message or class: an I/O error whose number is lost, not a bug.
+        (_, ErrorClass::Os | ErrorClass::Filesystem | ErrorClass::None) => {
+            Error::system(git_dir, msg)
+        }
         (
             _,
             ErrorClass::Odb
