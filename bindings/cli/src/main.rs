@@ -14,6 +14,7 @@ mod render;
 mod search;
 mod sessions;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
@@ -29,7 +30,11 @@ fn main() -> ExitCode {
         Ok((out, code)) => match out.print() {
             Ok(()) => ExitCode::from(code),
             Err(e) => {
-                eprintln!("sessionkit {name}: writing the output: {e}");
+                // Not eprintln!: with stderr broken too, it would panic.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "sessionkit {name}: writing the output: {e}"
+                );
                 ExitCode::from(exit_code(sessionkit::ErrorKind::Io))
             }
         },

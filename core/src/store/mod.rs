@@ -807,7 +807,21 @@ impl StoreCore {
         for d in fs::read_dir(&self.inner.layout.dir).at(&self.inner.layout.dir)? {
             let d = d.at(&self.inner.layout.dir)?;
             let sub = subagents_dir_in(&d.path());
-            let Ok(rd) = fs::read_dir(&sub) else { continue };
+            // Only a missing `subagents/` (or a file in place of the directory)
+            // is skipped: a blob gc that skipped an unreadable one would delete
+            // the blobs only its sidechains reference.
+            let rd = match fs::read_dir(&sub) {
+                Ok(rd) => rd,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                    ) =>
+                {
+                    continue
+                }
+                Err(e) => return Err(Error::io(&sub, e)),
+            };
             for f in rd {
                 let f = f.at(&sub)?;
                 if f.file_name()
@@ -1028,8 +1042,12 @@ impl StoreCore {
         })
     }
 
+    /// The log goes last: while it exists the session does, so a delete that is
+    /// stopped half way leaves a session that a retried delete finishes, never
+    /// an orphaned file history or sidecar that nothing lists.
     pub(crate) fn remove_session_files(&self, id: &str) -> Result<()> {
         let path = self.log_path(id)?;
+        crate::history::delete_branch(self.history_scope(), id)?;
         fsutil::remove_file_if_exists(&PathBuf::from(format!("{}.corrupt", path.display())))?;
         let dir = self.session_dir(id);
         match fs::remove_dir_all(&dir) {
@@ -1038,7 +1056,6 @@ impl StoreCore {
             Err(e) => return Err(Error::io(&dir, e)),
         }
         fsutil::remove_file_if_exists(&path)?;
-        crate::history::delete_branch(self.history_scope(), id)?;
         Ok(())
     }
 

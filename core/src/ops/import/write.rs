@@ -401,7 +401,9 @@ fn write_session(
         };
         match compacted {
             Ok(_) => report.messages_added += 1,
-            Err(e) => {
+            // Only a summary that cannot be a compaction here is kept as a plain
+            // message; an I/O error fails the source, never passes as mapped.
+            Err(e) if e.kind() == crate::error::ErrorKind::InvalidInput => {
                 report.unmapped.push(LineNote {
                     line,
                     reason: format!("compaction summary kept as a plain message: {e}"),
@@ -409,6 +411,7 @@ fn write_session(
                 session.append_batch(vec![summary])?;
                 report.messages_added += 1;
             }
+            Err(e) => return Err(e),
         }
     }
     flush_session(session, run, report)
