@@ -33,6 +33,9 @@ step "Scenarios: every interface writes byte-identical stores (tests/scenarios/r
 # The Python virtualenv and the Node addon of the two steps above are reused.
 CARGO_LOCKED=1 SCENARIOS_REUSE_BUILDS=1 bash tests/scenarios/run.sh
 
+step "Faults: a crash and an I/O error at every file-system call, power loss (tests/faults/run.sh)"
+CARGO_LOCKED=1 bash tests/faults/run.sh
+
 step "demo runs"
 SESSIONKIT_HOME="$(mktemp -d)" cargo run -q --locked -p sessionkit-cli -- demo >/dev/null
 
