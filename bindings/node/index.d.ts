@@ -94,6 +94,99 @@ export interface StoreOpenOptions {
  *  are as in docs/FORMAT.md and the Rust API's serde names. */
 export type Report = { [key: string]: Json };
 
+/** Where a setting comes from, lowest precedence first (docs/SETTINGS.md). */
+export type SettingSource = 'user' | 'project' | 'local' | 'host';
+/** The sources with a file: the host's overrides are never written. */
+export type WritableSettingSource = 'user' | 'project' | 'local';
+
+/** Which sources to load (default: all) and the host's overrides. */
+export interface SettingsOptions {
+  sources?: SettingSource[];
+  overrides?: { [key: string]: Json };
+}
+
+/** One source's file and what became of it. */
+export interface SettingsSourceReport {
+  source: SettingSource;
+  /** Its file (`null` for the host's overrides). */
+  path: string | null;
+  status: 'loaded' | 'missing' | 'skipped' | 'error';
+  /** The file's schema version as found. */
+  version: number | null;
+  /** The migrations applied in memory to read it. */
+  migrations: string[];
+  /** A file of a newer schema version: read as it is, never rewritten. */
+  readOnly: boolean;
+  /** Why the file could not be used: names the file, line and column. */
+  error: string | null;
+  warning: string | null;
+}
+
+/** The effective settings and where each came from. */
+export interface Settings {
+  values: { [key: string]: Json };
+  /** For every leaf, by dotted key, the source that set it. */
+  origins: { [key: string]: SettingSource };
+  /** Each source, lowest precedence first. */
+  sources: SettingsSourceReport[];
+}
+
+/** What a settings write did. */
+export interface SettingsWrite {
+  path: string;
+  /** Whether the key was there before. */
+  existed: boolean;
+  /** The copy of the file in its older shape, made before its first rewrite. */
+  backup: string | null;
+  migrations: string[];
+}
+
+/** The names recognised (default `AGENTS.md`, `CLAUDE.md`) and the `@path`
+ *  include depth; by default from the settings `instructions.*`. */
+export interface InstructionOptions {
+  names?: string[];
+  maxIncludeDepth?: number;
+}
+
+export interface InstructionFile {
+  path: string;
+  level: 'user' | 'project' | 'include';
+  /** For an include: the file that included it. */
+  includedFrom: string | null;
+  depth: number;
+  content: string;
+}
+
+export interface InstructionProblem {
+  kind: 'cycle' | 'depthLimit' | 'outsideRoots' | 'notFound' | 'tooLarge' | 'unreadable';
+  path: string;
+  includedFrom: string | null;
+  message: string;
+}
+
+/** The instruction files of a working directory, in load order. */
+export interface Instructions {
+  dir: string;
+  root: string;
+  names: string[];
+  maxIncludeDepth: number;
+  files: InstructionFile[];
+  problems: InstructionProblem[];
+}
+
+/** Whose memory: the project's (default) or the user's, for every project. */
+export interface MemoryOptions {
+  scope?: 'project' | 'user';
+}
+
+export interface MemoryEntry {
+  name: string;
+  path: string;
+  bytes: number;
+  /** Its first non-empty line, without a heading's `#`. */
+  summary: string;
+}
+
 export declare class SessionView {
   private constructor();
   info(): Report;
@@ -209,4 +302,16 @@ export declare class Store {
   openSession(sessionId: string): Promise<Session>;
   openOrCreateSession(sessionId: string): Promise<Session>;
   forkSession(sourceId: string, options?: { [key: string]: Json }): Promise<Session>;
+  /** The effective settings; a malformed source is reported in `sources`. */
+  settings(options?: SettingsOptions): Promise<Settings>;
+  /** Set a dotted key in the file of `source`; `null` removes the key from
+   *  the sources below. */
+  setSetting(source: WritableSettingSource, key: string, value: Json): Promise<SettingsWrite>;
+  unsetSetting(source: WritableSettingSource, key: string): Promise<SettingsWrite>;
+  instructions(dir: string, options?: InstructionOptions): Promise<Instructions>;
+  addMemory(name: string, content: string, options?: MemoryOptions): Promise<MemoryEntry>;
+  updateMemory(name: string, content: string, options?: MemoryOptions): Promise<MemoryEntry>;
+  deleteMemory(name: string, options?: MemoryOptions): Promise<void>;
+  listMemories(options?: MemoryOptions): Promise<MemoryEntry[]>;
+  readMemory(name: string, options?: MemoryOptions): Promise<string>;
 }

@@ -110,6 +110,15 @@ function encPaths(v) {
   return JSON.stringify(v);
 }
 
+/** The `scope` of a memory call's options (`project` unless given). */
+function memoryScope(options) {
+  if (options === undefined || options === null) return 'project';
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw invalid(`argument \`options\` must be an object, not ${describe(options)}`);
+  }
+  return options.scope === undefined ? 'project' : str(options.scope, 'options.scope');
+}
+
 function modelOptions(options) {
   return encOptions(options);
 }
@@ -611,6 +620,50 @@ class Store {
   }
   async forkSession(sourceId, options) {
     return new Session(await this.#st.forkSession(str(sourceId, 'sourceId'), encOptions(options)));
+  }
+
+  // -- settings, instruction files, memory (docs/SETTINGS.md) ----------------
+
+  /** The effective settings: `values`, the `origins` of each dotted key and
+   *  each source's state (a malformed file is reported there, not thrown).
+   *  Options as the core's SettingsOptions: `sources`, `overrides`. */
+  async settings(options) {
+    return parse(await this.#st.settings(encOptions(options)));
+  }
+  /** Set a dotted key in the file of `source` (user, project or local);
+   *  `null` is written as it is and removes the key from the sources below. */
+  async setSetting(source, key, value) {
+    return parse(await this.#st.setSetting(str(source, 'source'), str(key, 'key'), enc(value, 'value')));
+  }
+  /** Remove a dotted key from the file of `source`. */
+  async unsetSetting(source, key) {
+    return parse(await this.#st.unsetSetting(str(source, 'source'), str(key, 'key')));
+  }
+  /** The instruction files that apply to `dir`, in order, with their `@path`
+   *  includes; what was not read is in `problems`. Options as the core's
+   *  InstructionOptions: `names`, `maxIncludeDepth`. */
+  async instructions(dir, options) {
+    return parse(await this.#st.instructions(str(dir, 'dir'), encOptions(options)));
+  }
+  /** Add a memory `<name>.md` (CONFLICT if the name is taken). */
+  async addMemory(name, content, options) {
+    return parse(await this.#st.memoryWrite(memoryScope(options), str(name, 'name'), str(content, 'content'), false));
+  }
+  /** Replace a memory's text (NOT_FOUND if there is none). */
+  async updateMemory(name, content, options) {
+    return parse(await this.#st.memoryWrite(memoryScope(options), str(name, 'name'), str(content, 'content'), true));
+  }
+  /** Delete a memory (NOT_FOUND if there is none). */
+  async deleteMemory(name, options) {
+    await this.#st.memoryDelete(memoryScope(options), str(name, 'name'));
+  }
+  /** The memories of the scope (`project`, the default, or `user`), by name. */
+  async listMemories(options) {
+    return parse(await this.#st.memoryList(memoryScope(options)));
+  }
+  /** A memory's text. */
+  async readMemory(name, options) {
+    return this.#st.memoryRead(memoryScope(options), str(name, 'name'));
   }
 }
 

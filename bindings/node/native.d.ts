@@ -59,6 +59,24 @@ export declare class NativeSession {
 }
 
 export declare class NativeStore {
+  /**
+   * The effective settings (`options`: the core's SettingsOptions as
+   * JSON), as JSON: a malformed source is reported in it, not rejected.
+   */
+  settings(options?: string | undefined | null): Promise<string>
+  /** Set a dotted key (`value` as JSON text) in the file of `source`. */
+  setSetting(source: string, key: string, value: string): Promise<string>
+  unsetSetting(source: string, key: string): Promise<string>
+  /**
+   * The instruction files that apply to `dir` (`options`: the core's
+   * InstructionOptions as JSON), as JSON.
+   */
+  instructions(dir: string, options?: string | undefined | null): Promise<string>
+  /** Add a memory, or replace its text (`replace`), as the core's entry in JSON. */
+  memoryWrite(scope: string, name: string, content: string, replace: boolean): Promise<string>
+  memoryDelete(scope: string, name: string): Promise<void>
+  memoryList(scope: string): Promise<string>
+  memoryRead(scope: string, name: string): Promise<string>
   /** Forget the store; later calls reject. Sessions open from it stay open. */
   close(): void
   get closed(): boolean

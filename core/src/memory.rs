@@ -191,13 +191,20 @@ fn regular_file(path: &Path) -> Result<bool> {
     }
 }
 
-fn read_text(path: &Path) -> Result<String> {
+/// At most `MAX_MEMORY_BYTES + 1` bytes of a memory file: one more than a
+/// memory may hold, to tell a file too large.
+fn read_bounded(path: &Path) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     fs::File::open(path)
         .at(path)?
         .take(MAX_MEMORY_BYTES + 1)
         .read_to_end(&mut bytes)
         .at(path)?;
+    Ok(bytes)
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    let bytes = read_bounded(path)?;
     if bytes.len() as u64 > MAX_MEMORY_BYTES {
         return Err(Error::invalid(format!(
             "memory file {} is larger than {MAX_MEMORY_BYTES} bytes",
@@ -264,8 +271,14 @@ fn list_in(dir: &Path) -> Result<Vec<MemoryEntry>> {
             continue;
         }
         let path = e.path();
-        let content = read_text(&path)?;
-        out.push(entry(name, path, &content));
+        // A file put there larger than a memory may be is listed all the same
+        // (its summary from its start, its true size): refusing it would stop
+        // every listing, and the index rewrite after every change.
+        let content = read_bounded(&path)?;
+        let size = e.metadata().at(&path)?.len();
+        let mut m = entry(name, path, &String::from_utf8_lossy(&content));
+        m.bytes = size;
+        out.push(m);
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)

@@ -1,7 +1,8 @@
 //! Instruction files: the order from the user level and the repository root down
 //! to the working directory, the names recognised (from the call, the settings,
 //! or the defaults), `@path` includes with their depth limit, cycles, and files
-//! that resolve outside the allowed roots (symlinks, `../`, absolute paths).
+//! that resolve outside the allowed roots (symlinks, `../`, absolute paths),
+//! and FIFOs where files are expected.
 
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -15,7 +16,7 @@ use sessionkit::{
 
 #[path = "support/env.rs"]
 mod support_env;
-use support_env::{env_with, Env};
+use support_env::{env_with, mkfifo, within_seconds, Env};
 
 fn env() -> Env {
     env_with(StoreOptions::default())
@@ -293,4 +294,29 @@ fn a_missing_directory_is_not_found() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
     assert!(err.to_string().contains("nope"), "{err}");
+}
+
+#[test]
+fn a_fifo_is_reported_without_blocking() {
+    let e = env();
+    let root = canon(e.project.path());
+    mkfifo(&root.join("AGENTS.md"));
+    write(&root.join("CLAUDE.md"), "@pipe.md");
+    mkfifo(&root.join("pipe.md"));
+    let dir = root.clone();
+    let i = within_seconds(&e, move |store| {
+        store.instructions(&dir, &InstructionOptions::default())
+    })
+    .unwrap();
+    assert_eq!(
+        listed(&i),
+        [(root.join("CLAUDE.md"), InstructionLevel::Project, 0)]
+    );
+    assert_eq!(
+        problems(&i),
+        [
+            (ProblemKind::Unreadable, root.join("AGENTS.md")),
+            (ProblemKind::Unreadable, root.join("pipe.md"))
+        ]
+    );
 }

@@ -1,6 +1,7 @@
 //! Memory: add, update, delete, list and read; the index file; names that try to
 //! leave the directory (`../`, absolute, NUL, separators), symlinked directories
-//! and files; and two processes adding at once.
+//! and files; a huge file put in the directory; and two processes adding,
+//! updating and deleting at once.
 //!
 //! The two-process test re-executes this test binary with `SESSIONKIT_MEMORY_CHILD`
 //! set; the child test returns at once when it is not.
@@ -177,12 +178,37 @@ fn a_huge_memory_is_refused() {
         .list_memories(MemoryScope::Project)
         .unwrap()
         .is_empty());
+
+    // One put there by hand is listed, refused on reading, and stops nothing else.
+    let dir = store.memory_path(MemoryScope::Project);
+    fs::write(dir.join("big.md"), format!("# Big\n{huge}")).unwrap();
+    store
+        .add_memory(MemoryScope::Project, "small", "# Small")
+        .unwrap();
+    let listed: Vec<(String, u64)> = store
+        .list_memories(MemoryScope::Project)
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.name, m.bytes))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("big".to_string(), huge.len() as u64 + 6),
+            ("small".into(), 7)
+        ]
+    );
+    let index = fs::read_to_string(dir.join("MEMORY.md")).unwrap();
+    assert!(index.contains("- [big](big.md): Big\n"), "{index}");
+    let err = store.read_memory(MemoryScope::Project, "big").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("larger than"), "{err}");
 }
 
 const PER_PROCESS: usize = 25;
 
 #[test]
-fn two_processes_adding_at_once_lose_nothing() {
+fn two_processes_adding_updating_and_deleting_at_once_lose_nothing() {
     let e = env_with(StoreOptions::default());
     let children: Vec<_> = ["a", "b"]
         .into_iter()
@@ -191,14 +217,33 @@ fn two_processes_adding_at_once_lose_nothing() {
     for mut c in children {
         assert!(c.wait().unwrap().success());
     }
-    let listed = e.store.list_memories(MemoryScope::Project).unwrap();
-    assert_eq!(listed.len(), 2 * PER_PROCESS);
+    // Each child kept its even memories, updated, and deleted its odd ones:
+    // the directory and the index must hold exactly that.
+    let mut expected: Vec<(String, String)> = ["a", "b"]
+        .into_iter()
+        .flat_map(|role| {
+            (0..PER_PROCESS)
+                .step_by(2)
+                .map(move |i| (format!("{role}-{i}"), format!("updated {i} of {role}")))
+        })
+        .collect();
+    expected.sort();
+    let listed: Vec<(String, String)> = e
+        .store
+        .list_memories(MemoryScope::Project)
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.name, m.summary))
+        .collect();
+    assert_eq!(listed, expected);
     let index =
         fs::read_to_string(e.store.memory_path(MemoryScope::Project).join("MEMORY.md")).unwrap();
-    assert_eq!(
-        index.lines().filter(|l| l.starts_with("- [")).count(),
-        2 * PER_PROCESS
-    );
+    let lines: Vec<&str> = index.lines().filter(|l| l.starts_with("- [")).collect();
+    let want: Vec<String> = expected
+        .iter()
+        .map(|(n, s)| format!("- [{n}]({n}.md): {s}"))
+        .collect();
+    assert_eq!(lines, want);
 }
 
 #[test]
@@ -207,13 +252,17 @@ fn memory_writer_child() {
         return;
     };
     let store = child_store();
+    let project = MemoryScope::Project;
     for i in 0..PER_PROCESS {
+        let name = format!("{role}-{i}");
         store
-            .add_memory(
-                MemoryScope::Project,
-                &format!("{role}-{i}"),
-                &format!("memory {i} of {role}"),
-            )
+            .add_memory(project, &name, &format!("memory {i} of {role}"))
             .unwrap();
+        store
+            .update_memory(project, &name, &format!("# updated {i} of {role}"))
+            .unwrap();
+        if i % 2 == 1 {
+            store.delete_memory(project, &name).unwrap();
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Layered settings: the merge rules (table-driven), the source selection,
 //! malformed and oversized files, every migration on the fixtures of each past
-//! schema version (applied twice), a newer version left read-only, and two
-//! processes writing one file at once.
+//! schema version (applied twice), a newer version left read-only, hostile
+//! files in a checkout (a FIFO, symbolic links out of the project), and two
+//! processes writing one file at once, of the current shape or an older one.
 //!
 //! The two-process test re-executes this test binary with `SESSIONKIT_SETTINGS_CHILD`
 //! set; the child test returns at once when it is not.
@@ -19,7 +20,7 @@ const CHILD_ENV: &str = "SESSIONKIT_SETTINGS_CHILD";
 
 #[path = "support/env.rs"]
 mod support_env;
-use support_env::{child_store, env_with, spawn_child, Env};
+use support_env::{child_store, env_with, mkfifo, spawn_child, within_seconds, Env};
 
 fn env() -> Env {
     env_with(StoreOptions::default())
@@ -417,14 +418,83 @@ fn a_newer_version_is_read_only_with_a_warning_and_never_downgraded() {
     assert_eq!(fs::read(e.path(SettingSource::Local)).unwrap(), original);
 }
 
-const PER_PROCESS: usize = 40;
+#[test]
+fn a_fifo_is_reported_without_blocking_and_the_others_still_load() {
+    let e = env();
+    e.put(SettingSource::Project, br#"{"a": 1}"#);
+    mkfifo(&e.path(SettingSource::Local));
+    let s = within_seconds(&e, |store| store.settings(&SettingsOptions::default()));
+    assert_eq!(Value::Object(s.values), json!({"a": 1}));
+    assert_eq!(s.sources[2].status, SourceStatus::Error);
+    let msg = s.sources[2].error.as_deref().unwrap();
+    assert!(
+        msg.contains("not a regular file") && msg.contains("settings.local.json"),
+        "{msg}"
+    );
+    let err = e
+        .store
+        .set_setting(SettingSource::Local, "b", json!(2))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+}
 
 #[test]
-fn two_processes_writing_one_file_lose_nothing() {
+fn symbolic_links_out_of_the_project_are_neither_read_nor_written() {
     let e = env();
+    let outside = tempfile::tempdir().unwrap();
+    let theirs = outside.path().join("theirs.json");
+    fs::write(&theirs, br#"{"secret": "outside"}"#).unwrap();
+    e.put(SettingSource::User, br#"{"u": 1}"#);
+    let dir = e.project.path().join(".sessionkit");
+    fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&theirs, dir.join("settings.json")).unwrap();
+
+    // The linked file is reported, not merged; a write refuses it.
+    let s = e.load();
+    assert_eq!(Value::Object(s.values), json!({"u": 1}));
+    assert_eq!(s.sources[1].status, SourceStatus::Error);
+    let msg = s.sources[1].error.as_deref().unwrap();
+    assert!(msg.contains("outside the project"), "{msg}");
+    let err = e
+        .store
+        .set_setting(SettingSource::Project, "secret", json!("mine"))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert_eq!(fs::read(&theirs).unwrap(), br#"{"secret": "outside"}"#);
+
+    // `.sessionkit` itself a link to a directory elsewhere: nothing is written there.
+    fs::remove_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(outside.path(), &dir).unwrap();
+    let err = e
+        .store
+        .set_setting(SettingSource::Local, "x", json!(1))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    let names: Vec<_> = fs::read_dir(outside.path())
+        .unwrap()
+        .map(|d| d.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["theirs.json"]);
+    // A link inside the project is followed as any path is.
+    fs::remove_file(&dir).unwrap();
+    fs::create_dir_all(e.project.path().join("conf")).unwrap();
+    std::os::unix::fs::symlink(e.project.path().join("conf"), &dir).unwrap();
+    e.store
+        .set_setting(SettingSource::Local, "x", json!(1))
+        .unwrap();
+    assert_eq!(
+        e.load().get("x").unwrap().origin,
+        Some(SettingSource::Local)
+    );
+}
+
+const PER_PROCESS: usize = 40;
+
+/// Two processes set keys of the user file at once; every key must be there.
+fn write_from_two_processes(e: &Env) -> Settings {
     let children: Vec<_> = ["a", "b"]
         .into_iter()
-        .map(|role| spawn_child(&e, "settings_writer_child", CHILD_ENV, role))
+        .map(|role| spawn_child(e, "settings_writer_child", CHILD_ENV, role))
         .collect();
     for mut c in children {
         assert!(c.wait().unwrap().success());
@@ -436,6 +506,27 @@ fn two_processes_writing_one_file_lose_nothing() {
             assert_eq!(s.get(&key).map(|v| v.value), Some(json!(i)), "{key} lost");
         }
     }
+    s
+}
+
+#[test]
+fn two_processes_writing_one_file_lose_nothing() {
+    write_from_two_processes(&env());
+}
+
+#[test]
+fn two_processes_migrating_one_older_file_keep_its_backup_and_lose_nothing() {
+    let e = env();
+    let original = fixture("v1.json");
+    e.put(SettingSource::User, &original);
+    let s = write_from_two_processes(&e);
+    let backup = e.home.path().join("settings.json.v1.bak");
+    assert_eq!(fs::read(backup).unwrap(), original);
+    assert_eq!(s.sources[0].version, Some(SETTINGS_VERSION));
+    assert_eq!(
+        s.get("instructions.names").unwrap().value,
+        json!(["AGENTS.md", "TEAM.md"])
+    );
 }
 
 #[test]

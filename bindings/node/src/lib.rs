@@ -23,6 +23,7 @@ use parking_lot::RwLock;
 use serde_json::Value;
 use sessionkit::{Error as CoreError, ErrorKind};
 
+mod config;
 mod session;
 mod store;
 mod view;

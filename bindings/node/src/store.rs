@@ -42,7 +42,7 @@ fn session(s: sessionkit::Session) -> NativeSession {
 
 #[napi]
 impl NativeStore {
-    fn call<R: Send + 'static + ToNapiValue + TypeName>(
+    pub(crate) fn call<R: Send + 'static + ToNapiValue + TypeName>(
         &self,
         f: impl FnOnce(&sessionkit::Store) -> sessionkit::Result<R> + Send + 'static,
     ) -> AsyncTask<Job<R, R>> {

@@ -98,4 +98,33 @@ mod tests {
         }
         assert_eq!(MIGRATIONS.len() as u64 + 1, CURRENT_VERSION);
     }
+
+    fn fixture(text: &str) -> Map<String, Value> {
+        match serde_json::from_str(text) {
+            Ok(Value::Object(m)) => m,
+            other => panic!("a settings fixture is not an object: {other:?}"),
+        }
+    }
+
+    /// Each migration, on the fixture of every past shape it meets on the way
+    /// to the current one, changes nothing when applied a second time.
+    #[test]
+    fn each_migration_applied_twice_changes_nothing_more() {
+        let fixtures = [
+            (1, include_str!("../../../tests/fixtures/settings/v1.json")),
+            (2, include_str!("../../../tests/fixtures/settings/v2.json")),
+        ];
+        let current = fixture(include_str!("../../../tests/fixtures/settings/v3.json"));
+        for (version, text) in fixtures {
+            let mut doc = fixture(text);
+            for m in MIGRATIONS.iter().filter(|m| m.from >= version) {
+                (m.apply)(&mut doc);
+                let once = doc.clone();
+                (m.apply)(&mut doc);
+                assert_eq!(doc, once, "v{version}: {} applied twice", m.what);
+            }
+            doc.insert(VERSION_KEY.into(), Value::from(CURRENT_VERSION));
+            assert_eq!(doc, current, "v{version} migrated");
+        }
+    }
 }

@@ -235,7 +235,7 @@ impl SettingsFiles {
                             report.status = SourceStatus::Loaded;
                         }
                     }
-                    Some(p) => match read_file(&p) {
+                    Some(p) => match self.confine(source, &p).and_then(|()| read_file(&p)) {
                         Ok(None) => report.status = SourceStatus::Missing,
                         Err(e) => {
                             report.status = SourceStatus::Error;
@@ -324,6 +324,7 @@ impl SettingsFiles {
             )
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
+        self.confine(source, &path)?;
         fsutil::create_private_dir(dir)?;
         let _lock = fsutil::lock_dir(dir)?;
         let (mut doc, version, original, migrations) = match read_file(&path)? {
@@ -359,6 +360,40 @@ impl SettingsFiles {
     }
 }
 
+impl SettingsFiles {
+    /// Refuse a project or local settings file that resolves outside the
+    /// project: a checkout may carry a symbolic link (of the file or of
+    /// `.sessionkit`) meant to make an agent read or write elsewhere. The
+    /// home, and so the user's file, is the user's own and may be a link.
+    fn confine(&self, source: SettingSource, path: &Path) -> Result<()> {
+        if source == SettingSource::User {
+            return Ok(());
+        }
+        let project = fs::canonicalize(&self.project).at(&self.project)?;
+        // The file, else the nearest ancestor that exists, resolved.
+        let mut at = path;
+        let real = loop {
+            match fs::canonicalize(at) {
+                Ok(real) => break real,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => match at.parent() {
+                    Some(parent) if at != self.project => at = parent,
+                    _ => return Ok(()),
+                },
+                Err(e) => return Err(Error::io(at, e)),
+            }
+        };
+        if real.starts_with(&project) {
+            return Ok(());
+        }
+        Err(Error::invalid(format!(
+            "settings file {} resolves to {}, outside the project {}; refusing it",
+            path.display(),
+            real.display(),
+            project.display()
+        )))
+    }
+}
+
 /// Where the original of a file of schema `version` is kept.
 pub(crate) fn backup_path(path: &Path, version: u64) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
@@ -384,6 +419,19 @@ struct SettingsFile {
 
 /// Read, parse and migrate one file; `None` if it does not exist.
 fn read_file(path: &Path) -> Result<Option<SettingsFile>> {
+    // Opening a FIFO (or a device) would block or never end: only a regular
+    // file is read.
+    match fs::metadata(path) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => {
+            return Err(Error::invalid(format!(
+                "settings file {} is not a regular file",
+                path.display()
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, e)),
+    }
     let file = match fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -58,3 +58,35 @@ pub fn child_store() -> Store {
     )
     .unwrap()
 }
+
+/// Make a FIFO at `path` (with the `mkfifo` command: the tests link no libc).
+#[allow(dead_code)]
+pub fn mkfifo(path: &std::path::Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// Run `f` on a store of this home and project opened on another thread, and
+/// fail if it takes over 20 seconds: a call that blocks (on a FIFO, say)
+/// fails its test instead of hanging the suite.
+#[allow(dead_code)]
+pub fn within_seconds<T: Send + 'static>(
+    env: &Env,
+    f: impl FnOnce(&Store) -> T + Send + 'static,
+) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (home, project) = (env.home.path().to_owned(), env.project.path().to_owned());
+    std::thread::spawn(move || {
+        let options = StoreOptions {
+            home: Some(home),
+            ..StoreOptions::default()
+        };
+        let store = Store::open(&project, options).unwrap();
+        let _ = tx.send(f(&store));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the call did not return within 20 seconds")
+}

@@ -2,7 +2,7 @@
 // types (index.d.ts, openai-agents.d.ts) must type a user's ordinary code, and
 // refuse what the API refuses at run time where a type can say so.
 import { ErrorCode, Store, importTranscripts, listAllSessions, version } from 'sessionkit';
-import type { Message, Report, Session, SessionkitError } from 'sessionkit';
+import type { MemoryEntry, Message, Report, Session, SessionkitError, SettingSource } from 'sessionkit';
 import { SessionkitSession } from 'sessionkit/openai-agents';
 
 export async function usage(dir: string): Promise<string[]> {
@@ -33,4 +33,24 @@ export async function usage(dir: string): Promise<string[]> {
   // @ts-expect-error a message is an object, not a string
   await s.append('hi');
   return [version(), String(parent), String(batch.length), String(view.length), JSON.stringify(r), m.id];
+}
+
+export async function config(store: Store, dir: string): Promise<string[]> {
+  const s = await store.settings({ sources: ['user', 'project'], overrides: { model: 'x' } });
+  const origin: SettingSource | undefined = s.origins['model'];
+  const error: string | null = s.sources[0]!.error;
+  await store.setSetting('local', 'permissions.allow', ['ls']);
+  const removed: boolean = (await store.unsetSetting('project', 'model')).existed;
+  const found = await store.instructions(dir, { names: ['AGENTS.md'], maxIncludeDepth: 2 });
+  const kinds: string[] = found.problems.map((p) => p.kind);
+  const memory: MemoryEntry = await store.addMemory('build', '# Build', { scope: 'user' });
+  await store.updateMemory('build', 'Run make.');
+  const text: string = await store.readMemory('build');
+  const all: MemoryEntry[] = await store.listMemories();
+  await store.deleteMemory('build', { scope: 'project' });
+  // @ts-expect-error the host's overrides are never written
+  await store.setSetting('host', 'model', 'x');
+  // @ts-expect-error a memory scope is project or user
+  await store.listMemories({ scope: 'team' });
+  return [String(origin), String(error), String(removed), ...kinds, memory.summary, text, String(all.length)];
 }
