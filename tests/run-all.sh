@@ -11,6 +11,7 @@ cargo fmt --all -- --check
 
 step "lint (cargo clippy -D warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy -p sessionkit --features remote --all-targets --locked -- -D warnings
 
 step "API docs (cargo doc -D warnings: every public item documented, links resolve)"
 RUSTDOCFLAGS="-D warnings" cargo doc -p sessionkit --no-deps --locked
@@ -28,6 +29,9 @@ step "Rust tests"
 # The README's example, run as a doc test, opens the default store: keep it out of
 # the user's ~/.sessionkit.
 SESSIONKIT_HOME="$(mktemp -d)" cargo test --workspace --locked
+
+step "Sessions shared through PostgreSQL (core feature remote, against the server above)"
+cargo test -p sessionkit --features remote --test remote --locked
 
 step "C ABI: header, C tests under ASan and valgrind, examples (tests/c/run.sh)"
 CARGO_LOCKED=1 bash tests/c/run.sh
