@@ -11,14 +11,27 @@ cargo fmt --all -- --check
 
 step "lint (cargo clippy -D warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy -p sessionkit --features remote --all-targets --locked -- -D warnings
 
 step "API docs (cargo doc -D warnings: every public item documented, links resolve)"
 RUSTDOCFLAGS="-D warnings" cargo doc -p sessionkit --no-deps --locked
+
+step "PostgreSQL for the remote suites (tests/pg/server.sh: a temporary server, removed at exit)"
+# Every suite below that tests sharing through PostgreSQL reads SESSIONKIT_TEST_PG
+# (a libpq connection string) and SESSIONKIT_TEST_PG_DIR (to stop and restart it).
+pg_dir="$(bash tests/pg/server.sh start)"
+trap 'bash tests/pg/server.sh stop "$pg_dir"' EXIT
+SESSIONKIT_TEST_PG="$(bash tests/pg/server.sh url "$pg_dir")"
+export SESSIONKIT_TEST_PG SESSIONKIT_TEST_PG_DIR="$pg_dir"
+echo "$SESSIONKIT_TEST_PG"
 
 step "Rust tests"
 # The README's example, run as a doc test, opens the default store: keep it out of
 # the user's ~/.sessionkit.
 SESSIONKIT_HOME="$(mktemp -d)" cargo test --workspace --locked
+
+step "Sessions shared through PostgreSQL (core feature remote, against the server above)"
+cargo test -p sessionkit --features remote --test remote --locked
 
 step "C ABI: header, C tests under ASan and valgrind, examples (tests/c/run.sh)"
 CARGO_LOCKED=1 bash tests/c/run.sh

@@ -79,11 +79,15 @@ mod memory;
 mod ops;
 mod options;
 mod platform;
+#[cfg(feature = "remote")]
+mod remote;
 mod settings;
 mod store;
 mod view;
 
 pub use api::{import, list_all_sessions, Session, SessionView, Store, Subagent};
+#[cfg(feature = "remote")]
+pub use api::{Remote, RemoteOptions};
 pub use error::{Error, ErrorKind, Result};
 pub use format::decode::parse_json;
 pub use format::records::SkipKind;
@@ -114,6 +118,8 @@ pub use ops::import::{
 pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
 pub use ops::rewind::{HeadMove, RewindPreview};
 pub use ops::search::{SearchHit, SearchQuery, SearchResults, DEFAULT_SEARCH_LIMIT};
+#[cfg(feature = "remote")]
+pub use remote::{Lease, PullReport, PushReport, RemoteSession};
 
 /// OpenAI Responses input items (the OpenAI Agents SDK's session items) stored
 /// as messages, and back.

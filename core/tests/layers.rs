@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["log"],
     &["index", "view", "history"],
     &["store"],
-    &["ops"],
+    &["ops", "remote"],
     &["api"],
     &["testing"],
 ];

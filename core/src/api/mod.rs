@@ -4,12 +4,16 @@
 
 mod config;
 mod import;
+#[cfg(feature = "remote")]
+mod remote;
 mod session;
 mod store;
 mod subagent;
 mod view;
 
 pub use import::{import, list_all_sessions};
+#[cfg(feature = "remote")]
+pub use remote::{Remote, RemoteOptions};
 pub use session::Session;
 pub use store::Store;
 pub use subagent::Subagent;

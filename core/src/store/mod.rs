@@ -94,7 +94,7 @@ pub struct TempGcReport {
 /// A line can only name one if it holds `sha256` or a `\u` escape (a key may be
 /// spelled with escapes), so only those lines are parsed; a line that is not
 /// valid JSON keeps every 64-hex-digit run in it.
-fn blob_digests_in(bytes: &[u8]) -> Vec<String> {
+pub(crate) fn blob_digests_in(bytes: &[u8]) -> Vec<String> {
     fn walk(v: &Value, out: &mut Vec<String>) {
         match v {
             Value::Object(m) => {

@@ -1,0 +1,154 @@
+//! The public [`Remote`] handle: a project's sessions shared through PostgreSQL
+//! (docs/DISTRIBUTED.md). Each method delegates to the `remote` layer.
+
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use crate::api::Store;
+use crate::error::{Error, Result};
+use crate::remote::{self, Connection, Lease, PullReport, PushReport, RemoteSession};
+
+/// Where and as whom to share: every field has a default.
+#[derive(Debug, Clone, Default)]
+pub struct RemoteOptions {
+    /// A libpq connection string (`host=… dbname=…` or a `postgresql://` URI);
+    /// default: the environment variable `SESSIONKIT_REMOTE`.
+    pub url: Option<String>,
+    /// The name the project's sessions share on the remote; default: the
+    /// store's project code. Machines whose checkouts sit at different paths
+    /// set the same name here to share.
+    pub project: Option<String>,
+    /// Who takes leases (shown to others who get `Busy`); default:
+    /// `<host name>:<process id>`.
+    pub holder: Option<String>,
+    /// How long a lease lasts unless renewed; default 60 s.
+    pub lease_ttl: Option<Duration>,
+}
+
+/// A connection to the shared database for one project. Safe to share between
+/// threads (calls take turns on the one connection).
+#[derive(Debug)]
+pub struct Remote {
+    conn: Mutex<Connection>,
+    project: String,
+    holder: String,
+    ttl: Duration,
+}
+
+impl Remote {
+    /// Connect for the project of `store`, creating or migrating the schema.
+    /// Fails with `InvalidInput` when no connection string is given or set,
+    /// `Io` when the server cannot be reached (the message names it), and
+    /// `Unsupported` when its schema is newer than this library.
+    pub fn connect(store: &Store, options: RemoteOptions) -> Result<Remote> {
+        let url = match options.url {
+            Some(u) => u,
+            None => std::env::var("SESSIONKIT_REMOTE").map_err(|_| {
+                Error::InvalidInput(
+                    "no remote: give a connection string or set SESSIONKIT_REMOTE".to_string(),
+                )
+            })?,
+        };
+        let project = options
+            .project
+            .unwrap_or_else(|| store.core.project_code().to_string());
+        if project.is_empty() || project.len() > 200 {
+            return Err(Error::InvalidInput(format!(
+                "remote project name must be 1 to 200 bytes, not {} bytes",
+                project.len()
+            )));
+        }
+        Ok(Remote {
+            conn: Mutex::new(Connection::open(&url)?),
+            project,
+            holder: options.holder.unwrap_or_else(default_holder),
+            ttl: options.lease_ttl.unwrap_or(remote::DEFAULT_LEASE_TTL),
+        })
+    }
+
+    /// The project name the sessions are shared under.
+    pub fn project(&self) -> &str {
+        &self.project
+    }
+
+    /// Who this handle takes leases as.
+    pub fn holder(&self) -> &str {
+        &self.holder
+    }
+
+    /// The schema version of the database (after migration: this library's).
+    pub fn schema_version(&self) -> Result<i64> {
+        self.conn.lock().schema_version()
+    }
+
+    /// The project's sessions on the remote, by id, with their index entries.
+    pub fn list(&self) -> Result<Vec<RemoteSession>> {
+        self.conn.lock().list(&self.project)
+    }
+
+    /// Take the lease of session `id`: `Busy` while another holder's lease has
+    /// not expired. Every acquire returns a larger fencing token.
+    pub fn acquire(&self, id: &str) -> Result<Lease> {
+        self.conn
+            .lock()
+            .acquire(&self.project, id, &self.holder, self.ttl)
+    }
+
+    /// Extend a lease; `Busy` when another holder took it since.
+    pub fn renew(&self, lease: &Lease) -> Result<Lease> {
+        self.conn.lock().renew(&self.project, lease, self.ttl)
+    }
+
+    /// Give a lease back.
+    pub fn release(&self, lease: &Lease) -> Result<()> {
+        self.conn.lock().release(&self.project, lease)
+    }
+
+    /// Push the lines of session `id` that the remote lacks, under `lease`:
+    /// `Busy` when the lease was taken over (its lines are refused), `Conflict`
+    /// when the local log does not continue the remote one.
+    pub fn push_with(&self, store: &Store, id: &str, lease: &Lease) -> Result<PushReport> {
+        if lease.session_id != id {
+            return Err(Error::InvalidInput(format!(
+                "the lease is for session {}, not {id}",
+                lease.session_id
+            )));
+        }
+        remote::push(&mut self.conn.lock(), &store.core, &self.project, id, lease)
+    }
+
+    /// Push session `id` on demand: take its lease, push, give it back. `Busy`
+    /// while another machine holds the lease.
+    pub fn push(&self, store: &Store, id: &str) -> Result<PushReport> {
+        store.core.log_path(id)?;
+        let lease = self.acquire(id)?;
+        let pushed = self.push_with(store, id, &lease);
+        let released = self.release(&lease);
+        let report = pushed?;
+        released?;
+        Ok(report)
+    }
+
+    /// Bring the local copy of session `id` up to the remote's: the missing lines
+    /// are appended (a session open here for writing is `Busy`), the blobs they
+    /// name fetched, the index entry refolded. `NotFound` when the remote lacks
+    /// the session; `Conflict` when the local log is not a prefix of the remote's.
+    pub fn pull(&self, store: &Store, id: &str) -> Result<PullReport> {
+        remote::pull(&mut self.conn.lock(), &store.core, &self.project, id)
+    }
+}
+
+fn default_holder() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+        })
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    format!("{host}:{}", std::process::id())
+}

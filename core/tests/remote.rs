@@ -1,0 +1,328 @@
+//! Sessions shared through a real PostgreSQL server: two homes stand for two
+//! machines. The server comes from `SESSIONKIT_TEST_PG` (a libpq connection
+//! string; `tests/run-all.sh` starts one with `tests/pg/server.sh` and sets it,
+//! with `SESSIONKIT_TEST_PG_DIR` for the outage test). Without it each test says
+//! so and passes without running.
+#![cfg(feature = "remote")]
+
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+use std::time::Duration;
+
+use serde_json::json;
+use sessionkit::{CreateOptions, ErrorKind, Remote, RemoteOptions, Store, StoreOptions};
+
+/// The outage test stops the shared server: it runs alone, the others together.
+static SERVER: RwLock<()> = RwLock::new(());
+
+struct Machines {
+    _tmp: tempfile::TempDir,
+    a: Store,
+    b: Store,
+    home_b: PathBuf,
+    project: String,
+}
+
+fn server() -> Option<String> {
+    match std::env::var("SESSIONKIT_TEST_PG") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            eprintln!(
+                "skipped: SESSIONKIT_TEST_PG is not set (tests/run-all.sh starts a PostgreSQL server and sets it)"
+            );
+            None
+        }
+    }
+}
+
+/// Two homes on one project path (same project code), and a project name on
+/// the remote that no other test uses.
+fn machines() -> Machines {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path().join("project");
+    std::fs::create_dir(&root).expect("project dir");
+    let open = |home: &Path| {
+        Store::open(
+            &root,
+            StoreOptions {
+                home: Some(home.to_path_buf()),
+                ..StoreOptions::default()
+            },
+        )
+        .expect("open store")
+    };
+    let home_b = tmp.path().join("home-b");
+    let a = open(&tmp.path().join("home-a"));
+    let b = open(&home_b);
+    Machines {
+        project: format!("test-{}", uuid::Uuid::now_v7()),
+        _tmp: tmp,
+        a,
+        b,
+        home_b,
+    }
+}
+
+fn remote(url: &str, m: &Machines, store: &Store, holder: &str, ttl: Duration) -> Remote {
+    Remote::connect(
+        store,
+        RemoteOptions {
+            url: Some(url.to_string()),
+            project: Some(m.project.clone()),
+            holder: Some(holder.to_string()),
+            lease_ttl: Some(ttl),
+        },
+    )
+    .expect("connect to the test server")
+}
+
+fn log_bytes(store: &Store, id: &str) -> Vec<u8> {
+    let dir = store.dir().to_path_buf();
+    std::fs::read(dir.join(format!("{id}.jsonl"))).expect("read log")
+}
+
+#[test]
+fn a_pushed_session_pulls_byte_identical_and_again_only_new_bytes() {
+    let Some(url) = server() else { return };
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(60));
+    let rb = remote(&url, &m, &m.b, "ci", Duration::from_secs(60));
+
+    let s =
+        m.a.create_session(CreateOptions::default())
+            .expect("create");
+    let id = s.id().to_string();
+    s.append(json!({"role": "user", "content": "Summarise the build log"}))
+        .expect("append");
+    // Over the blob threshold: the line names a blob that must travel with it.
+    // Blobs are shared by digest across projects: this one is new to the server.
+    let big = format!("{} {}", m.project, "x".repeat(300 * 1024));
+    s.append(json!({"role": "tool", "content": big}))
+        .expect("append");
+    s.append(json!({"role": "assistant", "content": "It passed."}))
+        .expect("append");
+
+    let pushed = ra.push(&m.a, &id).expect("push");
+    assert_eq!(pushed.from, 0);
+    assert_eq!(pushed.to, log_bytes(&m.a, &id).len() as u64);
+    assert_eq!(pushed.blobs, 1);
+
+    let listed = rb.list().expect("list");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, id);
+    let entry = listed[0].entry.as_ref().expect("entry pushed");
+    assert_eq!(entry.title, "Summarise the build log");
+    assert_eq!(entry.message_count, 3);
+
+    let pulled = rb.pull(&m.b, &id).expect("pull");
+    assert_eq!((pulled.from, pulled.blobs), (0, 1));
+    assert_eq!(log_bytes(&m.b, &id), log_bytes(&m.a, &id));
+    assert_eq!(
+        m.b.session_entry(&id).expect("entry in B"),
+        m.a.session_entry(&id).expect("entry in A")
+    );
+    let view = m.b.read_session(&id).expect("read in B");
+    let texts: Vec<_> = view
+        .active_path()
+        .expect("path")
+        .iter()
+        .map(|msg| msg.value()["content"].clone())
+        .collect();
+    assert_eq!(texts[1], json!(big), "the blob came along and inlines");
+
+    // More lines on A: a retried push of what is there sends nothing, the next
+    // push only the new lines, and the pull only those.
+    let again = ra.push(&m.a, &id).expect("push again");
+    assert_eq!(
+        (again.from, again.to, again.batches),
+        (pushed.to, pushed.to, 0)
+    );
+    s.append(json!({"role": "user", "content": "And the tests?"}))
+        .expect("append");
+    let more = ra.push(&m.a, &id).expect("push more");
+    assert_eq!(more.from, pushed.to);
+    let pulled2 = rb.pull(&m.b, &id).expect("pull again");
+    assert_eq!(pulled2.from, pulled.to);
+    assert_eq!(pulled2.to, more.to);
+    assert_eq!(pulled2.blobs, 0);
+    assert_eq!(log_bytes(&m.b, &id), log_bytes(&m.a, &id));
+    assert_eq!(rb.pull(&m.b, &id).expect("nothing new").to, more.to);
+
+    // B can continue the session it pulled.
+    s.close().expect("close");
+    let cont = m.b.open_session(&id).expect("resume in B");
+    cont.append(json!({"role": "assistant", "content": "They pass."}))
+        .expect("append in B");
+}
+
+#[test]
+fn a_leased_session_is_busy_for_another_machine_and_a_stale_holder_is_fenced_off() {
+    let Some(url) = server() else { return };
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    let ra = remote(&url, &m, &m.a, "laptop", Duration::from_millis(300));
+    let rb = remote(&url, &m, &m.b, "sandbox", Duration::from_secs(60));
+
+    let s =
+        m.a.create_session(CreateOptions::default())
+            .expect("create");
+    let id = s.id().to_string();
+    s.append(json!({"role": "user", "content": "one"}))
+        .expect("append");
+    let lease = ra.acquire(&id).expect("lease on A");
+    ra.push_with(&m.a, &id, &lease)
+        .expect("push under the lease");
+    rb.pull(&m.b, &id).expect("pull into B");
+
+    // While A's lease lives, B cannot take it nor push.
+    let busy = rb.acquire(&id).expect_err("B must not get the lease");
+    assert_eq!(busy.kind(), ErrorKind::Busy);
+    assert!(busy.to_string().contains("laptop"), "{busy}");
+    assert_eq!(
+        rb.push(&m.b, &id).expect_err("B push").kind(),
+        ErrorKind::Busy
+    );
+
+    // A vanishes; its lease expires and B takes over with a larger token.
+    std::thread::sleep(Duration::from_millis(600));
+    let taken = rb.acquire(&id).expect("B takes the expired lease");
+    assert!(taken.token > lease.token);
+    let w = m.b.open_session(&id).expect("write in B");
+    w.append(json!({"role": "assistant", "content": "B's line"}))
+        .expect("append B");
+    rb.push_with(&m.b, &id, &taken).expect("B pushes");
+
+    // A comes back with lines of its own and its old lease: refused.
+    s.append(json!({"role": "assistant", "content": "A's late line"}))
+        .expect("append A");
+    let late = ra.push_with(&m.a, &id, &lease).expect_err("stale token");
+    assert_eq!(late.kind(), ErrorKind::Busy);
+    assert_eq!(
+        ra.renew(&lease).expect_err("renew stale").kind(),
+        ErrorKind::Busy
+    );
+    // The remote holds B's line, not A's.
+    let listed = rb.list().expect("list");
+    assert_eq!(listed[0].pushed_bytes, log_bytes(&m.b, &id).len() as u64);
+    // A, pulling now, finds its log diverged: it must fork.
+    s.close().expect("close A");
+    assert_eq!(
+        ra.pull(&m.a, &id).expect_err("diverged").kind(),
+        ErrorKind::Conflict
+    );
+}
+
+#[test]
+fn hostile_ids_and_unknown_sessions_are_refused_before_any_path_is_touched() {
+    let Some(url) = server() else { return };
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    let rb = remote(&url, &m, &m.b, "ci", Duration::from_secs(60));
+    for bad in ["../escape", "/etc/passwd", "a/b", "", "blobs", "x.jsonl"] {
+        assert_eq!(
+            rb.pull(&m.b, bad).expect_err(bad).kind(),
+            ErrorKind::InvalidInput,
+            "pull {bad:?}"
+        );
+        assert_eq!(
+            rb.acquire(bad).expect_err(bad).kind(),
+            ErrorKind::InvalidInput,
+            "lease {bad:?}"
+        );
+    }
+    assert!(!m.home_b.join("escape").exists());
+    let missing = rb
+        .pull(&m.b, "0190a4b0-0000-7000-8000-000000000000")
+        .expect_err("unknown");
+    assert_eq!(missing.kind(), ErrorKind::NotFound);
+}
+
+#[test]
+fn a_bad_connection_string_and_an_unreachable_server_say_what_failed() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(
+        tmp.path(),
+        StoreOptions {
+            home: Some(tmp.path().join("home")),
+            ..StoreOptions::default()
+        },
+    )
+    .expect("open");
+    let connect = |url: &str| {
+        Remote::connect(
+            &store,
+            RemoteOptions {
+                url: Some(url.to_string()),
+                ..RemoteOptions::default()
+            },
+        )
+    };
+    let bad = connect("host=").expect_err("empty host");
+    assert_eq!(bad.kind(), ErrorKind::InvalidInput, "{bad}");
+    // A Unix socket directory where no server listens.
+    let none = format!("host={} port=1 dbname=x user=x", tmp.path().display());
+    let down = connect(&none).expect_err("nobody listens");
+    assert_eq!(down.kind(), ErrorKind::Io);
+    assert!(down.to_string().contains("connecting"), "{down}");
+    assert!(
+        down.to_string().contains(&tmp.path().display().to_string()),
+        "{down}"
+    );
+}
+
+#[test]
+fn a_push_cut_by_a_server_outage_resumes_without_losing_or_duplicating_bytes() {
+    let Some(url) = server() else { return };
+    let Ok(dir) = std::env::var("SESSIONKIT_TEST_PG_DIR") else {
+        eprintln!("skipped: SESSIONKIT_TEST_PG_DIR is not set (the outage test stops the server)");
+        return;
+    };
+    let _alone = SERVER.write().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    let s =
+        m.a.create_session(CreateOptions::default())
+            .expect("create");
+    let id = s.id().to_string();
+    // About 24 MiB in lines of 100 KiB: two dozen batches, long enough to cut.
+    let line = "y".repeat(100 * 1024);
+    for _ in 0..240 {
+        s.append(json!({"role": "assistant", "content": line}))
+            .expect("append");
+    }
+    let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(60));
+    let cut = {
+        let dir = dir.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            server_ctl("pause", &dir);
+        })
+    };
+    let first = ra.push(&m.a, &id);
+    cut.join().expect("pause thread");
+    server_ctl("resume", &dir);
+    if let Err(e) = &first {
+        assert_eq!(e.kind(), ErrorKind::Io, "{e}");
+    }
+    // The lease the cut push took is still held by this holder: the retry takes
+    // it again (same holder) and goes on from where the remote stands.
+    let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(60));
+    let done = ra.push(&m.a, &id).expect("push after the outage");
+    let total = log_bytes(&m.a, &id).len() as u64;
+    assert_eq!(done.to, total);
+    let rb = remote(&url, &m, &m.b, "ci", Duration::from_secs(60));
+    rb.pull(&m.b, &id).expect("pull");
+    assert_eq!(log_bytes(&m.b, &id), log_bytes(&m.a, &id));
+}
+
+/// Stop (`pause`) or start again (`resume`) the test server, keeping its data.
+fn server_ctl(what: &str, dir: &str) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/pg/server.sh");
+    let ok = std::process::Command::new("bash")
+        .arg(&script)
+        .args([what, dir])
+        .status()
+        .expect("run tests/pg/server.sh")
+        .success();
+    assert!(ok, "tests/pg/server.sh {what} {dir}");
+}
