@@ -78,7 +78,11 @@ int main(int argc, char **argv) {
         fflush(stdout);
         fflush(stderr);
         pid_t pid = fork();
-        if (pid == 0) _exit(child_reads(store, s));
+        if (pid == 0) {
+            int rc = child_reads(store, s);
+            if (rc) fprintf(stderr, "child call %d: %s\n", rc, sk_last_error());
+            _exit(rc);
+        }
         if (pid < 0) return perror("fork"), 2;
         int status = 0;
         if (!wait_for(pid, 10, &status)) {
