@@ -126,6 +126,9 @@ impl MemoryDir {
                 content.len()
             )));
         }
+        if replace {
+            self.must_exist(name)?;
+        }
         let dir = self.ensure()?;
         let _lock = fsutil::lock_dir(&dir)?;
         let path = dir.join(format!("{name}.md"));
@@ -148,6 +151,7 @@ impl MemoryDir {
     /// Delete a memory; `NotFound` if there is none by that name.
     pub fn delete(&self, name: &str) -> Result<()> {
         let name = validate_name(name)?;
+        self.must_exist(name)?;
         let dir = self.ensure()?;
         let _lock = fsutil::lock_dir(&dir)?;
         let path = dir.join(format!("{name}.md"));
@@ -160,11 +164,23 @@ impl MemoryDir {
     /// A memory's text; `NotFound` if there is none by that name.
     pub fn read(&self, name: &str) -> Result<String> {
         let name = validate_name(name)?;
+        self.must_exist(name)?;
         let path = self.ensure()?.join(format!("{name}.md"));
         if !regular_file(&path)? {
             return Err(not_found(name, &path));
         }
         read_text(&path)
+    }
+
+    /// `NotFound` for a memory that is not there, before anything is created:
+    /// a refused call leaves the home as it was, directories included.
+    fn must_exist(&self, name: &str) -> Result<()> {
+        let path = self.path().join(format!("{name}.md"));
+        if regular_file(&path)? {
+            Ok(())
+        } else {
+            Err(not_found(name, &path))
+        }
     }
 
     /// Every memory, by name.

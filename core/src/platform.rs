@@ -15,7 +15,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
@@ -314,6 +314,71 @@ pub(crate) fn fork_count() -> Option<u64> {
         }
         _ => None,
     }
+}
+
+// ---------------------------------------------------------------------------
+// Background threads and fork().
+
+/// Background threads (the pack merge) now inside libgit2 or the library.
+static BACKGROUND: AtomicUsize = AtomicUsize::new(0);
+/// Forks between their `pthread_atfork` prepare and parent handlers.
+static FORKING: AtomicUsize = AtomicUsize::new(0);
+
+/// Held by a background thread for its work. A `fork()` waits for every such
+/// thread to finish its work, and none starts while the fork is made: a child
+/// has only the forking thread, and a lock (libgit2's global pack-window mutex,
+/// the registry of repositories) held by a thread it does not have would stay
+/// held in the child for good, and its next call that takes it would hang.
+pub(crate) struct BackgroundWork(());
+
+impl BackgroundWork {
+    /// Wait while a fork is being made, then count this thread in.
+    pub(crate) fn begin() -> BackgroundWork {
+        register_fork_handlers();
+        loop {
+            while FORKING.load(Ordering::SeqCst) > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            BACKGROUND.fetch_add(1, Ordering::SeqCst);
+            if FORKING.load(Ordering::SeqCst) == 0 {
+                return BackgroundWork(());
+            }
+            BACKGROUND.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Drop for BackgroundWork {
+    fn drop(&mut self) {
+        BACKGROUND.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+extern "C" fn fork_prepare() {
+    FORKING.fetch_add(1, Ordering::SeqCst);
+    while BACKGROUND.load(Ordering::SeqCst) > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+extern "C" fn fork_parent() {
+    FORKING.fetch_sub(1, Ordering::SeqCst);
+}
+
+extern "C" fn fork_child() {
+    // The child has no background thread and no other fork in progress.
+    FORKING.store(0, Ordering::SeqCst);
+    BACKGROUND.store(0, Ordering::SeqCst);
+}
+
+/// Register the handlers above, once, before the first background thread.
+fn register_fork_handlers() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: the handlers touch atomics and sleep; none takes a lock. On
+    // failure (ENOMEM) forks are not held back, as before.
+    ONCE.call_once(|| unsafe {
+        libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
+    });
 }
 
 #[cfg(test)]

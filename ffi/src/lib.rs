@@ -119,6 +119,8 @@
 //!   running its code, and there is no call to wait for it; load the library
 //!   once for the life of the process.
 #![allow(non_camel_case_types)]
+// Built by `cargo fuzz` as the `abi` target's program (see abi_fuzz.rs).
+#![cfg_attr(fuzzing, no_main)]
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, CStr, CString};
@@ -129,6 +131,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sessionkit::Error;
 
+#[cfg(any(test, fuzzing))]
+mod abi_fuzz;
 mod config;
 mod import;
 mod session;

@@ -9,7 +9,9 @@ use std::path::Path;
 use git2::{ErrorCode, ObjectType, Oid, PackBuilderStage, Repository};
 use serde_json::Value;
 
-use super::repo::{open_repo, remove_pack, touch_gc_mark, HistoryRepo, LOCK_FILE, PACK_MODE};
+use super::repo::{
+    open_repo, remove_pack, touch_gc_mark, write_pack_files, HistoryRepo, LOCK_FILE,
+};
 use super::{
     branch_ref, gerr, parse_oid, pending_ref, session_of_branch, GcReport, HistorySize,
     HistorySizeReport, Scope, PENDING_PREFIX,
@@ -323,20 +325,10 @@ pub(crate) fn gc(scope: &Scope, progress: &mut dyn FnMut(GcProgress)) -> Result<
             })
             .map_err(hr.err("pack"))?;
             fsutil::create_private_dir(&pack_dir)?;
-            pb.write(&pack_dir, PACK_MODE)
-                .map_err(hr.err("pack write"))?;
-            pb.name()
-                .map(|n| format!("pack-{n}"))
-                .ok_or_else(|| Error::Internal("packbuilder gave no pack name".into()))?
+            let odb = hr.repo.odb().map_err(hr.err("odb"))?;
+            write_pack_files(&mut pb, &odb, &pack_dir, hr.durable, &hr.git_dir)?
         };
         step.finish();
-        if hr.durable {
-            for ext in ["pack", "idx"] {
-                let p = pack_dir.join(format!("{name}.{ext}"));
-                File::open(&p).at(&p)?.sync_all().at(&p)?;
-            }
-            fsutil::sync_dir_of(&pack_dir.join("x"))?;
-        }
         new_pack = Some(name);
     }
     // From here on every object worth keeping is in the new pack.
