@@ -111,10 +111,12 @@
 //!   both processes share; exec() closes it): a parent that closes and reopens
 //!   the session then gets SK_BUSY. To write in the child, close the inherited
 //!   handle, then open the session (once the parent has closed it) or fork it
-//!   with sk_session_fork. As with any library that uses threads and locks,
-//!   fork() while another thread is inside a sessionkit call (or while a pack
-//!   merge runs) may leave a lock held in the child for good: a child that
-//!   will call sessionkit should be forked while no other thread is in it.
+//!   with sk_session_fork. A fork() waits for a running background pack
+//!   merge to end (the library's own thread), and no merge starts while a fork
+//!   is made. As with any library that uses threads and locks, fork() while
+//!   another thread of the host is inside a sessionkit call may leave a lock
+//!   held in the child for good: a child that will call sessionkit should be
+//!   forked while no other host thread is in it.
 //! Unloading: do not dlclose() the library. A pack-merge thread may still be
 //!   running its code, and there is no call to wait for it; load the library
 //!   once for the life of the process.
