@@ -79,6 +79,45 @@ export interface ModelViewOptions {
   [key: string]: Json | undefined;
 }
 
+/** Filters of a full-text search (as the core's SearchQuery). `text` holds
+ *  words (all must match), "phrases", `prefix*` and `OR`. */
+export interface SearchOptions {
+  /** Every project of the home, not only this store's. */
+  all?: boolean;
+  role?: string;
+  /** A session id or the start of one. */
+  session?: string;
+  /** RFC 3339, or a date `YYYY-MM-DD`. */
+  since?: string;
+  until?: string;
+  /** Only messages that call this tool. */
+  tool?: string;
+  limit?: number;
+}
+
+/** One matching message, best first. */
+export interface SearchHit {
+  project: string;
+  sessionId: string;
+  messageId: string;
+  role: string | null;
+  timestamp: string | null;
+  tools: string[];
+  /** Text around the match, matched words between « and ». */
+  snippet: string;
+  score: number;
+}
+
+export interface SearchResults {
+  hits: SearchHit[];
+  /** Bytes of log read to bring the caches up to date. */
+  indexedBytes: number;
+  /** Damaged caches set aside (and rebuilt). */
+  setAside: string[];
+  /** Projects whose cache another process was updating. */
+  stale: string[];
+}
+
 export interface StoreOpenOptions {
   /** Defaults to $SESSIONKIT_HOME, else ~/.sessionkit. */
   home?: string;
@@ -294,6 +333,7 @@ export declare class Store {
   checkFileHistory(): Promise<Report>;
   pruneOrphanFileHistory(): Promise<Report>;
   doctor(options?: { [key: string]: Json }): Promise<Report>;
+  search(text: string, options?: SearchOptions): Promise<SearchResults>;
   sessionIds(): Promise<string[]>;
   logPath(sessionId: string): string;
   exportSession(sessionId: string, format: ExportFormat): Promise<string>;

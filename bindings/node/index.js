@@ -594,6 +594,11 @@ class Store {
   async doctor(options) {
     return parse(await this.#st.doctor(encOptions(options)));
   }
+  /** Full-text search (options as the core's SearchQuery, without `text`). */
+  async search(text, options) {
+    encOptions(options);
+    return parse(await this.#st.search(enc({ ...options, text: str(text, 'text') }, 'options')));
+  }
   async sessionIds() {
     return this.#st.sessionIds();
   }

@@ -98,6 +98,8 @@ export declare class NativeStore {
   checkFileHistory(): Promise<string>
   pruneOrphanFileHistory(): Promise<string>
   doctor(options?: string | undefined | null): Promise<string>
+  /** Full-text search; `query` is the core's SearchQuery as JSON. */
+  search(query: string): Promise<string>
   sessionIds(): Promise<string[]>
   /** Where a session's log is (no disk access; the id is validated). */
   logPath(sessionId: string): string

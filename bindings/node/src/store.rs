@@ -5,7 +5,8 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use sessionkit::{
-    CreateOptions, DoctorOptions, ExportFormat, ForkOptions, ModelViewOptions, StoreOptions,
+    CreateOptions, DoctorOptions, ExportFormat, ForkOptions, ModelViewOptions, SearchQuery,
+    StoreOptions,
 };
 
 use crate::session::NativeSession;
@@ -188,6 +189,12 @@ impl NativeStore {
             let opts = crate::options(options.as_deref(), DoctorOptions::from_json)?;
             text(&s.doctor(&opts, &mut |_| {})?)
         })
+    }
+
+    /// Full-text search; `query` is the core's SearchQuery as JSON.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn search(&self, query: String) -> AsyncTask<Job<String, String>> {
+        self.call(move |s| text(&s.search(&SearchQuery::from_json(&query)?)?))
     }
 
     #[napi(ts_return_type = "Promise<string[]>")]

@@ -3,7 +3,7 @@
 use pyo3::prelude::*;
 use sessionkit::{
     CreateOptions, DoctorOptions, ExportFormat, ForkOptions, InstructionOptions, MemoryScope,
-    ModelViewOptions, SettingSource, SettingsOptions, StoreOptions,
+    ModelViewOptions, SearchQuery, SettingSource, SettingsOptions, StoreOptions,
 };
 
 use crate::session::Session;
@@ -153,6 +153,12 @@ impl Store {
 
     fn prune_orphan_file_history(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let v = detach(py, || self.store.prune_orphan_file_history())?;
+        to_py(py, &v)
+    }
+
+    fn search(&self, py: Python<'_>, query: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let q = self::options(py, Some(query), "query", SearchQuery::from_json)?;
+        let v = detach(py, || self.store.search(&q))?;
         to_py(py, &v)
     }
 

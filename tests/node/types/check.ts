@@ -2,7 +2,15 @@
 // types (index.d.ts, openai-agents.d.ts) must type a user's ordinary code, and
 // refuse what the API refuses at run time where a type can say so.
 import { ErrorCode, Store, importTranscripts, listAllSessions, version } from 'sessionkit';
-import type { MemoryEntry, Message, Report, Session, SessionkitError, SettingSource } from 'sessionkit';
+import type {
+  MemoryEntry,
+  Message,
+  Report,
+  SearchResults,
+  Session,
+  SessionkitError,
+  SettingSource,
+} from 'sessionkit';
 import { SessionkitSession } from 'sessionkit/openai-agents';
 
 export async function usage(dir: string): Promise<string[]> {
@@ -16,6 +24,9 @@ export async function usage(dir: string): Promise<string[]> {
   const fresh: Session = await s.erase();
   const imported: Report = await importTranscripts([`${dir}/chat.jsonl`], { from: 'codex', project: dir });
   const projects: Report[] = await listAllSessions({ home: `${dir}/home` });
+  const found: SearchResults = await store.search('parse_config', { role: 'user', limit: 5 });
+  const where: string = found.hits[0]?.messageId ?? '';
+  void where;
   void imported;
   void projects;
   await fresh.close();
@@ -30,6 +41,8 @@ export async function usage(dir: string): Promise<string[]> {
   await agents.rewind(1);
   // @ts-expect-error rewind modes are a closed set
   await fresh.rewindTurns(1, 'sideways');
+  // @ts-expect-error a search limit is a number
+  await store.search('x', { limit: '5' });
   // @ts-expect-error a message is an object, not a string
   await s.append('hi');
   return [version(), String(parent), String(batch.length), String(view.length), JSON.stringify(r), m.id];

@@ -263,6 +263,39 @@ class Store:
         """A memory's text."""
         return self._native.memory_read(scope, name)
 
+    # -- search -----------------------------------------------------------------
+
+    def search(
+        self,
+        text: str,
+        *,
+        all: bool = False,
+        role: str | None = None,
+        session: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        tool: str | None = None,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        """Full-text search over this project's sessions (every project's with
+        ``all``), best first: ``{"hits": [{"project", "sessionId", "messageId",
+        "role", "timestamp", "tools", "snippet", "score"}], "indexedBytes",
+        "setAside", "stale"}``. ``text`` holds words (all must match),
+        ``"phrases"``, ``prefix*`` and ``OR``; matches are between « and » in a
+        snippet. Times are RFC 3339 or ``YYYY-MM-DD``."""
+        query: dict[str, Any] = {"text": text, "all": all}
+        for key, value in (
+            ("role", role),
+            ("session", session),
+            ("since", since),
+            ("until", until),
+            ("tool", tool),
+            ("limit", limit),
+        ):
+            if value is not None:
+                query[key] = value
+        return self._native.search(query)  # type: ignore[no-any-return]
+
     # -- maintenance ------------------------------------------------------------
 
     def doctor(self, *, repair: bool = False) -> dict[str, Any]:
