@@ -544,17 +544,22 @@ pub(super) fn write_pack_files(
     let mut ix = Indexer::new(Some(odb), pack_dir, PACK_MODE, false)
         .map_err(|e| gerr(git_dir, "pack", e))?;
     let mut failed: Option<std::io::Error> = None;
-    pb.foreach(|chunk| match ix.write_all(chunk) {
+    let walked = pb.foreach(|chunk| match ix.write_all(chunk) {
         Ok(()) => true,
         Err(e) => {
             failed = Some(e);
             false
         }
-    })
-    .map_err(|e| gerr(git_dir, "pack write", e))?;
+    });
+    // The indexer's error first: the walk it stopped only says "no error". It
+    // comes from libgit2 as text, which names the OS error (read back here).
     if let Some(e) = failed {
-        return Err(e).at(pack_dir);
+        return Err(match e.raw_os_error() {
+            Some(_) => Error::io(pack_dir, e),
+            None => Error::system(pack_dir, format!("pack write: {e}")),
+        });
     }
+    walked.map_err(|e| gerr(git_dir, "pack write", e))?;
     let name = format!(
         "pack-{}",
         ix.commit().map_err(|e| gerr(git_dir, "pack write", e))?
