@@ -36,6 +36,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The same reading of a log as the crash and error runs (this directory).
+from run import message_ids
+
 TRACED = ("openat,write,pwrite64,writev,lseek,read,pread64,fsync,fdatasync,"
           "rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat,ftruncate,close")
 
@@ -251,18 +254,6 @@ def crash_state(tl: Timeline, k: int, rng: random.Random) -> tuple[dict[str, byt
         buf[e.off:e.off + len(data)] = data
     files = {p: bytes(content.get(ino, b"")) for p, ino in names.items()}
     return files, dirs
-
-
-def message_ids(log: bytes) -> set[str]:
-    ids = set()
-    for line in log.split(b"\n"):
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and rec.get("type") == "message":
-            ids.add(rec.get("id"))
-    return ids
 
 
 def main() -> int:
