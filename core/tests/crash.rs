@@ -183,25 +183,38 @@ struct Stats {
     /// Torn tails that were a whole record short of its newline.
     torn_whole_records: u64,
     acked_checked: u64,
+    /// Ack lines the kill cut (dropped: the child never finished acknowledging).
+    torn_acks: u64,
     /// Batches only partly in the log after a kill (see the report).
     partial_batches: u64,
     sessions: u64,
     temp_files_left: usize,
 }
 
-/// Ids named by complete lines of the ack file, in order.
+/// Cuts the ack file back to its last complete line; true if it had a torn one.
+fn drop_torn_ack(path: &Path) -> bool {
+    let text = match fs::read(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
+        Err(e) => panic!("{}: {e}", path.display()),
+    };
+    let complete = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    if complete == text.len() {
+        return false;
+    }
+    let f = OpenOptions::new().write(true).open(path).unwrap();
+    f.set_len(complete as u64).unwrap();
+    true
+}
+
+/// Ids named by the lines of the ack file, in order (torn lines were dropped).
 fn read_acks(path: &Path) -> Vec<String> {
     let text = match fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
         Err(e) => panic!("{}: {e}", path.display()),
     };
-    let complete = match text.rfind('\n') {
-        Some(i) => &text[..=i],
-        None => "",
-    };
-    complete
-        .lines()
+    text.lines()
         .map(|l| {
             l.strip_prefix("acked ")
                 .unwrap_or_else(|| panic!("bad ack line {l:?}"))
@@ -374,6 +387,12 @@ fn kill_cycles() {
             fs::read_to_string(&err_path).unwrap_or_default()
         );
         stats.cycles += 1;
+        // The kill may have cut the child's last ack line (a write that crosses a
+        // page boundary is not atomic against SIGKILL). That ack was never made, and
+        // the next child must not append its own ack onto the cut line.
+        if drop_torn_ack(&acks_path) {
+            stats.torn_acks += 1;
+        }
         index_entry(&store, &sid, &what);
 
         // What a reader sees right after the crash: only the torn lines already
