@@ -111,6 +111,27 @@ impl LogWriter {
         &self.path
     }
 
+    /// Give a log written under a temporary name (opened with `create_new`) its
+    /// name `path`: `link(2)`, which fails if `path` exists, then the temporary
+    /// name goes. Until then no reader sees the log, and a crash leaves only the
+    /// temporary file, which gc removes. The lock stays held: it is the file's.
+    pub fn publish(&mut self, path: &Path, what: &str) -> Result<()> {
+        std::fs::hard_link(&self.path, path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => {
+                Error::Conflict(format!("{what} already exists ({})", path.display()))
+            }
+            _ => Error::io(path, e),
+        })?;
+        let staged = std::mem::replace(&mut self.path, path.to_path_buf());
+        // The log is in place: a temporary name left behind is only a name, and
+        // gc removes it.
+        let _ = std::fs::remove_file(&staged);
+        if self.durability != Durability::Never {
+            fsutil::sync_dir_of(path)?;
+        }
+        Ok(())
+    }
+
     pub fn file(&self) -> &File {
         &self.file
     }

@@ -208,20 +208,26 @@ impl StoreCore {
             serde_json::to_value(&lineage).map_err(|e| Error::Internal(e.to_string()))?,
         );
 
+        // The log is written under a temporary name and given its own only when
+        // whole: a fork cut short by a crash is no session at all.
         let new_path = self.log_path(&id)?;
+        let staged = self.dir().join(format!(".tmp-fork-{id}.jsonl"));
+        let what = format!("session {id}");
         let durability = self.options().durability;
-        let writer = LogWriter::open(&new_path, true, durability, &format!("session {id}"))?;
+        let mut writer = LogWriter::open(&staged, true, durability, &what)?;
         let sync = durability != Durability::Never;
-        let written = self.write_fork(
-            &loaded, &mut src, &path, others, &agents, &header, source, &id, &writer, sync,
-        );
+        let written = self
+            .write_fork(
+                &loaded, &mut src, &path, others, &agents, &header, source, &id, &writer, sync,
+            )
+            .and_then(|entry| writer.publish(&new_path, &what).map(|()| entry));
         let mut entry = match written {
             Ok(entry) => entry,
             Err(e) => {
                 // Leave nothing of a fork that failed part way.
                 drop(writer);
                 // The id is new: its sidecar directory holds only what this fork put there.
-                let _ = std::fs::remove_file(&new_path);
+                let _ = std::fs::remove_file(&staged);
                 let _ = std::fs::remove_dir_all(self.session_dir(&id));
                 return Err(e);
             }
@@ -320,8 +326,8 @@ impl StoreCore {
         }
         let seq = writer.write(&bytes)?;
         if sync {
+            // Before the log gets its name (which syncs the directory).
             writer.sync_to(seq)?;
-            fsutil::sync_dir_of(writer.path())?;
         }
         Ok(fold.finish(|&i| {
             let e = &loaded.entries[i];
