@@ -32,33 +32,9 @@ use sessionkit::{CreateOptions, ErrorKind, Store, StoreOptions};
 /// Set in a re-executed child to the role it plays; absent in a normal test run.
 const CHILD_ENV: &str = "SESSIONKIT_CRASH_CHILD";
 
-/// A small seeded generator (splitmix64): reproducible delays without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo)
-    }
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    match std::env::var(name) {
-        Ok(v) => v
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
-        Err(_) => default,
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::{env_u64, Rng};
 
 fn options(home: &Path) -> StoreOptions {
     StoreOptions {
