@@ -17,6 +17,7 @@ use serde_json::{Map, Number, Value};
 use sessionkit::{Error, ErrorKind};
 
 mod json;
+mod remote;
 mod session;
 mod store;
 mod view;
@@ -387,6 +388,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(import_transcripts, m)?)?;
     m.add_function(wrap_pyfunction!(list_all_sessions, m)?)?;
     m.add_class::<store::Store>()?;
+    m.add_class::<remote::Remote>()?;
     m.add_class::<session::Session>()?;
     m.add_class::<session::Subagent>()?;
     m.add_class::<view::SessionView>()?;

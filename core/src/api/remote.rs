@@ -4,13 +4,16 @@
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use serde::Deserialize;
 
 use crate::api::Store;
 use crate::error::{Error, Result};
 use crate::remote::{self, Connection, Lease, PullReport, PushReport, RemoteSession};
 
-/// Where and as whom to share: every field has a default.
-#[derive(Debug, Clone, Default)]
+/// Where and as whom to share: every field has a default. As JSON (the
+/// bindings' form): `{"url", "project", "holder", "leaseTtlMs"}`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RemoteOptions {
     /// A libpq connection string (`host=… dbname=…` or a `postgresql://` URI);
     /// default: the environment variable `SESSIONKIT_REMOTE`.
@@ -22,9 +25,27 @@ pub struct RemoteOptions {
     /// Who takes leases (shown to others who get `Busy`); default:
     /// `<host name>:<process id>`.
     pub holder: Option<String>,
-    /// How long a lease lasts unless renewed; default 60 s.
+    /// How long a lease lasts unless renewed; default 60 s, at most a day.
+    #[serde(rename = "leaseTtlMs", default, deserialize_with = "millis")]
     pub lease_ttl: Option<Duration>,
 }
+
+impl RemoteOptions {
+    /// Parse options from a JSON object; empty text gives the defaults. Fails
+    /// with `InvalidInput` on unknown fields or bad values.
+    pub fn from_json(json: &str) -> Result<RemoteOptions> {
+        crate::format::json::options_from_json("remote options", json)
+    }
+}
+
+fn millis<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Duration>, D::Error> {
+    Ok(Option::<u64>::deserialize(d)?.map(Duration::from_millis))
+}
+
+/// The longest lease: a holder that vanished keeps others out this long.
+const MAX_LEASE_TTL: Duration = Duration::from_secs(24 * 3600);
 
 /// A connection to the shared database for one project. Safe to share between
 /// threads (calls take turns on the one connection).
@@ -59,11 +80,18 @@ impl Remote {
                 project.len()
             )));
         }
+        let ttl = options.lease_ttl.unwrap_or(remote::DEFAULT_LEASE_TTL);
+        if ttl.is_zero() || ttl > MAX_LEASE_TTL {
+            return Err(Error::InvalidInput(format!(
+                "lease time must be from 1 ms to 24 h, not {} ms",
+                ttl.as_millis()
+            )));
+        }
         Ok(Remote {
             conn: Mutex::new(Connection::open(&url)?),
             project,
             holder: options.holder.unwrap_or_else(default_holder),
-            ttl: options.lease_ttl.unwrap_or(remote::DEFAULT_LEASE_TTL),
+            ttl,
         })
     }
 

@@ -8,7 +8,7 @@ mod sync;
 use std::time::Duration;
 
 use postgres::{Client, NoTls};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::index::IndexEntry;
@@ -97,8 +97,8 @@ pub struct RemoteSession {
 
 /// A lease on a session: while held (until `expires_ms`), no other holder can
 /// push lines to it. `token` is the fencing token, larger at every acquire.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Lease {
     /// The session id.
     pub session_id: String,
@@ -108,6 +108,13 @@ pub struct Lease {
     pub token: i64,
     /// When it expires, in milliseconds since the Unix epoch (the database's clock).
     pub expires_ms: i64,
+}
+
+impl Lease {
+    /// A lease as the bindings hand it back (the JSON of one taken before).
+    pub fn from_json(json: &str) -> Result<Lease> {
+        serde_json::from_str(json).map_err(|e| Error::invalid(format!("lease: {e}")))
+    }
 }
 
 impl Connection {

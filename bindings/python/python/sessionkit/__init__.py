@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _native
-from ._api import Session, SessionView, Store, Subagent
+from ._api import Remote, Session, SessionView, Store, Subagent
 from ._types import (
     Durability,
     ExportFormat,
@@ -88,6 +88,7 @@ __all__ = [
     "list_all_sessions",
     "ImportFormat",
     "Store",
+    "Remote",
     "Session",
     "SessionView",
     "Subagent",

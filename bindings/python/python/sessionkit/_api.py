@@ -698,3 +698,84 @@ class Subagent(_Writer):
     def finish(self, result: Any, *, failed: bool = False) -> None:
         """Record the subagent's result, in its metadata and the session's log."""
         self._native.finish(result, failed)
+
+
+class Remote:
+    """A project's sessions shared through PostgreSQL (docs/DISTRIBUTED.md):
+    push this store's sessions, list and pull the project's sessions from any
+    machine, and hold a session's lease so that one machine writes it at a time.
+
+    ``url`` is a libpq connection string (``host=… dbname=…`` or a
+    ``postgresql://`` URI), default ``$SESSIONKIT_REMOTE``. ``project`` is the
+    name the sessions are shared under (default: the store's project code);
+    ``holder`` names this machine and process in leases; ``lease_ttl_ms`` is how
+    long a lease lasts unless renewed (default 60 s). Connecting creates or
+    migrates the schema. Calls take turns on one connection; share it freely.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        url: str | None = None,
+        project: str | None = None,
+        holder: str | None = None,
+        lease_ttl_ms: int | None = None,
+    ) -> None:
+        opts: dict[str, Any] = {}
+        for key, value in (
+            ("url", url),
+            ("project", project),
+            ("holder", holder),
+            ("leaseTtlMs", lease_ttl_ms),
+        ):
+            if value is not None:
+                opts[key] = value
+        self._native = _native.Remote(store._native, opts)
+
+    @property
+    def project(self) -> str:
+        """The name the project's sessions are shared under."""
+        return self._native.project
+
+    @property
+    def holder(self) -> str:
+        """Who this handle takes leases as."""
+        return self._native.holder
+
+    def schema_version(self) -> int:
+        """The database's schema version (this library's, after migration)."""
+        return self._native.schema_version()
+
+    def list(self) -> list[dict[str, Any]]:
+        """The project's remote sessions: ``{"id", "pushedBytes", "entry",
+        "leaseHolder"}`` (``entry`` is the index entry as last pushed)."""
+        return self._native.list()  # type: ignore[no-any-return]
+
+    def acquire(self, session_id: str) -> dict[str, Any]:
+        """Take a session's lease: ``{"sessionId", "holder", "token",
+        "expiresMs"}``. ``BusyError`` while another holder's has not expired."""
+        return self._native.acquire(session_id)  # type: ignore[no-any-return]
+
+    def renew(self, lease: dict[str, Any]) -> dict[str, Any]:
+        """Extend a lease; ``BusyError`` when another holder took it since."""
+        return self._native.renew(lease)  # type: ignore[no-any-return]
+
+    def release(self, lease: dict[str, Any]) -> None:
+        """Give a lease back."""
+        self._native.release(lease)
+
+    def push(self, session_id: str, lease: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Copy the lines of a session the remote lacks: ``{"sessionId",
+        "from", "to", "batches", "blobs"}``. Without ``lease`` the session's
+        lease is taken for the push and given back (``BusyError`` while another
+        machine holds it); with one, a lease taken over since is ``BusyError``
+        and nothing is pushed."""
+        return self._native.push(session_id, lease)  # type: ignore[no-any-return]
+
+    def pull(self, session_id: str) -> dict[str, Any]:
+        """Bring the local copy of a session up to the remote's, byte for byte:
+        ``{"sessionId", "from", "to", "blobs"}``. ``NotFoundError`` when the
+        remote lacks it; ``ConflictError`` when the local log is not a prefix
+        of the remote one."""
+        return self._native.pull(session_id)  # type: ignore[no-any-return]

@@ -1,0 +1,95 @@
+//! `Remote`: a project's sessions shared through PostgreSQL
+//! (docs/DISTRIBUTED.md), bound to the store it pushes from and pulls into.
+
+use pyo3::prelude::*;
+use sessionkit::{Lease, RemoteOptions};
+
+use crate::store::{options, Store};
+use crate::{arg_str, detach, dumps, error, to_py};
+
+#[pyclass(module = "sessionkit._native", frozen)]
+pub(crate) struct Remote {
+    remote: sessionkit::Remote,
+    store: sessionkit::Store,
+}
+
+fn lease(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Lease> {
+    Lease::from_json(&dumps(py, value, "lease")?).map_err(|e| error(py, &e))
+}
+
+#[pymethods]
+impl Remote {
+    #[new]
+    #[pyo3(signature = (store, options=None))]
+    fn new(
+        py: Python<'_>,
+        store: &Bound<'_, Store>,
+        options: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Remote> {
+        let opts = self::options(py, options, "options", RemoteOptions::from_json)?;
+        let store = store.get().store.clone();
+        let remote = detach(py, || sessionkit::Remote::connect(&store, opts))?;
+        Ok(Remote { remote, store })
+    }
+
+    #[getter]
+    fn project(&self) -> &str {
+        self.remote.project()
+    }
+
+    #[getter]
+    fn holder(&self) -> &str {
+        self.remote.holder()
+    }
+
+    fn schema_version(&self, py: Python<'_>) -> PyResult<i64> {
+        detach(py, || self.remote.schema_version())
+    }
+
+    fn list(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v = detach(py, || self.remote.list())?;
+        to_py(py, &v)
+    }
+
+    fn acquire(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let v = detach(py, || self.remote.acquire(&id))?;
+        to_py(py, &v)
+    }
+
+    fn renew(&self, py: Python<'_>, lease: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let l = self::lease(py, lease)?;
+        let v = detach(py, || self.remote.renew(&l))?;
+        to_py(py, &v)
+    }
+
+    fn release(&self, py: Python<'_>, lease: &Bound<'_, PyAny>) -> PyResult<()> {
+        let l = self::lease(py, lease)?;
+        detach(py, || self.remote.release(&l))
+    }
+
+    #[pyo3(signature = (session_id, lease=None))]
+    fn push(
+        &self,
+        py: Python<'_>,
+        session_id: &Bound<'_, PyAny>,
+        lease: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let l = lease
+            .filter(|l| !l.is_none())
+            .map(|l| self::lease(py, l))
+            .transpose()?;
+        let v = detach(py, || match &l {
+            Some(l) => self.remote.push_with(&self.store, &id, l),
+            None => self.remote.push(&self.store, &id),
+        })?;
+        to_py(py, &v)
+    }
+
+    fn pull(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let v = detach(py, || self.remote.pull(&self.store, &id))?;
+        to_py(py, &v)
+    }
+}

@@ -1,0 +1,143 @@
+"""Sessions shared through PostgreSQL from Python (docs/DISTRIBUTED.md): two
+homes stand for two machines on one real server (``SESSIONKIT_TEST_PG``, which
+``tests/run-all.sh`` starts)."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import sessionkit
+
+URL = os.environ.get("SESSIONKIT_TEST_PG")
+needs_server = pytest.mark.skipif(
+    not URL, reason="SESSIONKIT_TEST_PG is not set (tests/pg/server.sh starts a server)"
+)
+
+
+@dataclass
+class Machines:
+    a: sessionkit.Store
+    b: sessionkit.Store
+    project: str
+    home_b: Path
+
+
+@pytest.fixture
+def machines(tmp_path: Path) -> Machines:
+    # Each test shares under a name of its own: tests on one server never meet.
+    project = f"py-{uuid.uuid4()}"
+    stores = []
+    for name in ("a", "b"):
+        root = tmp_path / name / "project"
+        root.mkdir(parents=True)
+        stores.append(sessionkit.Store(root, home=tmp_path / name / "home", durability="never"))
+    return Machines(stores[0], stores[1], project, tmp_path / "b" / "home")
+
+
+def remote(m: Machines, store: sessionkit.Store, holder: str, ttl_ms: int = 60_000) -> sessionkit.Remote:
+    return sessionkit.Remote(store, url=URL, project=m.project, holder=holder, lease_ttl_ms=ttl_ms)
+
+
+def log_bytes(store: sessionkit.Store, session_id: str) -> bytes:
+    return Path(store.log_path(session_id)).read_bytes()
+
+
+@needs_server
+def test_push_then_pull_is_byte_identical_and_pulls_only_new_lines(machines: Machines) -> None:
+    m = machines
+    ra, rb = remote(m, m.a, "laptop"), remote(m, m.b, "ci")
+    assert (ra.project, ra.holder) == (m.project, "laptop")
+    assert ra.schema_version() >= 1
+    with m.a.create_session() as s:
+        s.append({"role": "user", "content": "Summarise the build log"})
+        # Over the blob threshold: the blob travels with the line.
+        s.append({"role": "tool", "content": "x" * (300 * 1024)})
+        pushed = ra.push(s.id)
+        total = len(log_bytes(m.a, s.id))
+        assert (pushed["sessionId"], pushed["from"], pushed["to"]) == (s.id, 0, total)
+
+        listed = rb.list()
+        assert [r["id"] for r in listed] == [s.id]
+        assert listed[0]["pushedBytes"] == total
+        assert listed[0]["entry"]["title"] == "Summarise the build log"
+
+        pulled = rb.pull(s.id)
+        assert (pulled["from"], pulled["to"]) == (0, total)
+        assert log_bytes(m.b, s.id) == log_bytes(m.a, s.id)
+        assert m.b.read_session(s.id).active_path()[1]["content"] == "x" * (300 * 1024)
+
+        s.append({"role": "assistant", "content": "It passed."})
+        more = ra.push(s.id)
+        assert more["from"] == total
+        again = rb.pull(s.id)
+        assert (again["from"], again["to"], again["blobs"]) == (total, more["to"], 0)
+        assert log_bytes(m.b, s.id) == log_bytes(m.a, s.id)
+
+
+@needs_server
+def test_a_held_lease_is_busy_elsewhere_and_a_stale_one_is_refused(machines: Machines) -> None:
+    m = machines
+    ra, rb = remote(m, m.a, "laptop", ttl_ms=300), remote(m, m.b, "sandbox")
+    s = m.a.create_session()
+    s.append({"role": "user", "content": "one"})
+    lease = ra.acquire(s.id)
+    assert (lease["sessionId"], lease["holder"]) == (s.id, "laptop")
+    ra.push(s.id, lease)
+    rb.pull(s.id)
+
+    with pytest.raises(sessionkit.BusyError, match="laptop"):
+        rb.acquire(s.id)
+    with pytest.raises(sessionkit.BusyError):
+        rb.push(s.id)
+
+    time.sleep(0.6)  # A's lease expires; B takes over with a larger token
+    taken = rb.acquire(s.id)
+    assert taken["token"] > lease["token"]
+    with m.b.open_session(s.id) as w:
+        w.append({"role": "assistant", "content": "B's line"})
+    rb.push(s.id, taken)
+
+    s.append({"role": "assistant", "content": "A's late line"})
+    with pytest.raises(sessionkit.BusyError):
+        ra.push(s.id, lease)
+    with pytest.raises(sessionkit.BusyError):
+        ra.renew(lease)
+    assert rb.list()[0]["pushedBytes"] == len(log_bytes(m.b, s.id))
+    rb.release(rb.renew(taken))
+    s.close()
+
+
+@needs_server
+def test_bad_input_is_refused_with_what_was_wrong(machines: Machines) -> None:
+    m = machines
+    rb = remote(m, m.b, "ci")
+    for bad in ["../escape", "/etc/passwd", "a/b", "", "blobs"]:
+        with pytest.raises(sessionkit.InvalidInputError):
+            rb.pull(bad)
+        with pytest.raises(sessionkit.InvalidInputError):
+            rb.acquire(bad)
+    assert not (m.home_b / "escape").exists()
+    with pytest.raises(sessionkit.NotFoundError):
+        rb.pull("0190a4b0-0000-7000-8000-000000000000")
+    with pytest.raises(sessionkit.InvalidInputError, match="lease"):
+        rb.release({"sessionId": "x", "token": "not a number"})
+    with pytest.raises(sessionkit.InvalidInputError, match="lease time"):
+        remote(m, m.b, "ci", ttl_ms=0)
+
+
+def test_no_remote_and_an_unreachable_server_say_what_failed(
+    store: sessionkit.Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SESSIONKIT_REMOTE", raising=False)
+    with pytest.raises(sessionkit.InvalidInputError, match="SESSIONKIT_REMOTE"):
+        sessionkit.Remote(store)
+    with pytest.raises(sessionkit.IoError, match=str(tmp_path)):
+        sessionkit.Remote(store, url=f"host={tmp_path} port=1 dbname=x user=x")
+    with pytest.raises(sessionkit.InvalidInputError, match="unknown field"):
+        sessionkit._native.Remote(store._native, {"uri": "x"})
