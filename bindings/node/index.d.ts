@@ -118,6 +118,64 @@ export interface SearchResults {
   stale: string[];
 }
 
+/** Where and as whom to share (as the core's RemoteOptions). */
+export interface RemoteOptions {
+  /** A libpq connection string (`host=… dbname=…` or a `postgresql://` URI);
+   *  default $SESSIONKIT_REMOTE. */
+  url?: string;
+  /** The name the project's sessions are shared under; default the store's
+   *  project code. */
+  project?: string;
+  /** Who takes leases (shown to those who get BUSY); default `<host>:<pid>`. */
+  holder?: string;
+  /** How long a lease lasts unless renewed: 1 ms to a day; default 60 s. */
+  leaseTtlMs?: number;
+}
+
+/** A session on the remote: bytes held, its index entry as last pushed. */
+export interface RemoteSession {
+  id: string;
+  pushedBytes: number;
+  entry: Report | null;
+  leaseHolder: string | null;
+}
+
+/** A lease on a session; `token` is the fencing token every push carries. */
+export interface Lease {
+  sessionId: string;
+  holder: string;
+  token: number;
+  /** Milliseconds since the Unix epoch, on the database's clock. */
+  expiresMs: number;
+}
+
+/** What a push or a pull copied: log bytes `from` → `to`, blobs. */
+export interface TransferReport {
+  sessionId: string;
+  from: number;
+  to: number;
+  /** Transactions that sent lines (push only). */
+  batches?: number;
+  blobs: number;
+}
+
+/** A project's sessions shared through PostgreSQL (docs/DISTRIBUTED.md). */
+export declare class Remote {
+  private constructor();
+  readonly project: string;
+  readonly holder: string;
+  schemaVersion(): Promise<number>;
+  list(): Promise<RemoteSession[]>;
+  /** BUSY while another holder's lease has not expired. */
+  acquire(sessionId: string): Promise<Lease>;
+  renew(lease: Lease): Promise<Lease>;
+  release(lease: Lease): Promise<void>;
+  /** Without a lease, one is taken for the push and given back. */
+  push(sessionId: string, lease?: Lease | null): Promise<TransferReport>;
+  /** NOT_FOUND when the remote lacks it; CONFLICT when the logs diverged. */
+  pull(sessionId: string): Promise<TransferReport>;
+}
+
 export interface StoreOpenOptions {
   /** Defaults to $SESSIONKIT_HOME, else ~/.sessionkit. */
   home?: string;
@@ -342,6 +400,7 @@ export declare class Store {
   openSession(sessionId: string): Promise<Session>;
   openOrCreateSession(sessionId: string): Promise<Session>;
   forkSession(sourceId: string, options?: { [key: string]: Json }): Promise<Session>;
+  connectRemote(options?: RemoteOptions): Promise<Remote>;
   /** The effective settings; a malformed source is reported in `sources`. */
   settings(options?: SettingsOptions): Promise<Settings>;
   /** Set a dotted key in the file of `source`; `null` removes the key from

@@ -236,6 +236,46 @@ async function settle(call, f) {
   }
 }
 
+/** A project's sessions shared through PostgreSQL, bound to the store that
+ *  connected it: push, list, pull, and leases (one writer across machines). */
+class Remote {
+  #r;
+  constructor(handle) {
+    if (!(handle instanceof globalThis.Object) || handle.constructor !== native.NativeRemote) {
+      throw invalid('use `await store.connectRemote(options)` to connect');
+    }
+    this.#r = handle;
+  }
+  get project() {
+    return this.#r.project;
+  }
+  get holder() {
+    return this.#r.holder;
+  }
+  async schemaVersion() {
+    return this.#r.schemaVersion();
+  }
+  async list() {
+    return parse(await this.#r.list());
+  }
+  async acquire(sessionId) {
+    return parse(await this.#r.acquire(str(sessionId, 'sessionId')));
+  }
+  async renew(lease) {
+    return parse(await this.#r.renew(encObject(lease, 'lease')));
+  }
+  async release(lease) {
+    await this.#r.release(encObject(lease, 'lease'));
+  }
+  async push(sessionId, lease) {
+    const l = lease === undefined || lease === null ? null : encObject(lease, 'lease');
+    return parse(await this.#r.push(str(sessionId, 'sessionId'), l));
+  }
+  async pull(sessionId) {
+    return parse(await this.#r.pull(str(sessionId, 'sessionId')));
+  }
+}
+
 /** A session or sidechain read without a lock: its views, tree and records. */
 class SessionView {
   #v;
@@ -626,6 +666,13 @@ class Store {
   async forkSession(sourceId, options) {
     return new Session(await this.#st.forkSession(str(sourceId, 'sourceId'), encOptions(options)));
   }
+  /** Connect to the PostgreSQL store this project's sessions are shared
+   *  through (docs/DISTRIBUTED.md). Options as the core's RemoteOptions:
+   *  `url` (a libpq connection string; default $SESSIONKIT_REMOTE),
+   *  `project`, `holder`, `leaseTtlMs`; unknown keys reject. */
+  async connectRemote(options) {
+    return new Remote(await this.#st.connectRemote(encOptions(options)));
+  }
 
   // -- settings, instruction files, memory (docs/SETTINGS.md) ----------------
 
@@ -703,4 +750,4 @@ function poolRoundTrip() {
   return native.poolRoundTrip();
 }
 
-module.exports = { Store, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, poolRoundTrip, importTranscripts, listAllSessions };
+module.exports = { Store, Remote, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, poolRoundTrip, importTranscripts, listAllSessions };

@@ -1,3 +1,16 @@
+export declare class NativeRemote {
+  get project(): string
+  get holder(): string
+  schemaVersion(): Promise<number>
+  list(): Promise<string>
+  acquire(sessionId: string): Promise<string>
+  renew(lease: string): Promise<string>
+  release(lease: string): Promise<void>
+  /** Push under `lease` (JSON), or, without one, take the lease for the push. */
+  push(sessionId: string, lease?: string | undefined | null): Promise<string>
+  pull(sessionId: string): Promise<string>
+}
+
 export declare class NativeSession {
   /**
    * Flush the index entry and release the lock, on the pool (it waits for
@@ -109,6 +122,11 @@ export declare class NativeStore {
   openSession(sessionId: string): Promise<NativeSession>
   openOrCreateSession(sessionId: string): Promise<NativeSession>
   forkSession(sourceId: string, options?: string | undefined | null): Promise<NativeSession>
+  /**
+   * Connect to the shared PostgreSQL store for this project; `options` is
+   * the core's RemoteOptions as JSON.
+   */
+  connectRemote(options?: string | undefined | null): Promise<NativeRemote>
   /** The project's directory name under `<home>/projects/`. */
   get projectCode(): string
 }

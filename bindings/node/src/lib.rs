@@ -24,6 +24,7 @@ use serde_json::Value;
 use sessionkit::{Error as CoreError, ErrorKind};
 
 mod config;
+mod remote;
 mod session;
 mod store;
 mod view;

@@ -271,6 +271,16 @@ impl NativeStore {
         })
     }
 
+    /// Connect to the shared PostgreSQL store for this project; `options` is
+    /// the core's RemoteOptions as JSON.
+    #[napi(ts_return_type = "Promise<NativeRemote>")]
+    pub fn connect_remote(
+        &self,
+        options: Option<String>,
+    ) -> AsyncTask<Job<crate::remote::Bound, crate::remote::NativeRemote>> {
+        crate::remote::connect(self.h.with(|s| Ok(s.clone())), options)
+    }
+
     /// The project's directory name under `<home>/projects/`.
     #[napi(getter)]
     pub fn project_code(&self, env: Env) -> Result<String> {

@@ -3,13 +3,17 @@
 // refuse what the API refuses at run time where a type can say so.
 import { ErrorCode, Store, importTranscripts, listAllSessions, version } from 'sessionkit';
 import type {
+  Lease,
   MemoryEntry,
   Message,
+  Remote,
+  RemoteSession,
   Report,
   SearchResults,
   Session,
   SessionkitError,
   SettingSource,
+  TransferReport,
 } from 'sessionkit';
 import { SessionkitSession } from 'sessionkit/openai-agents';
 
@@ -26,6 +30,12 @@ export async function usage(dir: string): Promise<string[]> {
   const projects: Report[] = await listAllSessions({ home: `${dir}/home` });
   const found: SearchResults = await store.search('parse_config', { role: 'user', limit: 5 });
   const where: string = found.hits[0]?.messageId ?? '';
+  const remote: Remote = await store.connectRemote({ url: 'host=db', holder: 'ci', leaseTtlMs: 30_000 });
+  const lease: Lease = await remote.acquire(s.id);
+  const pushed: TransferReport = await remote.push(s.id, lease);
+  const shared: RemoteSession[] = await remote.list();
+  await remote.release(lease);
+  void pushed.to, shared;
   void where;
   void imported;
   void projects;
@@ -41,6 +51,8 @@ export async function usage(dir: string): Promise<string[]> {
   await agents.rewind(1);
   // @ts-expect-error rewind modes are a closed set
   await fresh.rewindTurns(1, 'sideways');
+  // @ts-expect-error a lease time is a number of milliseconds
+  await store.connectRemote({ leaseTtlMs: '30s' });
   // @ts-expect-error a search limit is a number
   await store.search('x', { limit: '5' });
   // @ts-expect-error a message is an object, not a string

@@ -1,0 +1,105 @@
+//! `NativeRemote`: a project's sessions shared through PostgreSQL
+//! (docs/DISTRIBUTED.md), bound to the store it pushes from and pulls into.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use sessionkit::{Lease, RemoteOptions};
+
+use crate::{job, job_as, text, Job};
+
+pub struct Bound {
+    remote: sessionkit::Remote,
+    store: sessionkit::Store,
+}
+
+#[napi]
+pub struct NativeRemote {
+    b: Arc<Bound>,
+}
+
+/// Connect for the project of `store` (the core's `Remote::connect`).
+pub(crate) fn connect(
+    store: sessionkit::Result<sessionkit::Store>,
+    options: Option<String>,
+) -> AsyncTask<Job<Bound, NativeRemote>> {
+    job_as(
+        |b| NativeRemote { b: Arc::new(b) },
+        move || {
+            let store = store?;
+            let opts = crate::options(options.as_deref(), RemoteOptions::from_json)?;
+            let remote = sessionkit::Remote::connect(&store, opts)?;
+            Ok(Bound { remote, store })
+        },
+    )
+}
+
+#[napi]
+impl NativeRemote {
+    fn call<R: Send + 'static + ToNapiValue + TypeName>(
+        &self,
+        f: impl FnOnce(&Bound) -> sessionkit::Result<R> + Send + 'static,
+    ) -> AsyncTask<Job<R, R>> {
+        let b = self.b.clone();
+        job(move || f(&b))
+    }
+
+    #[napi(getter)]
+    pub fn project(&self) -> String {
+        self.b.remote.project().to_string()
+    }
+
+    #[napi(getter)]
+    pub fn holder(&self) -> String {
+        self.b.remote.holder().to_string()
+    }
+
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn schema_version(&self) -> AsyncTask<Job<i64, i64>> {
+        self.call(|b| b.remote.schema_version())
+    }
+
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn list(&self) -> AsyncTask<Job<String, String>> {
+        self.call(|b| text(&b.remote.list()?))
+    }
+
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn acquire(&self, session_id: String) -> AsyncTask<Job<String, String>> {
+        self.call(move |b| text(&b.remote.acquire(&session_id)?))
+    }
+
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn renew(&self, lease: String) -> AsyncTask<Job<String, String>> {
+        self.call(move |b| text(&b.remote.renew(&Lease::from_json(&lease)?)?))
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn release(&self, lease: String) -> AsyncTask<Job<(), ()>> {
+        self.call(move |b| b.remote.release(&Lease::from_json(&lease)?))
+    }
+
+    /// Push under `lease` (JSON), or, without one, take the lease for the push.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn push(
+        &self,
+        session_id: String,
+        lease: Option<String>,
+    ) -> AsyncTask<Job<String, String>> {
+        self.call(move |b| {
+            let report = match lease {
+                Some(l) => b
+                    .remote
+                    .push_with(&b.store, &session_id, &Lease::from_json(&l)?)?,
+                None => b.remote.push(&b.store, &session_id)?,
+            };
+            text(&report)
+        })
+    }
+
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn pull(&self, session_id: String) -> AsyncTask<Job<String, String>> {
+        self.call(move |b| text(&b.remote.pull(&b.store, &session_id)?))
+    }
+}
