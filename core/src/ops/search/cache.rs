@@ -10,7 +10,9 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{
+    params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
+};
 use serde_json::Value;
 
 use crate::blobs::BlobStore;
@@ -22,7 +24,7 @@ use super::document;
 
 /// The cache's own version (FORMAT.md §23.2): a cache of another version is
 /// set aside and rebuilt, never read.
-pub(crate) const CACHE_VERSION: i64 = 1;
+pub(crate) const CACHE_VERSION: i64 = 2;
 
 /// Marks the file as a sessionkit search cache (`sks1`), so a stray SQLite
 /// database in its place is not mistaken for one.
@@ -41,19 +43,37 @@ const BUSY_WAIT: Duration = Duration::from_millis(2000);
 /// path is a phrase of its parts and `main.rs` finds `src/main.rs`.
 const SCHEMA: &str = "
 CREATE TABLE logs(
-  session TEXT PRIMARY KEY,
+  session TEXT NOT NULL,
+  agent TEXT NOT NULL,
   ino INTEGER NOT NULL,
   size INTEGER NOT NULL,
   mtime_ns INTEGER NOT NULL,
   indexed INTEGER NOT NULL,
   head_hash INTEGER NOT NULL,
-  tail_hash INTEGER NOT NULL
+  tail_hash INTEGER NOT NULL,
+  PRIMARY KEY(session, agent)
 );
+CREATE TABLE calls(
+  session TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  call TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  PRIMARY KEY(session, agent, call)
+) WITHOUT ROWID;
 CREATE VIRTUAL TABLE messages USING fts5(
-  text, session UNINDEXED, message UNINDEXED, role UNINDEXED, ts UNINDEXED, tools UNINDEXED,
+  text, session UNINDEXED, agent UNINDEXED, message UNINDEXED, role UNINDEXED, ts UNINDEXED,
+  tools UNINDEXED,
   tokenize = \"unicode61 remove_diacritics 2 tokenchars '_'\"
 );
 ";
+
+/// One log of a store: a session's own (`agent` empty) or one of its
+/// subagents' (its sidechain, FORMAT.md §11).
+pub(crate) struct LogRef {
+    pub session: String,
+    pub agent: String,
+    pub path: PathBuf,
+}
 
 /// Where the cache of the store in `dir` lives.
 pub(crate) fn cache_path(dir: &Path) -> PathBuf {
@@ -99,6 +119,8 @@ struct LogState {
 /// A hit as the cache returns it.
 pub(crate) struct Row {
     pub session: String,
+    /// The subagent whose log holds the message; empty for the session's own.
+    pub agent: String,
     pub message: String,
     pub role: Option<String>,
     pub ts: Option<i64>,
@@ -186,163 +208,65 @@ impl Cache {
         tx.commit().map_err(fail)
     }
 
-    /// Bring the cache up to date with the logs of `ids` in `dir`: forget
-    /// sessions whose log is gone, index what was appended to the others, and
-    /// index again from the start a log that was rewritten. Each log is one
-    /// transaction. Returns the bytes of log read.
+    /// Bring the cache up to date with `logs`: forget logs that are gone,
+    /// index what was appended to the others, and index again from the start a
+    /// log that was rewritten. Each log is one transaction. Returns the bytes of
+    /// log read.
     pub(crate) fn refresh(
         &mut self,
-        dir: &Path,
-        ids: &[String],
+        logs: &[LogRef],
         blobs: &BlobStore,
     ) -> std::result::Result<u64, Failure> {
         let path = self.path.clone();
         let fail = |e| failure(&path, e);
         let known = self.states().map_err(fail)?;
-        let live: HashSet<&str> = ids.iter().map(String::as_str).collect();
-        for gone in known.keys().filter(|k| !live.contains(k.as_str())) {
+        let live: HashSet<(&str, &str)> = logs
+            .iter()
+            .map(|l| (l.session.as_str(), l.agent.as_str()))
+            .collect();
+        for (session, agent) in known.keys() {
+            if live.contains(&(session.as_str(), agent.as_str())) {
+                continue;
+            }
             let tx = self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(fail)?;
-            forget(&tx, gone).map_err(fail)?;
+            forget(&tx, session, agent).map_err(fail)?;
             tx.commit().map_err(fail)?;
         }
         let mut read = 0;
-        for id in ids {
-            let log_path = dir.join(format!("{id}.jsonl"));
-            let meta = match std::fs::metadata(&log_path) {
+        for log in logs {
+            let meta = match std::fs::metadata(&log.path) {
                 Ok(m) => m,
                 // Deleted since it was listed: the next query forgets it.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::io(&log_path, e).into()),
+                Err(e) => return Err(Error::io(&log.path, e).into()),
             };
-            let old = known.get(id).copied();
-            let unchanged = old.is_some_and(|s| {
+            let key = (log.session.clone(), log.agent.clone());
+            let unchanged = known.get(&key).is_some_and(|s| {
                 (s.ino, s.size, s.mtime_ns)
                     == (meta.ino() as i64, meta.len() as i64, mtime_ns(&meta))
             });
             if unchanged {
                 continue;
             }
-            read += self.index_log(id, &log_path, old, blobs)?;
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(fail)?;
+            read += index_log(&tx, &path, log, blobs)?;
+            tx.commit().map_err(fail)?;
         }
         Ok(read)
     }
 
-    fn states(&self) -> rusqlite::Result<HashMap<String, LogState>> {
+    fn states(&self) -> rusqlite::Result<HashMap<(String, String), LogState>> {
         let mut st = self.conn.prepare(
-            "SELECT session, ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs",
+            "SELECT session, agent, ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs",
         )?;
-        let rows = st.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                LogState {
-                    ino: r.get(1)?,
-                    size: r.get(2)?,
-                    mtime_ns: r.get(3)?,
-                    indexed: r.get(4)?,
-                    head_hash: r.get(5)?,
-                    tail_hash: r.get(6)?,
-                },
-            ))
-        })?;
+        let rows = st.query_map([], |r| Ok(((r.get(0)?, r.get(1)?), state_of(r, 2)?)))?;
         rows.collect()
-    }
-
-    /// Index the log of `id` from where `old` left off, or from its start when
-    /// it was rewritten since (a new file, shorter, or other bytes where the
-    /// indexed ones were).
-    fn index_log(
-        &mut self,
-        id: &str,
-        log_path: &Path,
-        old: Option<LogState>,
-        blobs: &BlobStore,
-    ) -> std::result::Result<u64, Failure> {
-        let path = self.path.clone();
-        let fail = |e| failure(&path, e);
-        let mut file = match File::open(log_path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-            Err(e) => return Err(Error::io(log_path, e).into()),
-        };
-        let meta = file.metadata().at(log_path)?;
-        let start = match old {
-            Some(s) if s.ino == meta.ino() as i64 && s.indexed as u64 <= meta.len() => {
-                let (head, tail) = hashes(&file, log_path, s.indexed as u64)?;
-                if (head, tail) == (s.head_hash, s.tail_hash) {
-                    s.indexed as u64
-                } else {
-                    0
-                }
-            }
-            _ => 0,
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(fail)?;
-        if start == 0 {
-            forget(&tx, id).map_err(fail)?;
-        }
-        let mut sql_error = None;
-        let end = {
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO messages(text, session, message, role, ts, tools) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(fail)?;
-            let mut report = ReadReport::default();
-            log::scan(&mut file, log_path, start, &mut report, |line, _| {
-                let Ok((text, probe)) = log::probe(line.bytes) else {
-                    return Ok(());
-                };
-                let Ok(Class::Message { id: message, .. }) = classify(&probe) else {
-                    return Ok(());
-                };
-                let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
-                    return Ok(());
-                };
-                blobs.inline(&mut m)?;
-                let doc = document::of(&m);
-                if doc.text.is_empty() || sql_error.is_some() {
-                    return Ok(());
-                }
-                if let Err(e) = insert.execute(params![
-                    doc.text,
-                    id,
-                    message,
-                    doc.role,
-                    doc.ts,
-                    doc.tools.join("\n")
-                ]) {
-                    sql_error = Some(e);
-                }
-                Ok(())
-            })?
-        };
-        if let Some(e) = sql_error {
-            return Err(fail(e));
-        }
-        let (head_hash, tail_hash) = hashes(&file, log_path, end)?;
-        // The size and time as read: an append after the scan changes them, so
-        // the next query looks again.
-        let state = LogState {
-            ino: meta.ino() as i64,
-            size: meta.len() as i64,
-            mtime_ns: mtime_ns(&meta),
-            indexed: end as i64,
-            head_hash,
-            tail_hash,
-        };
-        tx.execute(
-            "INSERT OR REPLACE INTO logs(session, ino, size, mtime_ns, indexed, head_hash, tail_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![id, state.ino, state.size, state.mtime_ns, state.indexed, state.head_hash, state.tail_hash],
-        )
-        .map_err(fail)?;
-        tx.commit().map_err(fail)?;
-        Ok(end - start)
     }
 
     /// The best `filter.limit` matches, best first (BM25; lower is better).
@@ -351,7 +275,7 @@ impl Cache {
         let mut st = self
             .conn
             .prepare_cached(
-                "SELECT session, message, role, ts, tools, snippet(messages, 0, ?2, ?3, '…', 24), rank
+                "SELECT session, agent, message, role, ts, tools, snippet(messages, 0, ?2, ?3, '…', 24), rank
                  FROM messages WHERE messages MATCH ?1
                    AND (?4 IS NULL OR role = ?4)
                    AND (?5 IS NULL OR substr(session, 1, length(?5)) = ?5)
@@ -377,33 +301,176 @@ impl Cache {
                 |r| {
                     Ok(Row {
                         session: r.get(0)?,
-                        message: r.get(1)?,
-                        role: r.get(2)?,
-                        ts: r.get(3)?,
-                        tools: r.get(4)?,
-                        snippet: r.get(5)?,
-                        rank: r.get(6)?,
+                        agent: r.get(1)?,
+                        message: r.get(2)?,
+                        role: r.get(3)?,
+                        ts: r.get(4)?,
+                        tools: r.get(5)?,
+                        snippet: r.get(6)?,
+                        rank: r.get(7)?,
                     })
                 },
             )
             .map_err(fail)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(fail)
     }
-
-    /// Whether the cache knows the session `id` (for tests and reports).
-    #[allow(dead_code)]
-    pub(crate) fn indexed_offset(&self, id: &str) -> rusqlite::Result<Option<i64>> {
-        self.conn
-            .query_row("SELECT indexed FROM logs WHERE session = ?1", [id], |r| {
-                r.get(0)
-            })
-            .optional()
-    }
 }
 
-fn forget(tx: &rusqlite::Transaction<'_>, id: &str) -> rusqlite::Result<()> {
-    tx.execute("DELETE FROM messages WHERE session = ?1", [id])?;
-    tx.execute("DELETE FROM logs WHERE session = ?1", [id])?;
+/// The state of a log as a row of `logs` holds it, from column `at` on.
+fn state_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<LogState> {
+    Ok(LogState {
+        ino: r.get(at)?,
+        size: r.get(at + 1)?,
+        mtime_ns: r.get(at + 2)?,
+        indexed: r.get(at + 3)?,
+        head_hash: r.get(at + 4)?,
+        tail_hash: r.get(at + 5)?,
+    })
+}
+
+/// Index `log` in `tx` from where the cache left off, or from its start when
+/// it was rewritten since (a new file, shorter, or other bytes where the
+/// indexed ones were). Where the cache left off is read in `tx`, which holds
+/// the write lock: another process may have indexed the log since this one
+/// last looked, and reading from a stale offset would index lines twice.
+fn index_log(
+    tx: &Transaction<'_>,
+    cache: &Path,
+    log: &LogRef,
+    blobs: &BlobStore,
+) -> std::result::Result<u64, Failure> {
+    let fail = |e| failure(cache, e);
+    let (session, agent) = (log.session.as_str(), log.agent.as_str());
+    let old = tx
+        .prepare_cached(
+            "SELECT ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs
+             WHERE session = ?1 AND agent = ?2",
+        )
+        .and_then(|mut st| {
+            st.query_row([session, agent], |r| state_of(r, 0))
+                .optional()
+        })
+        .map_err(fail)?;
+    let mut file = match File::open(&log.path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(Error::io(&log.path, e).into()),
+    };
+    let meta = file.metadata().at(&log.path)?;
+    let start = match old {
+        Some(s) if s.ino == meta.ino() as i64 && s.indexed as u64 <= meta.len() => {
+            let (head, tail) = hashes(&file, &log.path, s.indexed as u64)?;
+            if (head, tail) == (s.head_hash, s.tail_hash) {
+                s.indexed as u64
+            } else {
+                0
+            }
+        }
+        _ => 0,
+    };
+    if start == 0 {
+        forget(tx, session, agent).map_err(fail)?;
+    }
+    let mut sql_error = None;
+    let end = {
+        let mut insert = tx
+            .prepare_cached(
+                "INSERT INTO messages(text, session, agent, message, role, ts, tools)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .map_err(fail)?;
+        let mut remember = tx
+            .prepare_cached(
+                "INSERT OR REPLACE INTO calls(session, agent, call, tool) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .map_err(fail)?;
+        let mut recall = tx
+            .prepare_cached(
+                "SELECT tool FROM calls WHERE session = ?1 AND agent = ?2 AND call = ?3",
+            )
+            .map_err(fail)?;
+        let mut report = ReadReport::default();
+        log::scan(&mut file, &log.path, start, &mut report, |line, _| {
+            if sql_error.is_some() {
+                return Ok(());
+            }
+            let Ok((text, probe)) = log::probe(line.bytes) else {
+                return Ok(());
+            };
+            let Ok(Class::Message { id: message, .. }) = classify(&probe) else {
+                return Ok(());
+            };
+            let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
+                return Ok(());
+            };
+            blobs.inline(&mut m)?;
+            let doc = document::of(&m);
+            let row = (|| -> rusqlite::Result<()> {
+                for (call, tool) in &doc.calls {
+                    remember.execute([session, agent, call, tool])?;
+                }
+                if doc.text.is_empty() {
+                    return Ok(());
+                }
+                // A result carries only its call's id: it is found by the
+                // tool's name too, as the call that asked for it is.
+                let mut tools: Vec<String> = doc.tools.iter().map(|t| t.to_string()).collect();
+                for call in &doc.answers {
+                    let tool: Option<String> = recall
+                        .query_row([session, agent, call], |r| r.get(0))
+                        .optional()?;
+                    if let Some(t) = tool.filter(|t| !tools.contains(t)) {
+                        tools.push(t);
+                    }
+                }
+                insert.execute(params![
+                    doc.text,
+                    session,
+                    agent,
+                    message,
+                    doc.role,
+                    doc.ts,
+                    tools.join("\n")
+                ])?;
+                Ok(())
+            })();
+            if let Err(e) = row {
+                sql_error = Some(e);
+            }
+            Ok(())
+        })?
+    };
+    if let Some(e) = sql_error {
+        return Err(fail(e));
+    }
+    let (head_hash, tail_hash) = hashes(&file, &log.path, end)?;
+    // The size and time as read: an append after the scan changes them, so
+    // the next query looks again.
+    let state = LogState {
+        ino: meta.ino() as i64,
+        size: meta.len() as i64,
+        mtime_ns: mtime_ns(&meta),
+        indexed: end as i64,
+        head_hash,
+        tail_hash,
+    };
+    tx.execute(
+        "INSERT OR REPLACE INTO logs(session, agent, ino, size, mtime_ns, indexed, head_hash, tail_hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![session, agent, state.ino, state.size, state.mtime_ns, state.indexed, state.head_hash, state.tail_hash],
+    )
+    .map_err(fail)?;
+    Ok(end - start)
+}
+
+/// Delete everything the cache holds of one log.
+fn forget(tx: &Transaction<'_>, session: &str, agent: &str) -> rusqlite::Result<()> {
+    for table in ["messages", "calls", "logs"] {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE session = ?1 AND agent = ?2"),
+            [session, agent],
+        )?;
+    }
     Ok(())
 }
 
