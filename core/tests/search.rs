@@ -438,3 +438,41 @@ fn subagent_logs_are_indexed_and_name_their_agent() {
     env.store.delete_session(&id).unwrap();
     assert!(find(&env.store, q("albatross")).hits.is_empty());
 }
+
+#[test]
+fn processes_building_the_same_cache_at_once_index_each_line_once() {
+    let env = env_with(StoreOptions::default());
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    for i in 0..50 {
+        s.append(json!({"role": "user", "content": format!("kestrel sighting {i}")}))
+            .unwrap();
+    }
+    for round in 0..5 {
+        // Every handle sees a log the cache has not indexed yet: each must
+        // index it under the write lock from where the cache then is.
+        s.append(json!({"role": "user", "content": format!("kestrel round {round}")}))
+            .unwrap();
+        let start = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let store = Store::open(env.project.path(), env.store.options().clone()).unwrap();
+                let start = start.clone();
+                std::thread::spawn(move || {
+                    start.wait();
+                    store.search(&q("kestrel")).expect("search");
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    }
+    let r = find(
+        &env.store,
+        SearchQuery {
+            limit: Some(1000),
+            ..q("kestrel")
+        },
+    );
+    assert_eq!(r.hits.len(), 55);
+}

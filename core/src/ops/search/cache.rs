@@ -34,6 +34,18 @@ const APPLICATION_ID: i64 = 0x736b_7331;
 /// to tell an appended log from a rewritten one.
 const HASH_SPAN: u64 = 4096;
 
+/// Logs are indexed in transactions of about this many bytes: one per log
+/// would make FTS5 write (and later merge) at least one segment per log.
+const BATCH_BYTES: u64 = 32 << 20;
+
+/// At least this many bytes to index make a bulk build: FTS5 does not merge
+/// segments while it writes them (`automerge` 0) and merges them all once at
+/// the end (`optimize`), instead of merging a little after every transaction.
+const BULK_BYTES: u64 = 64 << 20;
+
+/// FTS5's automerge setting outside a bulk build (its default).
+const AUTOMERGE: i64 = 4;
+
 /// How long a query waits for another process updating the same cache before
 /// it answers from the cache as it is.
 const BUSY_WAIT: Duration = Duration::from_millis(2000);
@@ -210,8 +222,9 @@ impl Cache {
 
     /// Bring the cache up to date with `logs`: forget logs that are gone,
     /// index what was appended to the others, and index again from the start a
-    /// log that was rewritten. Each log is one transaction. Returns the bytes of
-    /// log read.
+    /// log that was rewritten. A log's rows and its state change in one
+    /// transaction, which holds several logs (up to [`BATCH_BYTES`]). Returns
+    /// the bytes of log read.
     pub(crate) fn refresh(
         &mut self,
         logs: &[LogRef],
@@ -235,7 +248,8 @@ impl Cache {
             forget(&tx, session, agent).map_err(fail)?;
             tx.commit().map_err(fail)?;
         }
-        let mut read = 0;
+        let mut work = Vec::new();
+        let mut pending = 0;
         for log in logs {
             let meta = match std::fs::metadata(&log.path) {
                 Ok(m) => m,
@@ -243,20 +257,59 @@ impl Cache {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(Error::io(&log.path, e).into()),
             };
-            let key = (log.session.clone(), log.agent.clone());
-            let unchanged = known.get(&key).is_some_and(|s| {
+            let old = known.get(&(log.session.clone(), log.agent.clone()));
+            let unchanged = old.is_some_and(|s| {
                 (s.ino, s.size, s.mtime_ns)
                     == (meta.ino() as i64, meta.len() as i64, mtime_ns(&meta))
             });
-            if unchanged {
-                continue;
+            if !unchanged {
+                pending += meta
+                    .len()
+                    .saturating_sub(old.map_or(0, |s| s.indexed as u64));
+                work.push(log);
             }
-            let tx = self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
+        }
+        if work.is_empty() {
+            return Ok(0);
+        }
+        let bulk = pending >= BULK_BYTES;
+        let mut read = 0;
+        let mut batch = 0;
+        let mut tx: Option<Transaction<'_>> = None;
+        for (i, log) in work.iter().enumerate() {
+            let t = match tx.take() {
+                Some(t) => t,
+                None => {
+                    let t = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+                        .map_err(fail)?;
+                    if i == 0 {
+                        // Set each time: a bulk build cut short leaves it off.
+                        fts5(&t, "automerge", if bulk { 0 } else { AUTOMERGE }).map_err(fail)?;
+                    }
+                    t
+                }
+            };
+            let n = index_log(&t, &path, log, blobs)?;
+            read += n;
+            batch += n;
+            if batch >= BATCH_BYTES {
+                t.commit().map_err(fail)?;
+                batch = 0;
+            } else {
+                tx = Some(t);
+            }
+        }
+        if let Some(t) = tx {
+            t.commit().map_err(fail)?;
+        }
+        if bulk {
+            // One merge of everything written: a frequent word's matches are
+            // then read from one segment, not from hundreds.
+            let t = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
                 .map_err(fail)?;
-            read += index_log(&tx, &path, log, blobs)?;
-            tx.commit().map_err(fail)?;
+            fts5(&t, "optimize", 0).map_err(fail)?;
+            fts5(&t, "automerge", AUTOMERGE).map_err(fail)?;
+            t.commit().map_err(fail)?;
         }
         Ok(read)
     }
@@ -368,7 +421,9 @@ fn index_log(
         }
         _ => 0,
     };
-    if start == 0 {
+    // A log the cache has no row for has nothing to delete: deleting by the
+    // unindexed `session` column scans the whole table, once per new log.
+    if start == 0 && old.is_some() {
         forget(tx, session, agent).map_err(fail)?;
     }
     let mut sql_error = None;
@@ -461,6 +516,15 @@ fn index_log(
     )
     .map_err(fail)?;
     Ok(end - start)
+}
+
+/// An FTS5 command (`optimize`) or persistent setting (`automerge`).
+fn fts5(tx: &Transaction<'_>, key: &str, value: i64) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO messages(messages, rank) VALUES (?1, ?2)",
+        params![key, value],
+    )
+    .map(drop)
 }
 
 /// Delete everything the cache holds of one log.
