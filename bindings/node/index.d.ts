@@ -90,7 +90,7 @@ export interface SearchOptions {
   /** RFC 3339, or a date `YYYY-MM-DD`. */
   since?: string;
   until?: string;
-  /** Only messages that call this tool. */
+  /** Only messages that call this tool, or carry a result of a call to it. */
   tool?: string;
   limit?: number;
 }
@@ -99,9 +99,12 @@ export interface SearchOptions {
 export interface SearchHit {
   project: string;
   sessionId: string;
+  /** The subagent whose log holds the message, or null for the session's own. */
+  agentId: string | null;
   messageId: string;
   role: string | null;
   timestamp: string | null;
+  /** The tools it calls, and those whose results it carries. */
   tools: string[];
   /** Text around the match, matched words between « and ». */
   snippet: string;

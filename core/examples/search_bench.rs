@@ -3,7 +3,7 @@
 //! latency, the update after one append; and `rg` over the same logs in the
 //! same run.
 //!
-//! `cargo run -p sessionkit --example search_bench -- DIR MIB SESSIONS`
+//! `cargo run --release -p sessionkit --example search_bench -- DIR MIB SESSIONS`
 //! (DIR is made and removed; the defaults are 256 MiB over 2,000 sessions).
 
 use std::io::Write;
@@ -126,6 +126,30 @@ fn main() {
         "logs: {:.1} MiB in {} sessions",
         total as f64 / (1 << 20) as f64,
         sessions
+    );
+
+    // The floors: what reading the logs costs before any indexing. First every
+    // line parsed as JSON (what the cache's reader must at least do), then
+    // the core's own reader folding each session into its views.
+    let t = Instant::now();
+    let mut parsed = 0u64;
+    for id in &ids {
+        let bytes = std::fs::read(store.log_path(id).expect("log path")).expect("read log");
+        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let v: serde_json::Value = serde_json::from_slice(line).expect("a JSON line");
+            parsed += u64::from(v.is_object());
+        }
+    }
+    let parse_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    for id in &ids {
+        store.read_session(id).expect("read session");
+    }
+    let read_s = t.elapsed().as_secs_f64();
+    println!(
+        "floor: JSON parse of every line {:.1} MB/s ({parsed} lines); read_session of every log {:.1} MB/s",
+        total as f64 / 1e6 / parse_s,
+        total as f64 / 1e6 / read_s
     );
 
     let t = Instant::now();

@@ -321,3 +321,158 @@ fn concurrent_queries_and_appends_do_not_corrupt_the_cache() {
     assert!(r.set_aside.is_empty());
     assert_eq!(find(&env.store, q("number99")).hits.len(), 1);
 }
+
+#[test]
+fn a_tool_result_is_found_by_its_calls_tool_name() {
+    let env = env_with(StoreOptions::default());
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    let call = s
+        .append(json!({"role": "assistant", "content": "Reading the config.", "messageParams": {"tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"app.toml\"}"}}
+        ]}}))
+        .unwrap();
+    let by_tool = |text: &str, tool: &str| {
+        let mut ids: Vec<String> = find(
+            &env.store,
+            SearchQuery {
+                tool: Some(tool.into()),
+                ..q(text)
+            },
+        )
+        .hits
+        .into_iter()
+        .map(|h| h.message_id)
+        .collect();
+        ids.sort();
+        ids
+    };
+    // The call is indexed before its result is appended: the result must
+    // still learn its tool's name from the cache.
+    assert_eq!(by_tool("config", "read_file"), [call.id()]);
+    let result = s
+        .append(json!({"role": "tool", "content": "config: port = 8080", "messageParams": {"tool_call_id": "c1"}}))
+        .unwrap();
+    let blocks = s
+        .append(json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t2", "name": "grep", "input": {"pattern": "port"}}
+        ]}))
+        .unwrap();
+    let block_result = s
+        .append(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t2", "content": "app.toml:1: port = 8080"}
+        ]}))
+        .unwrap();
+    let mut expected = vec![call.id().to_string(), result.id().to_string()];
+    expected.sort();
+    assert_eq!(by_tool("config", "read_file"), expected);
+    let r = find(&env.store, q("8080"));
+    let tools: Vec<(&str, Vec<String>)> = r
+        .hits
+        .iter()
+        .map(|h| (h.message_id.as_str(), h.tools.clone()))
+        .collect();
+    assert!(
+        tools.contains(&(result.id(), vec!["read_file".to_string()])),
+        "{tools:?}"
+    );
+    let mut expected = vec![blocks.id().to_string(), block_result.id().to_string()];
+    expected.sort();
+    assert_eq!(by_tool("port", "grep"), expected);
+    assert!(by_tool("8080", "bash").is_empty());
+}
+
+#[test]
+fn subagent_logs_are_indexed_and_name_their_agent() {
+    let env = env_with(StoreOptions::default());
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    s.append(json!({"role": "user", "content": "find the flaky albatross test"}))
+        .unwrap();
+    let agent = s.spawn_subagent(Some("explorer"), json!({})).unwrap();
+    let inner = agent
+        .append(json!({"role": "assistant", "content": "The albatross test sleeps 3 s: flaky under load."}))
+        .unwrap();
+    let r = find(&env.store, q("sleeps"));
+    assert_eq!(r.hits.len(), 1);
+    let hit = &r.hits[0];
+    assert_eq!(
+        (
+            hit.session_id.as_str(),
+            hit.agent_id.as_deref(),
+            hit.message_id.as_str()
+        ),
+        (s.id(), Some("explorer"), inner.id())
+    );
+    let both = find(&env.store, q("albatross"));
+    let mut agents: Vec<Option<&str>> = both.hits.iter().map(|h| h.agent_id.as_deref()).collect();
+    agents.sort();
+    assert_eq!(agents, [None, Some("explorer")]);
+    // The session filter covers its subagents; an append to a subagent is
+    // read by offset like any log.
+    let later = agent
+        .append(json!({"role": "assistant", "content": "Replaced the sleep with a condvar."}))
+        .unwrap();
+    let r = find(
+        &env.store,
+        SearchQuery {
+            session: Some(s.id().into()),
+            ..q("condvar")
+        },
+    );
+    assert_eq!(message_ids(&r), [later.id()]);
+    let log = env
+        .store
+        .dir()
+        .join(s.id())
+        .join("subagents")
+        .join("explorer.jsonl");
+    let appended = std::fs::metadata(&log).unwrap().len();
+    assert!(
+        r.indexed_bytes > 0 && r.indexed_bytes < appended,
+        "{}",
+        r.indexed_bytes
+    );
+    // A deleted session takes its subagents' hits with it.
+    let id = s.id().to_string();
+    drop(agent);
+    s.close().unwrap();
+    env.store.delete_session(&id).unwrap();
+    assert!(find(&env.store, q("albatross")).hits.is_empty());
+}
+
+#[test]
+fn processes_building_the_same_cache_at_once_index_each_line_once() {
+    let env = env_with(StoreOptions::default());
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    for i in 0..50 {
+        s.append(json!({"role": "user", "content": format!("kestrel sighting {i}")}))
+            .unwrap();
+    }
+    for round in 0..5 {
+        // Every handle sees a log the cache has not indexed yet: each must
+        // index it under the write lock from where the cache then is.
+        s.append(json!({"role": "user", "content": format!("kestrel round {round}")}))
+            .unwrap();
+        let start = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let store = Store::open(env.project.path(), env.store.options().clone()).unwrap();
+                let start = start.clone();
+                std::thread::spawn(move || {
+                    start.wait();
+                    store.search(&q("kestrel")).expect("search");
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    }
+    let r = find(
+        &env.store,
+        SearchQuery {
+            limit: Some(1000),
+            ..q("kestrel")
+        },
+    );
+    assert_eq!(r.hits.len(), 55);
+}

@@ -36,7 +36,10 @@ pub fn search(ctx: &Ctx, a: SearchArgs) -> Result<Output> {
         out.push_str(&format!("no match for {:?}\n", query.text));
     }
     for h in &results.hits {
-        let mut head = format!("{} {}", h.session_id, h.message_id);
+        let mut head = match &h.agent_id {
+            Some(agent) => format!("{} (agent {agent}) {}", h.session_id, h.message_id),
+            None => format!("{} {}", h.session_id, h.message_id),
+        };
         if a.all {
             head = format!("{} {head}", h.project);
         }

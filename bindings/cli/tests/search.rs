@@ -91,6 +91,33 @@ fn search_all_covers_every_project_of_the_home() {
 }
 
 #[test]
+fn search_finds_results_by_tool_and_subagent_messages() {
+    let env = Env::new();
+    build(&env);
+    // The result t1 answers call_1 (edit_file): the tool filter finds both.
+    let by_tool = env.json(&["search", "a.txt", "--tool", "edit_file", "--session", MAIN]);
+    assert_eq!(
+        hits(&by_tool),
+        [
+            (MAIN.to_string(), "a1".to_string()),
+            (MAIN.to_string(), "t1".to_string())
+        ]
+    );
+    let store = Store::open(env.root(), env.options(common::START_MS)).unwrap();
+    let s = store.open_session(MAIN).unwrap();
+    let agent = s.spawn_subagent(Some("scout"), json!({})).unwrap();
+    agent
+        .append(json!({"id": "s1", "role": "assistant", "content": "Scouted the quokka module"}))
+        .unwrap();
+    let v = env.json(&["search", "quokka"]);
+    assert_eq!(hits(&v), [(MAIN.to_string(), "s1".to_string())]);
+    assert_eq!(v["hits"][0]["agentId"], "scout");
+    assert_eq!(by_tool["hits"][0]["agentId"], Value::Null);
+    let out = env.text(&["search", "quokka"]);
+    assert!(out.contains("agent scout"), "{out}");
+}
+
+#[test]
 fn search_bad_time_is_invalid_input() {
     let env = Env::new();
     build(&env);

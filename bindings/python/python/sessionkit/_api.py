@@ -278,8 +278,8 @@ class Store:
         limit: int | None = None,
     ) -> dict[str, Any]:
         """Full-text search over this project's sessions (every project's with
-        ``all``), best first: ``{"hits": [{"project", "sessionId", "messageId",
-        "role", "timestamp", "tools", "snippet", "score"}], "indexedBytes",
+        ``all``), best first: ``{"hits": [{"project", "sessionId", "agentId",
+        "messageId", "role", "timestamp", "tools", "snippet", "score"}], "indexedBytes",
         "setAside", "stale"}``. ``text`` holds words (all must match),
         ``"phrases"``, ``prefix*`` and ``OR``; matches are between « and » in a
         snippet. Times are RFC 3339 or ``YYYY-MM-DD``."""

@@ -10,7 +10,10 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{
+    params, params_from_iter, Connection, ErrorCode, OpenFlags, OptionalExtension, ToSql,
+    Transaction, TransactionBehavior,
+};
 use serde_json::Value;
 
 use crate::blobs::BlobStore;
@@ -22,7 +25,7 @@ use super::document;
 
 /// The cache's own version (FORMAT.md §23.2): a cache of another version is
 /// set aside and rebuilt, never read.
-pub(crate) const CACHE_VERSION: i64 = 1;
+pub(crate) const CACHE_VERSION: i64 = 2;
 
 /// Marks the file as a sessionkit search cache (`sks1`), so a stray SQLite
 /// database in its place is not mistaken for one.
@@ -31,6 +34,29 @@ const APPLICATION_ID: i64 = 0x736b_7331;
 /// How many bytes at the start and before the indexed end of a log are hashed
 /// to tell an appended log from a rewritten one.
 const HASH_SPAN: u64 = 4096;
+
+/// Logs are indexed in transactions of about this many bytes: one per log
+/// would make FTS5 write (and later merge) at least one segment per log.
+const BATCH_BYTES: u64 = 32 << 20;
+
+/// At least this many bytes to index make a bulk build: FTS5 does not merge
+/// segments while it writes them (`automerge` 0) and merges them all once at
+/// the end (`optimize`), instead of merging a little after every transaction.
+const BULK_BYTES: u64 = 64 << 20;
+
+/// FTS5's automerge setting outside a bulk build (its default).
+const AUTOMERGE: i64 = 4;
+
+/// FTS5's buffer of new terms before it writes a segment, in a bulk build
+/// (16 MiB: fewer, larger segments; inserts were 1.2 to 1.6 times faster than
+/// with the default in a probe) and otherwise (the default, 1 MiB).
+const BULK_HASH_SIZE: i64 = 16 << 20;
+const HASH_SIZE: i64 = 1 << 20;
+
+/// A query scores at most this many matches per store, the newest (the last
+/// indexed): FTS5 computes BM25 for every match it is asked to order by, and
+/// a word in a tenth of the messages then costs a score each.
+const RANKED: usize = 2000;
 
 /// How long a query waits for another process updating the same cache before
 /// it answers from the cache as it is.
@@ -41,19 +67,37 @@ const BUSY_WAIT: Duration = Duration::from_millis(2000);
 /// path is a phrase of its parts and `main.rs` finds `src/main.rs`.
 const SCHEMA: &str = "
 CREATE TABLE logs(
-  session TEXT PRIMARY KEY,
+  session TEXT NOT NULL,
+  agent TEXT NOT NULL,
   ino INTEGER NOT NULL,
   size INTEGER NOT NULL,
   mtime_ns INTEGER NOT NULL,
   indexed INTEGER NOT NULL,
   head_hash INTEGER NOT NULL,
-  tail_hash INTEGER NOT NULL
+  tail_hash INTEGER NOT NULL,
+  PRIMARY KEY(session, agent)
 );
+CREATE TABLE calls(
+  session TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  call TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  PRIMARY KEY(session, agent, call)
+) WITHOUT ROWID;
 CREATE VIRTUAL TABLE messages USING fts5(
-  text, session UNINDEXED, message UNINDEXED, role UNINDEXED, ts UNINDEXED, tools UNINDEXED,
+  text, session UNINDEXED, agent UNINDEXED, message UNINDEXED, role UNINDEXED, ts UNINDEXED,
+  tools UNINDEXED,
   tokenize = \"unicode61 remove_diacritics 2 tokenchars '_'\"
 );
 ";
+
+/// One log of a store: a session's own (`agent` empty) or one of its
+/// subagents' (its sidechain, FORMAT.md §11).
+pub(crate) struct LogRef {
+    pub session: String,
+    pub agent: String,
+    pub path: PathBuf,
+}
 
 /// Where the cache of the store in `dir` lives.
 pub(crate) fn cache_path(dir: &Path) -> PathBuf {
@@ -99,6 +143,8 @@ struct LogState {
 /// A hit as the cache returns it.
 pub(crate) struct Row {
     pub session: String,
+    /// The subagent whose log holds the message; empty for the session's own.
+    pub agent: String,
     pub message: String,
     pub role: Option<String>,
     pub ts: Option<i64>,
@@ -117,6 +163,47 @@ pub(crate) struct Filter<'a> {
     pub tool: Option<&'a str>,
     pub limit: usize,
     pub marks: (&'a str, &'a str),
+}
+
+impl Filter<'_> {
+    /// The match and the filters given, as SQL with numbered parameters and
+    /// their values. Only the filters given are written: a condition such as
+    /// `?2 IS NULL OR role = ?2` still reads the row of every match, which
+    /// for a frequent word cost more than the match itself.
+    fn sql(&self) -> (String, Vec<Box<dyn ToSql>>) {
+        let mut sql = String::from("messages MATCH ?1");
+        let mut args: Vec<Box<dyn ToSql>> = vec![Box::new(self.expr.to_string())];
+        let mut and = |cond: &str, value: Box<dyn ToSql>| {
+            args.push(value);
+            sql.push_str(&format!(
+                " AND {}",
+                cond.replace('?', &format!("?{}", args.len()))
+            ));
+        };
+        if let Some(role) = self.role {
+            and("role = ?", Box::new(role.to_string()));
+        }
+        if let Some(session) = self.session {
+            // A prefix of the id: compared on its length, no LIKE wildcards.
+            and(
+                "substr(session, 1, length(?)) = ?",
+                Box::new(session.to_string()),
+            );
+        }
+        if let Some(ms) = self.since_ms {
+            and("ts >= ?", Box::new(ms));
+        }
+        if let Some(ms) = self.until_ms {
+            and("ts <= ?", Box::new(ms));
+        }
+        if let Some(tool) = self.tool {
+            and(
+                "instr(char(10) || tools || char(10), char(10) || ? || char(10)) > 0",
+                Box::new(tool.to_string()),
+            );
+        }
+        (sql, args)
+    }
 }
 
 /// An open search cache.
@@ -186,224 +273,330 @@ impl Cache {
         tx.commit().map_err(fail)
     }
 
-    /// Bring the cache up to date with the logs of `ids` in `dir`: forget
-    /// sessions whose log is gone, index what was appended to the others, and
-    /// index again from the start a log that was rewritten. Each log is one
-    /// transaction. Returns the bytes of log read.
+    /// Bring the cache up to date with `logs`: forget logs that are gone,
+    /// index what was appended to the others, and index again from the start a
+    /// log that was rewritten. A log's rows and its state change in one
+    /// transaction, which holds several logs (up to [`BATCH_BYTES`]). Returns
+    /// the bytes of log read.
     pub(crate) fn refresh(
         &mut self,
-        dir: &Path,
-        ids: &[String],
+        logs: &[LogRef],
         blobs: &BlobStore,
     ) -> std::result::Result<u64, Failure> {
         let path = self.path.clone();
         let fail = |e| failure(&path, e);
         let known = self.states().map_err(fail)?;
-        let live: HashSet<&str> = ids.iter().map(String::as_str).collect();
-        for gone in known.keys().filter(|k| !live.contains(k.as_str())) {
+        let live: HashSet<(&str, &str)> = logs
+            .iter()
+            .map(|l| (l.session.as_str(), l.agent.as_str()))
+            .collect();
+        for (session, agent) in known.keys() {
+            if live.contains(&(session.as_str(), agent.as_str())) {
+                continue;
+            }
             let tx = self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(fail)?;
-            forget(&tx, gone).map_err(fail)?;
+            forget(&tx, session, agent).map_err(fail)?;
             tx.commit().map_err(fail)?;
         }
-        let mut read = 0;
-        for id in ids {
-            let log_path = dir.join(format!("{id}.jsonl"));
-            let meta = match std::fs::metadata(&log_path) {
+        let mut work = Vec::new();
+        let mut pending = 0;
+        for log in logs {
+            let meta = match std::fs::metadata(&log.path) {
                 Ok(m) => m,
                 // Deleted since it was listed: the next query forgets it.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::io(&log_path, e).into()),
+                Err(e) => return Err(Error::io(&log.path, e).into()),
             };
-            let old = known.get(id).copied();
+            let old = known.get(&(log.session.clone(), log.agent.clone()));
             let unchanged = old.is_some_and(|s| {
                 (s.ino, s.size, s.mtime_ns)
                     == (meta.ino() as i64, meta.len() as i64, mtime_ns(&meta))
             });
-            if unchanged {
-                continue;
+            if !unchanged {
+                pending += meta
+                    .len()
+                    .saturating_sub(old.map_or(0, |s| s.indexed as u64));
+                work.push(log);
             }
-            read += self.index_log(id, &log_path, old, blobs)?;
+        }
+        if work.is_empty() {
+            return Ok(0);
+        }
+        let bulk = pending >= BULK_BYTES;
+        let mut read = 0;
+        let mut batch = 0;
+        let mut tx: Option<Transaction<'_>> = None;
+        for (i, log) in work.iter().enumerate() {
+            let t = match tx.take() {
+                Some(t) => t,
+                None => {
+                    let t = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+                        .map_err(fail)?;
+                    if i == 0 {
+                        // Set each time: a bulk build cut short leaves it off.
+                        fts5(&t, "automerge", if bulk { 0 } else { AUTOMERGE }).map_err(fail)?;
+                        let hash = if bulk { BULK_HASH_SIZE } else { HASH_SIZE };
+                        fts5(&t, "hashsize", hash).map_err(fail)?;
+                    }
+                    t
+                }
+            };
+            let n = index_log(&t, &path, log, blobs)?;
+            read += n;
+            batch += n;
+            if batch >= BATCH_BYTES {
+                t.commit().map_err(fail)?;
+                batch = 0;
+            } else {
+                tx = Some(t);
+            }
+        }
+        if let Some(t) = tx {
+            t.commit().map_err(fail)?;
+        }
+        if bulk {
+            // One merge of everything written: a frequent word's matches are
+            // then read from one segment, not from hundreds.
+            let t = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+                .map_err(fail)?;
+            fts5(&t, "optimize", 0).map_err(fail)?;
+            fts5(&t, "automerge", AUTOMERGE).map_err(fail)?;
+            t.commit().map_err(fail)?;
         }
         Ok(read)
     }
 
-    fn states(&self) -> rusqlite::Result<HashMap<String, LogState>> {
+    fn states(&self) -> rusqlite::Result<HashMap<(String, String), LogState>> {
         let mut st = self.conn.prepare(
-            "SELECT session, ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs",
+            "SELECT session, agent, ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs",
         )?;
-        let rows = st.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                LogState {
-                    ino: r.get(1)?,
-                    size: r.get(2)?,
-                    mtime_ns: r.get(3)?,
-                    indexed: r.get(4)?,
-                    head_hash: r.get(5)?,
-                    tail_hash: r.get(6)?,
-                },
-            ))
-        })?;
+        let rows = st.query_map([], |r| Ok(((r.get(0)?, r.get(1)?), state_of(r, 2)?)))?;
         rows.collect()
     }
 
-    /// Index the log of `id` from where `old` left off, or from its start when
-    /// it was rewritten since (a new file, shorter, or other bytes where the
-    /// indexed ones were).
-    fn index_log(
-        &mut self,
-        id: &str,
-        log_path: &Path,
-        old: Option<LogState>,
-        blobs: &BlobStore,
-    ) -> std::result::Result<u64, Failure> {
-        let path = self.path.clone();
-        let fail = |e| failure(&path, e);
-        let mut file = match File::open(log_path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-            Err(e) => return Err(Error::io(log_path, e).into()),
-        };
-        let meta = file.metadata().at(log_path)?;
-        let start = match old {
-            Some(s) if s.ino == meta.ino() as i64 && s.indexed as u64 <= meta.len() => {
-                let (head, tail) = hashes(&file, log_path, s.indexed as u64)?;
-                if (head, tail) == (s.head_hash, s.tail_hash) {
-                    s.indexed as u64
-                } else {
-                    0
-                }
-            }
-            _ => 0,
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(fail)?;
-        if start == 0 {
-            forget(&tx, id).map_err(fail)?;
-        }
-        let mut sql_error = None;
-        let end = {
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO messages(text, session, message, role, ts, tools) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(fail)?;
-            let mut report = ReadReport::default();
-            log::scan(&mut file, log_path, start, &mut report, |line, _| {
-                let Ok((text, probe)) = log::probe(line.bytes) else {
-                    return Ok(());
-                };
-                let Ok(Class::Message { id: message, .. }) = classify(&probe) else {
-                    return Ok(());
-                };
-                let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
-                    return Ok(());
-                };
-                blobs.inline(&mut m)?;
-                let doc = document::of(&m);
-                if doc.text.is_empty() || sql_error.is_some() {
-                    return Ok(());
-                }
-                if let Err(e) = insert.execute(params![
-                    doc.text,
-                    id,
-                    message,
-                    doc.role,
-                    doc.ts,
-                    doc.tools.join("\n")
-                ]) {
-                    sql_error = Some(e);
-                }
-                Ok(())
-            })?
-        };
-        if let Some(e) = sql_error {
-            return Err(fail(e));
-        }
-        let (head_hash, tail_hash) = hashes(&file, log_path, end)?;
-        // The size and time as read: an append after the scan changes them, so
-        // the next query looks again.
-        let state = LogState {
-            ino: meta.ino() as i64,
-            size: meta.len() as i64,
-            mtime_ns: mtime_ns(&meta),
-            indexed: end as i64,
-            head_hash,
-            tail_hash,
-        };
-        tx.execute(
-            "INSERT OR REPLACE INTO logs(session, ino, size, mtime_ns, indexed, head_hash, tail_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![id, state.ino, state.size, state.mtime_ns, state.indexed, state.head_hash, state.tail_hash],
-        )
-        .map_err(fail)?;
-        tx.commit().map_err(fail)?;
-        Ok(end - start)
-    }
-
-    /// The best `filter.limit` matches, best first (BM25; lower is better).
+    /// The best `filter.limit` matches, best first (BM25; lower is better),
+    /// among the newest [`RANKED`] matches.
     pub(crate) fn query(&self, filter: &Filter<'_>) -> std::result::Result<Vec<Row>, Failure> {
         let fail = |e| failure(&self.path, e);
+        let (filters, mut args) = filter.sql();
+        // Walking the matches newest first costs no score: find where the
+        // newest RANKED of them start, then score only those.
+        let oldest: Option<i64> = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT min(rowid) FROM (SELECT rowid FROM messages WHERE {filters}
+                 ORDER BY rowid DESC LIMIT {RANKED})"
+            ))
+            .and_then(|mut st| st.query_row(params_from_iter(&args), |r| r.get(0)))
+            .map_err(fail)?;
+        let Some(oldest) = oldest else {
+            return Ok(Vec::new());
+        };
+        let n = args.len();
+        args.push(Box::new(filter.marks.0.to_string()));
+        args.push(Box::new(filter.marks.1.to_string()));
+        args.push(Box::new(oldest));
+        args.push(Box::new(filter.limit as i64));
         let mut st = self
             .conn
-            .prepare_cached(
-                "SELECT session, message, role, ts, tools, snippet(messages, 0, ?2, ?3, '…', 24), rank
-                 FROM messages WHERE messages MATCH ?1
-                   AND (?4 IS NULL OR role = ?4)
-                   AND (?5 IS NULL OR substr(session, 1, length(?5)) = ?5)
-                   AND (?6 IS NULL OR ts >= ?6)
-                   AND (?7 IS NULL OR ts <= ?7)
-                   AND (?8 IS NULL OR instr(char(10) || tools || char(10), char(10) || ?8 || char(10)) > 0)
-                 ORDER BY rank LIMIT ?9",
-            )
+            .prepare_cached(&format!(
+                "SELECT session, agent, message, role, ts, tools,
+                        snippet(messages, 0, ?{}, ?{}, '…', 24), rank
+                 FROM messages WHERE {filters} AND rowid >= ?{}
+                 ORDER BY rank LIMIT ?{}",
+                n + 1,
+                n + 2,
+                n + 3,
+                n + 4
+            ))
             .map_err(fail)?;
         let rows = st
-            .query_map(
-                params![
-                    filter.expr,
-                    filter.marks.0,
-                    filter.marks.1,
-                    filter.role,
-                    filter.session,
-                    filter.since_ms,
-                    filter.until_ms,
-                    filter.tool,
-                    filter.limit as i64
-                ],
-                |r| {
-                    Ok(Row {
-                        session: r.get(0)?,
-                        message: r.get(1)?,
-                        role: r.get(2)?,
-                        ts: r.get(3)?,
-                        tools: r.get(4)?,
-                        snippet: r.get(5)?,
-                        rank: r.get(6)?,
-                    })
-                },
-            )
+            .query_map(params_from_iter(&args), |r| {
+                Ok(Row {
+                    session: r.get(0)?,
+                    agent: r.get(1)?,
+                    message: r.get(2)?,
+                    role: r.get(3)?,
+                    ts: r.get(4)?,
+                    tools: r.get(5)?,
+                    snippet: r.get(6)?,
+                    rank: r.get(7)?,
+                })
+            })
             .map_err(fail)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(fail)
     }
-
-    /// Whether the cache knows the session `id` (for tests and reports).
-    #[allow(dead_code)]
-    pub(crate) fn indexed_offset(&self, id: &str) -> rusqlite::Result<Option<i64>> {
-        self.conn
-            .query_row("SELECT indexed FROM logs WHERE session = ?1", [id], |r| {
-                r.get(0)
-            })
-            .optional()
-    }
 }
 
-fn forget(tx: &rusqlite::Transaction<'_>, id: &str) -> rusqlite::Result<()> {
-    tx.execute("DELETE FROM messages WHERE session = ?1", [id])?;
-    tx.execute("DELETE FROM logs WHERE session = ?1", [id])?;
+/// The state of a log as a row of `logs` holds it, from column `at` on.
+fn state_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<LogState> {
+    Ok(LogState {
+        ino: r.get(at)?,
+        size: r.get(at + 1)?,
+        mtime_ns: r.get(at + 2)?,
+        indexed: r.get(at + 3)?,
+        head_hash: r.get(at + 4)?,
+        tail_hash: r.get(at + 5)?,
+    })
+}
+
+/// Index `log` in `tx` from where the cache left off, or from its start when
+/// it was rewritten since (a new file, shorter, or other bytes where the
+/// indexed ones were). Where the cache left off is read in `tx`, which holds
+/// the write lock: another process may have indexed the log since this one
+/// last looked, and reading from a stale offset would index lines twice.
+fn index_log(
+    tx: &Transaction<'_>,
+    cache: &Path,
+    log: &LogRef,
+    blobs: &BlobStore,
+) -> std::result::Result<u64, Failure> {
+    let fail = |e| failure(cache, e);
+    let (session, agent) = (log.session.as_str(), log.agent.as_str());
+    let old = tx
+        .prepare_cached(
+            "SELECT ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs
+             WHERE session = ?1 AND agent = ?2",
+        )
+        .and_then(|mut st| {
+            st.query_row([session, agent], |r| state_of(r, 0))
+                .optional()
+        })
+        .map_err(fail)?;
+    let mut file = match File::open(&log.path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(Error::io(&log.path, e).into()),
+    };
+    let meta = file.metadata().at(&log.path)?;
+    let start = match old {
+        Some(s) if s.ino == meta.ino() as i64 && s.indexed as u64 <= meta.len() => {
+            let (head, tail) = hashes(&file, &log.path, s.indexed as u64)?;
+            if (head, tail) == (s.head_hash, s.tail_hash) {
+                s.indexed as u64
+            } else {
+                0
+            }
+        }
+        _ => 0,
+    };
+    // A log the cache has no row for has nothing to delete: deleting by the
+    // unindexed `session` column scans the whole table, once per new log.
+    if start == 0 && old.is_some() {
+        forget(tx, session, agent).map_err(fail)?;
+    }
+    let mut sql_error = None;
+    let end = {
+        let mut insert = tx
+            .prepare_cached(
+                "INSERT INTO messages(text, session, agent, message, role, ts, tools)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .map_err(fail)?;
+        let mut remember = tx
+            .prepare_cached(
+                "INSERT OR REPLACE INTO calls(session, agent, call, tool) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .map_err(fail)?;
+        let mut recall = tx
+            .prepare_cached(
+                "SELECT tool FROM calls WHERE session = ?1 AND agent = ?2 AND call = ?3",
+            )
+            .map_err(fail)?;
+        let mut report = ReadReport::default();
+        log::scan(&mut file, &log.path, start, &mut report, |line, _| {
+            if sql_error.is_some() {
+                return Ok(());
+            }
+            let Ok((text, probe)) = log::probe(line.bytes) else {
+                return Ok(());
+            };
+            let Ok(Class::Message { id: message, .. }) = classify(&probe) else {
+                return Ok(());
+            };
+            let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
+                return Ok(());
+            };
+            blobs.inline(&mut m)?;
+            let doc = document::of(&m);
+            let row = (|| -> rusqlite::Result<()> {
+                for (call, tool) in &doc.calls {
+                    remember.execute([session, agent, call, tool])?;
+                }
+                if doc.text.is_empty() {
+                    return Ok(());
+                }
+                // A result carries only its call's id: it is found by the
+                // tool's name too, as the call that asked for it is.
+                let mut tools: Vec<String> = doc.tools.iter().map(|t| t.to_string()).collect();
+                for call in &doc.answers {
+                    let tool: Option<String> = recall
+                        .query_row([session, agent, call], |r| r.get(0))
+                        .optional()?;
+                    if let Some(t) = tool.filter(|t| !tools.contains(t)) {
+                        tools.push(t);
+                    }
+                }
+                insert.execute(params![
+                    doc.text,
+                    session,
+                    agent,
+                    message,
+                    doc.role,
+                    doc.ts,
+                    tools.join("\n")
+                ])?;
+                Ok(())
+            })();
+            if let Err(e) = row {
+                sql_error = Some(e);
+            }
+            Ok(())
+        })?
+    };
+    if let Some(e) = sql_error {
+        return Err(fail(e));
+    }
+    let (head_hash, tail_hash) = hashes(&file, &log.path, end)?;
+    // The size and time as read: an append after the scan changes them, so
+    // the next query looks again.
+    let state = LogState {
+        ino: meta.ino() as i64,
+        size: meta.len() as i64,
+        mtime_ns: mtime_ns(&meta),
+        indexed: end as i64,
+        head_hash,
+        tail_hash,
+    };
+    tx.execute(
+        "INSERT OR REPLACE INTO logs(session, agent, ino, size, mtime_ns, indexed, head_hash, tail_hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![session, agent, state.ino, state.size, state.mtime_ns, state.indexed, state.head_hash, state.tail_hash],
+    )
+    .map_err(fail)?;
+    Ok(end - start)
+}
+
+/// An FTS5 command (`optimize`) or persistent setting (`automerge`).
+fn fts5(tx: &Transaction<'_>, key: &str, value: i64) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO messages(messages, rank) VALUES (?1, ?2)",
+        params![key, value],
+    )
+    .map(drop)
+}
+
+/// Delete everything the cache holds of one log.
+fn forget(tx: &Transaction<'_>, session: &str, agent: &str) -> rusqlite::Result<()> {
+    for table in ["messages", "calls", "logs"] {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE session = ?1 AND agent = ?2"),
+            [session, agent],
+        )?;
+    }
     Ok(())
 }
 

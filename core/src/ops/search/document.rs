@@ -1,6 +1,6 @@
 //! What of a message the search cache indexes: its text (string content and
 //! text blocks), its tool calls (name and input) and tool results, with its
-//! role, time and the names of the tools it calls.
+//! role, time, the tools it calls and the calls its results answer.
 
 use serde_json::{Map, Value};
 
@@ -13,7 +13,13 @@ pub(crate) struct Document<'a> {
     pub text: String,
     pub role: Option<&'a str>,
     pub ts: Option<i64>,
+    /// The names of the tools it calls.
     pub tools: Vec<&'a str>,
+    /// Its calls that have an id, as (call id, tool name): a result later in
+    /// the log names the call by its id only.
+    pub calls: Vec<(&'a str, &'a str)>,
+    /// The ids of the calls whose results it carries.
+    pub answers: Vec<&'a str>,
 }
 
 pub(crate) fn of(m: &Map<String, Value>) -> Document<'_> {
@@ -32,7 +38,8 @@ pub(crate) fn of(m: &Map<String, Value>) -> Document<'_> {
         push(call.name.unwrap_or_default().to_string());
         push(call.arguments_text());
     }
-    for result in tool_results(m) {
+    let results = tool_results(m);
+    for result in &results {
         push(result.text());
     }
     Document {
@@ -44,5 +51,10 @@ pub(crate) fn of(m: &Map<String, Value>) -> Document<'_> {
             .and_then(parse_ms)
             .map(|ms| ms as i64),
         tools: calls.iter().filter_map(|c| c.name).collect(),
+        calls: calls
+            .iter()
+            .filter_map(|c| Some((c.id?, c.name?)))
+            .collect(),
+        answers: results.iter().filter_map(|r| r.call_id).collect(),
     }
 }

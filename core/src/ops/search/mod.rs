@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::format::ids::{format_ms, parse_ms};
+use crate::format::layout::subagents_dir_in;
 use crate::store::{log_ids_in, StoreCore};
-use cache::{Cache, Failure, Filter};
+use cache::{Cache, Failure, Filter, LogRef};
 
 /// How many hits a query returns when it does not say.
 pub const DEFAULT_SEARCH_LIMIT: usize = 20;
@@ -38,7 +39,7 @@ pub struct SearchQuery {
     pub since: Option<String>,
     /// Only messages at or before this time (RFC 3339, or a date, meaning its end).
     pub until: Option<String>,
-    /// Only messages that call this tool.
+    /// Only messages that call this tool, or carry the result of a call to it.
     pub tool: Option<String>,
     /// At most this many hits (default [`DEFAULT_SEARCH_LIMIT`]).
     pub limit: Option<usize>,
@@ -60,13 +61,17 @@ pub struct SearchHit {
     pub project: String,
     /// The session.
     pub session_id: String,
-    /// The message: resume or fork at it to continue from there.
+    /// The subagent of the session whose log holds the message (its
+    /// sidechain), or `None` for the session's own log.
+    pub agent_id: Option<String>,
+    /// The message: resume or fork at it (in the session, or in the subagent's
+    /// log when `agent_id` is set) to continue from there.
     pub message_id: String,
     /// Its role, as written.
     pub role: Option<String>,
     /// Its time (RFC 3339), when it has one.
     pub timestamp: Option<String>,
-    /// The tools it calls.
+    /// The tools it calls, and those whose results it carries.
     pub tools: Vec<String>,
     /// A piece of its text around the match, matched words between `«` and `»`.
     pub snippet: String,
@@ -135,6 +140,7 @@ pub(crate) fn search(store: &StoreCore, q: &SearchQuery) -> Result<SearchResults
         .map(|(rank, project, r)| SearchHit {
             project,
             session_id: r.session,
+            agent_id: Some(r.agent).filter(|a| !a.is_empty()),
             message_id: r.message,
             role: r.role,
             timestamp: r.ts.map(|ms| format_ms(ms as u64)),
@@ -160,13 +166,13 @@ fn search_store(
     out: &mut SearchResults,
 ) -> Result<Vec<cache::Row>> {
     let path = cache::cache_path(dir);
-    let ids = log_ids_in(dir)?;
+    let logs = logs_in(dir)?;
     let blobs = BlobStore::new(dir);
     let mut attempt = 0;
     loop {
         attempt += 1;
         let result = Cache::open(&path).and_then(|mut c| {
-            match c.refresh(dir, &ids, &blobs) {
+            match c.refresh(&logs, &blobs) {
                 Ok(n) => out.indexed_bytes += n,
                 Err(Failure::Busy) => out.stale.push(project.to_string()),
                 Err(e) => return Err(e),
@@ -176,7 +182,7 @@ fn search_store(
         match result {
             Ok(mut rows) => {
                 // A session deleted while another process held the cache.
-                rows.retain(|r| dir.join(format!("{}.jsonl", r.session)).exists());
+                rows.retain(|r| log_path(dir, &r.session, &r.agent).exists());
                 return Ok(rows);
             }
             Err(Failure::Damaged(_)) if attempt == 1 => {
@@ -194,6 +200,49 @@ fn search_store(
             }
             Err(Failure::Other(e)) => return Err(e),
         }
+    }
+}
+
+/// Every log of the store in `dir`: each session's, then its subagents'.
+fn logs_in(dir: &Path) -> Result<Vec<LogRef>> {
+    let mut logs = Vec::new();
+    for session in log_ids_in(dir)? {
+        let subagents = subagents_dir_in(&dir.join(&session));
+        let mut agents = Vec::new();
+        match std::fs::read_dir(&subagents) {
+            Ok(entries) => {
+                for e in entries {
+                    let name = e.at(&subagents)?.file_name();
+                    let agent = name.to_str().and_then(|n| n.strip_suffix(".jsonl"));
+                    if let Some(agent) = agent.filter(|a| !a.is_empty()) {
+                        agents.push(agent.to_string());
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&subagents, e)),
+        }
+        agents.sort();
+        logs.push(LogRef {
+            path: log_path(dir, &session, ""),
+            session: session.clone(),
+            agent: String::new(),
+        });
+        logs.extend(agents.into_iter().map(|agent| LogRef {
+            path: log_path(dir, &session, &agent),
+            session: session.clone(),
+            agent,
+        }));
+    }
+    Ok(logs)
+}
+
+/// The log of `session` in `dir`, or of its subagent `agent` when not empty.
+fn log_path(dir: &Path, session: &str, agent: &str) -> PathBuf {
+    if agent.is_empty() {
+        dir.join(format!("{session}.jsonl"))
+    } else {
+        subagents_dir_in(&dir.join(session)).join(format!("{agent}.jsonl"))
     }
 }
 
