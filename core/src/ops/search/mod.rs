@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
-use crate::format::ids::{format_ms, parse_ms};
+use crate::format::ids::{format_ms, parse_ms, validate_path_id};
 use crate::format::layout::subagents_dir_in;
 use crate::store::{log_ids_in, StoreCore};
 use cache::{Cache, Failure, Filter, LogRef};
@@ -213,8 +213,10 @@ fn logs_in(dir: &Path) -> Result<Vec<LogRef>> {
             Ok(entries) => {
                 for e in entries {
                     let name = e.at(&subagents)?.file_name();
+                    // Only what can be an agent id: not a `.tmp-` file of a crash.
                     let agent = name.to_str().and_then(|n| n.strip_suffix(".jsonl"));
-                    if let Some(agent) = agent.filter(|a| !a.is_empty()) {
+                    let agent = agent.filter(|a| validate_path_id("agent id", a).is_ok());
+                    if let Some(agent) = agent {
                         agents.push(agent.to_string());
                     }
                 }
