@@ -10,7 +10,9 @@ use std::sync::RwLock;
 use std::time::Duration;
 
 use serde_json::json;
-use sessionkit::{CreateOptions, ErrorKind, Remote, RemoteOptions, Store, StoreOptions};
+use sessionkit::{
+    CreateOptions, ErrorKind, Remote, RemoteOptions, SettingSource, Store, StoreOptions,
+};
 
 /// The outage test stops the shared server: it runs alone, the others together.
 static SERVER: RwLock<()> = RwLock::new(());
@@ -274,6 +276,31 @@ fn a_follower_receives_exactly_the_lines_pushed_after_it_started_in_order() {
             .kind(),
         ErrorKind::NotFound
     );
+}
+
+#[test]
+fn without_a_url_the_remote_comes_from_the_remote_url_setting() {
+    let Some(url) = server() else { return };
+    if std::env::var_os("SESSIONKIT_REMOTE").is_some() {
+        eprintln!("skipped: SESSIONKIT_REMOTE is set, and it wins over the setting");
+        return;
+    }
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    let none = Remote::connect(&m.a, RemoteOptions::default()).expect_err("no remote");
+    assert_eq!(none.kind(), ErrorKind::InvalidInput);
+    assert!(none.to_string().contains("remote.url"), "{none}");
+
+    m.a.set_setting(SettingSource::Local, "remote.url", json!(url))
+        .expect("set");
+    let r = Remote::connect(&m.a, RemoteOptions::default()).expect("connect from the setting");
+    assert!(r.list().expect("list").is_empty());
+
+    m.a.set_setting(SettingSource::Local, "remote.url", json!(5432))
+        .expect("set");
+    let bad = Remote::connect(&m.a, RemoteOptions::default()).expect_err("not a string");
+    assert_eq!(bad.kind(), ErrorKind::InvalidInput);
+    assert!(bad.to_string().contains("5432"), "{bad}");
 }
 
 #[test]
