@@ -10,7 +10,9 @@ use std::sync::RwLock;
 use std::time::Duration;
 
 use serde_json::json;
-use sessionkit::{CreateOptions, ErrorKind, Remote, RemoteOptions, Store, StoreOptions};
+use sessionkit::{
+    CreateOptions, ErrorKind, Remote, RemoteOptions, SettingSource, Store, StoreOptions,
+};
 
 /// The outage test stops the shared server: it runs alone, the others together.
 static SERVER: RwLock<()> = RwLock::new(());
@@ -211,6 +213,94 @@ fn a_leased_session_is_busy_for_another_machine_and_a_stale_holder_is_fenced_off
         ra.pull(&m.a, &id).expect_err("diverged").kind(),
         ErrorKind::Conflict
     );
+}
+
+#[test]
+fn a_follower_receives_exactly_the_lines_pushed_after_it_started_in_order() {
+    let Some(url) = server() else { return };
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(60));
+    let rb = remote(&url, &m, &m.b, "dashboard", Duration::from_secs(60));
+    let s =
+        m.a.create_session(CreateOptions::default())
+            .expect("create");
+    let id = s.id().to_string();
+    s.append(json!({"role": "user", "content": "before the follower"}))
+        .expect("append");
+    let start = ra.push(&m.a, &id).expect("push").to;
+
+    // From where the remote stands: nothing of what came before.
+    let mut follower = rb.follow(&id, None).expect("follow");
+    assert_eq!(follower.offset(), start);
+    let pusher = std::thread::spawn(move || {
+        for round in 0..3 {
+            for i in 0..=round {
+                s.append(
+                    json!({"role": "assistant", "content": format!("round {round} line {i}")}),
+                )
+                .expect("append");
+            }
+            ra.push(&m.a, &id).expect("push");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        (m, id)
+    });
+    let mut got = Vec::new();
+    let begun = std::time::Instant::now();
+    while got.len() < 6 && begun.elapsed() < Duration::from_secs(30) {
+        got.extend(follower.next_lines(Duration::from_secs(5)).expect("lines"));
+    }
+    let (m, id) = pusher.join().expect("pusher");
+    assert!(
+        follower
+            .next_lines(Duration::from_millis(300))
+            .expect("nothing more")
+            .is_empty(),
+        "no line twice"
+    );
+    assert_eq!(
+        got.concat(),
+        log_bytes(&m.a, &id)[start as usize..].to_vec()
+    );
+    assert_eq!(got.len(), 6);
+    assert!(got.iter().all(|l| l.ends_with(b"\n")), "whole lines");
+
+    assert_eq!(
+        rb.follow("../escape", None).expect_err("hostile").kind(),
+        ErrorKind::InvalidInput
+    );
+    assert_eq!(
+        rb.follow("0190a4b0-0000-7000-8000-000000000000", None)
+            .expect_err("unknown")
+            .kind(),
+        ErrorKind::NotFound
+    );
+}
+
+#[test]
+fn without_a_url_the_remote_comes_from_the_remote_url_setting() {
+    let Some(url) = server() else { return };
+    if std::env::var_os("SESSIONKIT_REMOTE").is_some() {
+        eprintln!("skipped: SESSIONKIT_REMOTE is set, and it wins over the setting");
+        return;
+    }
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    let none = Remote::connect(&m.a, RemoteOptions::default()).expect_err("no remote");
+    assert_eq!(none.kind(), ErrorKind::InvalidInput);
+    assert!(none.to_string().contains("remote.url"), "{none}");
+
+    m.a.set_setting(SettingSource::Local, "remote.url", json!(url))
+        .expect("set");
+    let r = Remote::connect(&m.a, RemoteOptions::default()).expect("connect from the setting");
+    assert!(r.list().expect("list").is_empty());
+
+    m.a.set_setting(SettingSource::Local, "remote.url", json!(5432))
+        .expect("set");
+    let bad = Remote::connect(&m.a, RemoteOptions::default()).expect_err("not a string");
+    assert_eq!(bad.kind(), ErrorKind::InvalidInput);
+    assert!(bad.to_string().contains("5432"), "{bad}");
 }
 
 #[test]

@@ -49,6 +49,19 @@ pub struct Global {
     pub deterministic_state: Option<PathBuf>,
 }
 
+/// Where the shared database is and who takes leases on it.
+#[derive(Debug, Clone, Args)]
+pub struct RemoteArgs {
+    /// The PostgreSQL database, a libpq connection string
+    /// [default: $SESSIONKIT_REMOTE, else the setting remote.url]
+    #[arg(long, value_name = "URL")]
+    pub remote: Option<String>,
+    /// Who takes the sessions' leases, shown to others who find them busy
+    /// [default: <host name>:<process id>]
+    #[arg(long, value_name = "NAME")]
+    pub holder: Option<String>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The project's sessions, newest first
@@ -56,6 +69,38 @@ pub enum Command {
         /// The sessions of every project in the home
         #[arg(long)]
         all: bool,
+        /// The project's sessions on the shared PostgreSQL database instead, from URL
+        /// [default: $SESSIONKIT_REMOTE, else the setting remote.url]
+        #[arg(long, value_name = "URL", num_args = 0..=1, conflicts_with = "all")]
+        remote: Option<Option<String>>,
+    },
+    /// Copy sessions to the shared PostgreSQL database (only the bytes it lacks)
+    Push {
+        /// Session ids or unique prefixes [default: every session of the project]
+        #[arg(value_name = "ID")]
+        ids: Vec<String>,
+        #[command(flatten)]
+        remote: RemoteArgs,
+    },
+    /// Copy a session from the shared PostgreSQL database into this store (only new bytes)
+    Pull {
+        /// The full session id
+        id: String,
+        #[command(flatten)]
+        remote: RemoteArgs,
+    },
+    /// Print a session's log lines as another machine pushes them (until Ctrl-C)
+    Follow {
+        /// The full session id
+        id: String,
+        /// Start at this byte of the log (0: from the beginning) [default: the end]
+        #[arg(long, value_name = "BYTES")]
+        from: Option<u64>,
+        /// Stop once no line came for this many seconds
+        #[arg(long, value_name = "SECS")]
+        until_idle: Option<f64>,
+        #[command(flatten)]
+        remote: RemoteArgs,
     },
     /// Import Claude Code, Codex or seed-style transcripts (files or directories)
     Import {

@@ -10,6 +10,7 @@ mod demo;
 mod edit;
 mod import;
 mod maint;
+mod remote;
 mod render;
 mod search;
 mod sessions;
@@ -60,6 +61,9 @@ fn command_name(c: &Command) -> &'static str {
     match c {
         Command::List { .. } => "list",
         Command::Import { .. } => "import",
+        Command::Push { .. } => "push",
+        Command::Pull { .. } => "pull",
+        Command::Follow { .. } => "follow",
         Command::Show { .. } => "show",
         Command::Tree { .. } => "tree",
         Command::New { .. } => "new",
@@ -96,7 +100,7 @@ fn run(cli: Cli, store_dir: &mut Option<std::path::PathBuf>) -> Result<(Output, 
         }
         Command::Demo => return demo::run(&cli.global).map(|o| (o, 0)),
         Command::Import { paths, from } => return import::import(&cli.global, paths, *from),
-        Command::List { all: true } => return import::list_all(&cli.global).map(|o| (o, 0)),
+        Command::List { all: true, .. } => return import::list_all(&cli.global).map(|o| (o, 0)),
         _ => {}
     }
     let ctx = Ctx::open(&cli.global)?;
@@ -108,7 +112,18 @@ fn run(cli: Cli, store_dir: &mut Option<std::path::PathBuf>) -> Result<(Output, 
 
 fn dispatch(command: Command, ctx: &Ctx) -> Result<(Output, u8), CliError> {
     let out = match command {
+        Command::List {
+            remote: Some(url), ..
+        } => remote::list(ctx, url)?,
         Command::List { .. } => sessions::list(ctx)?,
+        Command::Push { ids, remote } => remote::push(ctx, &ids, &remote)?,
+        Command::Pull { id, remote } => remote::pull(ctx, &id, &remote)?,
+        Command::Follow {
+            id,
+            from,
+            until_idle,
+            remote,
+        } => remote::follow(ctx, &id, from, until_idle, &remote)?,
         Command::Show {
             id,
             full,

@@ -14,7 +14,7 @@ use crate::ctx::{
 };
 use crate::render::{body, heading};
 
-fn status_name(e: &IndexEntry) -> String {
+pub fn status_name(e: &IndexEntry) -> String {
     serde_json::to_value(e.status)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -29,7 +29,7 @@ fn lineage(e: &IndexEntry, ids: &[&str]) -> String {
 }
 
 /// Table text without the trailing blanks comfy-table pads cells with.
-fn table_text(t: &Table) -> String {
+pub fn table_text(t: &Table) -> String {
     let mut s: String = t
         .lines()
         .map(|l| l.trim_end().to_string())

@@ -8,7 +8,8 @@ use serde::Deserialize;
 
 use crate::api::Store;
 use crate::error::{Error, Result};
-use crate::remote::{self, Connection, Lease, PullReport, PushReport, RemoteSession};
+use crate::remote::{self, Connection, Follower, Lease, PullReport, PushReport, RemoteSession};
+use crate::settings::SettingsOptions;
 
 /// Where and as whom to share: every field has a default. As JSON (the
 /// bindings' form): `{"url", "project", "holder", "leaseTtlMs"}`.
@@ -16,7 +17,8 @@ use crate::remote::{self, Connection, Lease, PullReport, PushReport, RemoteSessi
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RemoteOptions {
     /// A libpq connection string (`host=… dbname=…` or a `postgresql://` URI);
-    /// default: the environment variable `SESSIONKIT_REMOTE`.
+    /// default: the environment variable `SESSIONKIT_REMOTE`, else the setting
+    /// `remote.url` (docs/SETTINGS.md).
     pub url: Option<String>,
     /// The name the project's sessions share on the remote; default: the
     /// store's project code. Machines whose checkouts sit at different paths
@@ -49,27 +51,37 @@ const MAX_LEASE_TTL: Duration = Duration::from_secs(24 * 3600);
 
 /// A connection to the shared database for one project. Safe to share between
 /// threads (calls take turns on the one connection).
-#[derive(Debug)]
 pub struct Remote {
     conn: Mutex<Connection>,
+    /// Kept for the extra connection a follower listens on.
+    url: String,
     project: String,
     holder: String,
     ttl: Duration,
 }
 
+// By hand: the connection string may hold a password.
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("conn", &self.conn)
+            .field("project", &self.project)
+            .field("holder", &self.holder)
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Remote {
     /// Connect for the project of `store`, creating or migrating the schema.
-    /// Fails with `InvalidInput` when no connection string is given or set,
+    /// Fails with `InvalidInput` when no connection string is given or set
+    /// (in the options, `SESSIONKIT_REMOTE` or the `remote.url` setting),
     /// `Io` when the server cannot be reached (the message names it), and
     /// `Unsupported` when its schema is newer than this library.
     pub fn connect(store: &Store, options: RemoteOptions) -> Result<Remote> {
         let url = match options.url {
             Some(u) => u,
-            None => std::env::var("SESSIONKIT_REMOTE").map_err(|_| {
-                Error::InvalidInput(
-                    "no remote: give a connection string or set SESSIONKIT_REMOTE".to_string(),
-                )
-            })?,
+            None => remote_url(store)?,
         };
         let project = options
             .project
@@ -89,6 +101,7 @@ impl Remote {
         }
         Ok(Remote {
             conn: Mutex::new(Connection::open(&url)?),
+            url,
             project,
             holder: options.holder.unwrap_or_else(default_holder),
             ttl,
@@ -158,12 +171,44 @@ impl Remote {
         Ok(report)
     }
 
+    /// Follow session `id` as others push it, from byte `from` of its log (a
+    /// line boundary: 0, or the length of a local copy; `None`: where the
+    /// remote stands now). The follower listens on a connection of its own for
+    /// the push's notification and reads every second when none comes.
+    /// `NotFound` when the remote lacks the session.
+    pub fn follow(&self, id: &str, from: Option<u64>) -> Result<Follower> {
+        remote::check_id(id)?;
+        Follower::start(Connection::open(&self.url)?, &self.project, id, from)
+    }
+
     /// Bring the local copy of session `id` up to the remote's: the missing lines
     /// are appended (a session open here for writing is `Busy`), the blobs they
     /// name fetched, the index entry refolded. `NotFound` when the remote lacks
     /// the session; `Conflict` when the local log is not a prefix of the remote's.
     pub fn pull(&self, store: &Store, id: &str) -> Result<PullReport> {
         remote::pull(&mut self.conn.lock(), &store.core, &self.project, id)
+    }
+}
+
+/// The remote when no URL is given: `SESSIONKIT_REMOTE`, else the setting
+/// `remote.url` of the store's project (a string).
+fn remote_url(store: &Store) -> Result<String> {
+    if let Some(url) = std::env::var("SESSIONKIT_REMOTE")
+        .ok()
+        .filter(|u| !u.is_empty())
+    {
+        return Ok(url);
+    }
+    let settings = store.settings(&SettingsOptions::default());
+    match settings.get("remote.url").map(|v| v.value) {
+        Some(serde_json::Value::String(url)) if !url.is_empty() => Ok(url),
+        Some(other) => Err(Error::InvalidInput(format!(
+            "the setting remote.url must be a connection string, not {other}"
+        ))),
+        None => Err(Error::InvalidInput(
+            "no remote: give a connection string, set SESSIONKIT_REMOTE or the setting remote.url"
+                .to_string(),
+        )),
     }
 }
 

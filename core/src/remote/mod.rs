@@ -3,6 +3,7 @@
 //! module owns the connection, the schema and its migrations, and the lease;
 //! `sync` copies logs and blobs both ways by byte offset.
 
+mod follow;
 mod sync;
 
 use std::time::Duration;
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::index::IndexEntry;
 
+pub use follow::Follower;
 pub(crate) use sync::{pull, push};
 pub use sync::{PullReport, PushReport};
 
@@ -64,6 +66,11 @@ pub(crate) const BATCH_BYTES: usize = 1 << 20;
 /// `maxRecordBytes` (4 MiB by default) after blob extraction, and a host may set
 /// that higher; past 64 MiB it is not a session line but an accident.
 pub(crate) const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// How often a follower reads the session when no notification woke it: the
+/// fallback for a NOTIFY that never arrives (a pooler in transaction mode, a
+/// read replica), and the longest such a follower lags.
+pub(crate) const FOLLOW_POLL: Duration = Duration::from_secs(1);
 
 /// An open connection to the shared database, with the schema checked.
 pub(crate) struct Connection {
@@ -231,9 +238,7 @@ impl Connection {
         holder: &str,
         ttl: Duration,
     ) -> Result<Lease> {
-        // The rule a local log's name follows: the lease is for a session that
-        // can be pulled anywhere.
-        crate::format::layout::Layout::new(std::path::PathBuf::new()).log_path(id)?;
+        check_id(id)?;
         let ttl_ms = ttl.as_millis().min(i64::MAX as u128) as i64;
         let target = self.target.clone();
         let err = |e| remote_error(&target, &format!("taking the lease of session {id}"), e);
@@ -245,8 +250,9 @@ impl Connection {
         .map_err(err)?;
         let row = tx
             .query_one(
-                "SELECT lease_holder, lease_expires > now() FROM sessionkit_sessions
-                 WHERE project = $1 AND id = $2 FOR UPDATE",
+                "SELECT lease_holder, lease_expires > now(),
+                        to_char(lease_expires AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
+                 FROM sessionkit_sessions WHERE project = $1 AND id = $2 FOR UPDATE",
                 &[&project, &id],
             )
             .map_err(err)?;
@@ -254,8 +260,9 @@ impl Connection {
         let live: Option<bool> = row.get(1);
         if let (Some(other), Some(true)) = (&current, live) {
             if other != holder {
+                let until: String = row.get(2);
                 return Err(Error::Busy(format!(
-                    "session {id} is leased by {other} on the remote {target}"
+                    "session {id} is leased by {other} until {until} on the remote {target}"
                 )));
             }
         }
@@ -323,6 +330,13 @@ impl Connection {
             })?;
         Ok(())
     }
+}
+
+/// A session id the remote takes: the rule a local log's name follows, since a
+/// remote session is one that can be pulled anywhere.
+pub(crate) fn check_id(id: &str) -> Result<()> {
+    crate::format::layout::Layout::new(std::path::PathBuf::new()).log_path(id)?;
+    Ok(())
 }
 
 fn lost_lease(target: &str, lease: &Lease) -> Error {

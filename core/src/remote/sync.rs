@@ -158,7 +158,12 @@ fn batch_end(bytes: &[u8], at: usize) -> std::result::Result<usize, usize> {
     while end < bytes.len() {
         let line_end = memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |i| end + i + 1);
         if line_end - end > MAX_LINE_BYTES {
-            return Err(line_end - end - 1);
+            // The lines before it go first; the next batch starts at it and fails.
+            return if end > at {
+                Ok(end)
+            } else {
+                Err(line_end - end - 1)
+            };
         }
         if line_end - at > BATCH_BYTES && end > at {
             break;
@@ -258,19 +263,7 @@ pub(crate) fn pull(
     let path = store.log_path(id)?;
     let target = conn.target.clone();
     let err = |doing: &str, e| remote_error(&target, &format!("{doing} session {id}"), e);
-    let pushed: i64 = conn
-        .client
-        .query_opt(
-            "SELECT pushed FROM sessionkit_sessions WHERE project = $1 AND id = $2",
-            &[&project, &id],
-        )
-        .map_err(|e| err("reading", e))?
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "session {id} of project {project} on the remote {target}"
-            ))
-        })?
-        .get(0);
+    let pushed = super::follow::pushed(conn, project, id)? as i64;
     let durability = store.options().durability;
     let exists = path.exists();
     let writer = LogWriter::open(&path, !exists, durability, &format!("session {id}"))?;

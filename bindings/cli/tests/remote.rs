@@ -1,0 +1,453 @@
+//! `push`, `pull`, `list --remote` and `follow` against a real PostgreSQL
+//! server: two homes on one project path stand for two machines. The server
+//! comes from `SESSIONKIT_TEST_PG` (`tests/run-all.sh` starts one with
+//! `tests/pg/server.sh`); without it each test says so and passes without running.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serde_json::{json, Value};
+use sessionkit::{CreateOptions, Remote, RemoteOptions, Store, StoreOptions};
+
+fn server() -> Option<String> {
+    match std::env::var("SESSIONKIT_TEST_PG") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            eprintln!(
+                "skipped: SESSIONKIT_TEST_PG is not set (tests/run-all.sh starts a PostgreSQL server and sets it)"
+            );
+            None
+        }
+    }
+}
+
+/// Two machines: homes `a` and `b` on one project path (one project code, new
+/// to the server at every run).
+struct Machines {
+    tmp: tempfile::TempDir,
+    url: String,
+}
+
+impl Machines {
+    fn new(url: &str) -> Machines {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(tmp.path().join("project")).expect("project dir");
+        Machines {
+            tmp,
+            url: url.to_string(),
+        }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.tmp.path().join("project")
+    }
+
+    fn home(&self, machine: &str) -> PathBuf {
+        self.tmp.path().join(format!("home-{machine}"))
+    }
+
+    fn store(&self, machine: &str) -> Store {
+        Store::open(
+            self.root(),
+            StoreOptions {
+                home: Some(self.home(machine)),
+                ..StoreOptions::default()
+            },
+        )
+        .expect("open store")
+    }
+
+    /// The binary on `machine`, with no remote in its environment.
+    fn process(&self, machine: &str) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("sessionkit"));
+        c.env_remove("SESSIONKIT_HOME")
+            .env_remove("SESSIONKIT_REMOTE")
+            .env("NO_COLOR", "1")
+            .arg("--home")
+            .arg(self.home(machine))
+            .arg("--project")
+            .arg(self.root());
+        c
+    }
+
+    fn cmd(&self, machine: &str) -> Command {
+        Command::from_std(self.process(machine))
+    }
+
+    /// Run `c` with `args`, expect success, return stdout.
+    fn run(&self, mut c: Command, args: &[&str]) -> String {
+        let out = c.args(args).output().expect("run");
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8")
+    }
+
+    /// Run on `machine` with the remote in `SESSIONKIT_REMOTE`, expect success.
+    fn ok(&self, machine: &str, args: &[&str]) -> String {
+        let mut c = self.cmd(machine);
+        c.env("SESSIONKIT_REMOTE", &self.url);
+        self.run(c, args)
+    }
+
+    fn json(&self, machine: &str, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        serde_json::from_str(&self.ok(machine, &all)).expect("json")
+    }
+
+    /// Run on `machine` with the remote, expect exit `code`, return stderr.
+    fn fails(&self, machine: &str, args: &[&str], code: i32) -> String {
+        let mut c = self.cmd(machine);
+        c.env("SESSIONKIT_REMOTE", &self.url);
+        fails_with(c, args, code)
+    }
+
+    fn log(&self, machine: &str, id: &str) -> Vec<u8> {
+        std::fs::read(self.store(machine).dir().join(format!("{id}.jsonl"))).expect("read log")
+    }
+
+    /// The library's handle on the remote for `machine`, as `holder`.
+    fn remote(&self, store: &Store, holder: &str) -> Remote {
+        Remote::connect(
+            store,
+            RemoteOptions {
+                url: Some(self.url.clone()),
+                holder: Some(holder.to_string()),
+                ..RemoteOptions::default()
+            },
+        )
+        .expect("connect")
+    }
+}
+
+/// Run `c` with `args`, expect exit `code`, return stderr.
+fn fails_with(mut c: Command, args: &[&str], code: i32) -> String {
+    let out = c.args(args).output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+    stderr
+}
+
+/// A session on `store` with `n` short messages; its id.
+fn session(store: &Store, n: usize) -> String {
+    let s = store
+        .create_session(CreateOptions::default())
+        .expect("create");
+    for i in 0..n {
+        s.append(json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("message {i}")}))
+            .expect("append");
+    }
+    s.id().to_string()
+}
+
+fn append(store: &Store, id: &str, text: &str) {
+    let s = store.open_session(id).expect("open");
+    s.append(json!({"role": "user", "content": text}))
+        .expect("append");
+}
+
+#[test]
+fn push_pull_and_list_remote_carry_a_session_between_two_machines() {
+    let Some(url) = server() else { return };
+    let m = Machines::new(&url);
+    let a = m.store("a");
+    let id = session(&a, 3);
+
+    // No id: every session of the project.
+    let pushed = m.json("a", &["push"]);
+    assert_eq!(pushed[0]["sessionId"], json!(id));
+    assert_eq!(pushed[0]["from"], json!(0));
+    let first = m.log("a", &id);
+    assert_eq!(pushed[0]["to"], json!(first.len()));
+
+    let listed = m.json("b", &["list", "--remote"]);
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(listed[0]["id"], json!(id));
+    assert_eq!(listed[0]["pushedBytes"], json!(first.len()));
+    assert_eq!(listed[0]["entry"]["title"], json!("message 0"));
+    assert_eq!(listed[0]["entry"]["messageCount"], json!(3));
+    let table = m.ok("b", &["list", "--remote"]);
+    assert!(table.contains("message 0"), "{table}");
+    assert!(table.contains(&first.len().to_string()), "{table}");
+
+    let pulled = m.json("b", &["pull", &id]);
+    assert_eq!(
+        (pulled["from"].clone(), pulled["to"].clone()),
+        (json!(0), json!(first.len()))
+    );
+    assert_eq!(m.log("b", &id), first);
+    // The pulled session is a local session on b, listed and readable.
+    assert!(m.ok("b", &["list"]).contains("message 0"));
+
+    append(&a, &id, "one more");
+    let text = m.ok("a", &["push", &id[..12]]);
+    assert!(
+        text.contains(&format!("{id}: pushed bytes {}..", first.len())),
+        "{text}"
+    );
+    let again = m.json("b", &["pull", &id]);
+    assert_eq!(again["from"], json!(first.len()), "only the new bytes");
+    assert_eq!(m.log("b", &id), m.log("a", &id));
+    assert!(m.ok("b", &["pull", &id]).contains("up to date"));
+}
+
+#[test]
+fn the_remote_comes_from_the_flag_the_environment_or_the_setting_and_is_required() {
+    let Some(url) = server() else { return };
+    let m = Machines::new(&url);
+    let id = session(&m.store("a"), 1);
+
+    let stderr = fails_with(m.cmd("a"), &["push"], 6);
+    assert!(
+        stderr.contains("no remote") && stderr.contains("SESSIONKIT_REMOTE"),
+        "{stderr}"
+    );
+
+    m.run(m.cmd("a"), &["push", "--remote", &url]);
+
+    m.cmd("a")
+        .args(["config", "set", "remote.url", &url])
+        .assert()
+        .success();
+    let listed = m.run(m.cmd("a"), &["--json", "list", "--remote"]);
+    assert!(listed.contains(&id), "{listed}");
+
+    let unreachable = "host=/nonexistent/socket/dir port=1 dbname=x";
+    let stderr = fails_with(m.cmd("a"), &["push", "--remote", unreachable], 8);
+    assert!(stderr.contains("/nonexistent/socket/dir"), "{stderr}");
+}
+
+#[test]
+fn push_while_another_machine_holds_the_lease_says_busy_with_holder_and_expiry() {
+    let Some(url) = server() else { return };
+    let m = Machines::new(&url);
+    let a = m.store("a");
+    let id = session(&a, 2);
+    let other = m.remote(&m.store("b"), "ci-runner-7");
+    let lease = other.acquire(&id).expect("acquire");
+
+    let stderr = m.fails("a", &["push", &id], 4);
+    assert!(stderr.contains("ci-runner-7"), "{stderr}");
+    assert!(stderr.contains("until 20"), "{stderr}");
+    assert!(stderr.contains("pushed 0 of 1 sessions"), "{stderr}");
+
+    other.release(&lease).expect("release");
+    m.ok("a", &["push", &id]);
+}
+
+#[test]
+fn follow_prints_exactly_the_lines_pushed_after_its_start_in_order() {
+    let Some(url) = server() else { return };
+    let m = Machines::new(&url);
+    let a = m.store("a");
+    let id = session(&a, 2);
+    let ra = m.remote(&a, "laptop");
+    let start = ra.push(&a, &id).expect("push").to;
+
+    let follower = m
+        .process("b")
+        .args(["follow", &id, "--until-idle", "3", "--remote", &url])
+        .args(["--from", &start.to_string()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn follow");
+    for round in 0..3 {
+        for i in 0..=round {
+            append(&a, &id, &format!("round {round} line {i}"));
+        }
+        ra.push(&a, &id).expect("push");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let out = follower.wait_with_output().expect("follow");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = m.log("a", &id);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&log[start as usize..])
+    );
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 6);
+}
+
+/// The digests of the blobs in a store, from their paths (`blobs/<hh>/<rest>`).
+fn blob_digests(store: &Store) -> Vec<String> {
+    let mut found = Vec::new();
+    for dir in std::fs::read_dir(store.dir().join("blobs")).expect("blobs dir") {
+        let dir = dir.expect("entry").path();
+        for f in std::fs::read_dir(&dir).expect("blob dir") {
+            let name = f.expect("entry").file_name().to_string_lossy().into_owned();
+            let hh = dir
+                .file_name()
+                .expect("name")
+                .to_string_lossy()
+                .into_owned();
+            found.push(format!("{hh}{name}"));
+        }
+    }
+    found
+}
+
+fn remote_pushed(m: &Machines, id: &str) -> u64 {
+    let listed = m.json("b", &["list", "--remote"]);
+    listed
+        .as_array()
+        .and_then(|l| l.iter().find(|s| s["id"] == json!(id)))
+        .and_then(|s| s["pushedBytes"].as_u64())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_push_killed_half_way_resumes_without_losing_or_duplicating_bytes() {
+    let Some(url) = server() else { return };
+    let m = Machines::new(&url);
+    let a = m.store("a");
+    // Three batches of small lines, then a line naming a blob, then more lines.
+    let id = session(&a, 0);
+    let s = a.open_session(&id).expect("open");
+    let line = "y".repeat(100 * 1024);
+    for i in 0..30 {
+        s.append(json!({"role": "user", "content": format!("{i} {line}")}))
+            .expect("append");
+    }
+    let before_blob = std::fs::metadata(a.dir().join(format!("{id}.jsonl")))
+        .expect("log")
+        .len();
+    let big = format!("{} {}", m.tmp.path().display(), "z".repeat(300 * 1024));
+    s.append(json!({"role": "tool", "content": big}))
+        .expect("append");
+    for i in 0..5 {
+        s.append(json!({"role": "assistant", "content": format!("after {i}")}))
+            .expect("append");
+    }
+    drop(s);
+    let digests = blob_digests(&a);
+    assert_eq!(digests.len(), 1, "{digests:?}");
+
+    // Hold the blob's row uncommitted: the push blocks uploading it, after the
+    // batches before it committed.
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+    let mut tx = db.transaction().expect("begin");
+    // The schema exists before the row is locked.
+    Remote::connect(
+        &a,
+        RemoteOptions {
+            url: Some(url.clone()),
+            ..RemoteOptions::default()
+        },
+    )
+    .expect("migrate");
+    tx.execute(
+        "INSERT INTO sessionkit_blobs (sha256, bytes) VALUES ($1, '') ON CONFLICT DO NOTHING",
+        &[&digests[0]],
+    )
+    .expect("lock the blob row");
+
+    let mut push = m
+        .process("a")
+        .args(["push", &id, "--holder", "laptop", "--remote", &url])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn push");
+    // Until the batches before the blob are in and the push stands still on it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (mut seen, mut before) = (0, u64::MAX);
+    while (seen == 0 || seen != before) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(400));
+        (before, seen) = (seen, remote_pushed(&m, &id));
+    }
+    assert_eq!(
+        push.try_wait().expect("push state"),
+        None,
+        "the push is blocked"
+    );
+    push.kill().expect("SIGKILL the push");
+    push.wait().expect("reap");
+    tx.rollback().expect("rollback");
+    let full = m.log("a", &id);
+    assert!(
+        seen > 0 && seen <= before_blob,
+        "{seen} pushed, the blob's line starts at {before_blob}"
+    );
+
+    // The same holder retries at once (its lease is its own) and finishes.
+    let retry = [
+        "--json", "push", &id, "--holder", "laptop", "--remote", &url,
+    ];
+    let report: Value = serde_json::from_str(&m.run(m.cmd("a"), &retry)).expect("json");
+    assert_eq!(report[0]["from"], json!(seen));
+    assert_eq!(report[0]["to"], json!(full.len()));
+    assert_eq!(remote_pushed(&m, &id), full.len() as u64);
+
+    m.ok("b", &["pull", &id]);
+    assert_eq!(m.log("b", &id), full);
+    let shown = m.ok("b", &["show", &id, "--full"]);
+    assert!(shown.contains("zzzz"), "the blob came along");
+}
+
+#[test]
+fn a_line_over_the_remote_limit_is_refused_after_the_lines_before_it() {
+    let Some(url) = server() else { return };
+    let m = Machines::new(&url);
+    let a = m.store("a");
+    let id = session(&a, 2);
+    let path = a.dir().join(format!("{id}.jsonl"));
+    let before = std::fs::metadata(&path).expect("log").len();
+    // Written behind the library's back: appends extract big payloads to blobs,
+    // so only a foreign writer makes such a line.
+    let mut huge = format!("{{\"role\":\"tool\",\"content\":\"{}", "h".repeat(64 << 20));
+    huge.push_str("\"}\n");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .expect("open log");
+    std::io::Write::write_all(&mut f, huge.as_bytes()).expect("write");
+    drop(f);
+    drop(huge);
+
+    let stderr = m.fails("a", &["push", &id], 6);
+    assert!(
+        stderr.contains("longer than the remote accepts"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("at byte {before}")), "{stderr}");
+    assert_eq!(remote_pushed(&m, &id), before);
+}
+
+#[test]
+fn hostile_ids_are_refused_and_nothing_is_written_outside_the_home() {
+    let Some(url) = server() else { return };
+    let m = Machines::new(&url);
+    session(&m.store("a"), 1);
+    for id in ["../escape", "/etc/passwd", "blobs", "a/b", "..", ""] {
+        m.fails("b", &["pull", id], 6);
+        m.fails("b", &["follow", id, "--until-idle", "1"], 6);
+        let out = m
+            .cmd("a")
+            .env("SESSIONKIT_REMOTE", &url)
+            .args(["push", id])
+            .output()
+            .expect("run");
+        assert!(!out.status.success(), "push {id:?} succeeded");
+    }
+    let entries: Vec<PathBuf> = std::fs::read_dir(m.tmp.path())
+        .expect("tmp")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    let names: Vec<&str> = entries
+        .iter()
+        .filter_map(|p| p.file_name().and_then(|n| n.to_str()))
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["home-a", "home-b", "project"]);
+    assert!(!Path::new(&m.root()).join("escape.jsonl").exists());
+}
