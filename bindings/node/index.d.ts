@@ -177,6 +177,18 @@ export declare class Remote {
   push(sessionId: string, lease?: Lease | null): Promise<TransferReport>;
   /** NOT_FOUND when the remote lacks it; CONFLICT when the logs diverged. */
   pull(sessionId: string): Promise<TransferReport>;
+  /** Follow a session from byte `start` (default: where the remote stands). */
+  follow(sessionId: string, start?: number | null): Promise<Follower>;
+}
+
+/** A session followed as others push it. */
+export declare class Follower {
+  private constructor();
+  /** Where the next lines start, in bytes of the log. */
+  readonly offset: number;
+  /** The lines pushed since (each with its newline), waiting up to
+   *  `timeoutMs` for some; an empty array when none came in time. */
+  nextLines(timeoutMs: number): Promise<Buffer[]>;
 }
 
 export interface StoreOpenOptions {

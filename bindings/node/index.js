@@ -274,6 +274,33 @@ class Remote {
   async pull(sessionId) {
     return parse(await this.#r.pull(str(sessionId, 'sessionId')));
   }
+  /** Follow a session as others push it, from byte `start` of its log (0, or
+   *  the length of a local copy; default: where the remote stands). */
+  async follow(sessionId, start) {
+    if (start !== undefined && start !== null && !Number.isSafeInteger(start)) {
+      throw invalid(`argument \`start\` must be an integer byte offset, not ${describe(start)}`);
+    }
+    return new Follower(await this.#r.follow(str(sessionId, 'sessionId'), start ?? null));
+  }
+}
+
+/** A followed session: `nextLines(timeoutMs)` resolves to the lines pushed
+ *  since (each a Buffer with its newline), waiting up to `timeoutMs` for some;
+ *  a push's notification wakes it, and it reads every second anyway. */
+class Follower {
+  #f;
+  constructor(handle) {
+    this.#f = handle;
+  }
+  get offset() {
+    return this.#f.offset;
+  }
+  async nextLines(timeoutMs) {
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 0xffffffff) {
+      throw invalid(`argument \`timeoutMs\` must be an integer of milliseconds >= 0, not ${describe(timeoutMs)}`);
+    }
+    return this.#f.nextLines(timeoutMs);
+  }
 }
 
 /** A session or sidechain read without a lock: its views, tree and records. */
@@ -750,4 +777,4 @@ function poolRoundTrip() {
   return native.poolRoundTrip();
 }
 
-module.exports = { Store, Remote, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, poolRoundTrip, importTranscripts, listAllSessions };
+module.exports = { Store, Remote, Follower, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, poolRoundTrip, importTranscripts, listAllSessions };

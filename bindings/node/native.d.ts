@@ -1,3 +1,13 @@
+export declare class NativeFollower {
+  /** Where the next lines start, in bytes of the log. */
+  get offset(): number
+  /**
+   * The lines pushed past the offset (each with its newline), waiting up
+   * to `timeout_ms` for some.
+   */
+  nextLines(timeoutMs: number): Promise<Buffer[]>
+}
+
 export declare class NativeRemote {
   get project(): string
   get holder(): string
@@ -8,6 +18,11 @@ export declare class NativeRemote {
   release(lease: string): Promise<void>
   /** Push under `lease` (JSON), or, without one, take the lease for the push. */
   push(sessionId: string, lease?: string | undefined | null): Promise<string>
+  /**
+   * Follow a session as others push it, from byte `start` (default: where
+   * the remote stands).
+   */
+  follow(sessionId: string, start?: number | undefined | null): Promise<NativeFollower>
   pull(sessionId: string): Promise<string>
 }
 

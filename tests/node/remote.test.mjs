@@ -66,6 +66,34 @@ test('a pushed session pulls byte-identical, and again only its new lines', { sk
   await s.close();
 });
 
+test('a follower gets exactly the lines pushed elsewhere', { skip }, async () => {
+  const m = await machines();
+  const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop' });
+  const rb = await m.b.connectRemote({ url, project: m.project, holder: 'dashboard' });
+  const s = await m.a.createSession();
+  await s.append({ role: 'user', content: 'first' });
+  await ra.push(s.id);
+  const start = bytes(m.a, s.id).length;
+  const follower = await rb.follow(s.id);
+  assert.equal(follower.offset, start);
+  assert.deepEqual(await follower.nextLines(0), []);
+  for (let i = 0; i < 3; i++) await s.append({ role: 'assistant', content: `line ${i}` });
+  await ra.push(s.id);
+  const want = bytes(m.a, s.id).subarray(start);
+  const got = [];
+  while (Buffer.concat(got).length < want.length) {
+    const more = await follower.nextLines(10_000);
+    assert.ok(more.length > 0, 'no lines within 10 s of a push');
+    got.push(...more);
+  }
+  assert.deepEqual(Buffer.concat(got), want);
+  assert.ok(got.every((l) => l.at(-1) === 0x0a));
+  assert.equal(follower.offset, start + want.length);
+  await assert.rejects(follower.nextLines(-1), (e) => e.code === ErrorCode.INVALID_INPUT);
+  await rejects(rb.follow('0190a4b0-0000-7000-8000-000000000000'), ErrorCode.NOT_FOUND);
+  await s.close();
+});
+
 test('a held lease is BUSY elsewhere, and a stale one is refused', { skip }, async () => {
   const m = await machines();
   const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop', leaseTtlMs: 300 });

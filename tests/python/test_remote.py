@@ -81,6 +81,34 @@ def test_push_then_pull_is_byte_identical_and_pulls_only_new_lines(machines: Mac
 
 
 @needs_server
+def test_a_follower_gets_exactly_the_lines_pushed_elsewhere(machines: Machines) -> None:
+    m = machines
+    ra, rb = remote(m, m.a, "laptop"), remote(m, m.b, "dashboard")
+    with m.a.create_session() as s:
+        s.append({"role": "user", "content": "first"})
+        ra.push(s.id)
+        start = len(log_bytes(m.a, s.id))
+        follower = rb.follow(s.id)
+        assert follower.offset == start
+        assert follower.next_lines(0) == []
+        for i in range(3):
+            s.append({"role": "assistant", "content": f"line {i}"})
+        ra.push(s.id)
+        got: list[bytes] = []
+        while len(b"".join(got)) < len(log_bytes(m.a, s.id)) - start:
+            more = follower.next_lines(10)
+            assert more, "no lines within 10 s of a push"
+            got += more
+        assert b"".join(got) == log_bytes(m.a, s.id)[start:]
+        assert all(line.endswith(b"\n") for line in got)
+        assert follower.offset == len(log_bytes(m.a, s.id))
+        with pytest.raises(sessionkit.InvalidInputError, match="timeout"):
+            follower.next_lines(-1)
+    with pytest.raises(sessionkit.NotFoundError):
+        rb.follow("0190a4b0-0000-7000-8000-000000000000")
+
+
+@needs_server
 def test_a_held_lease_is_busy_elsewhere_and_a_stale_one_is_refused(machines: Machines) -> None:
     m = machines
     ra, rb = remote(m, m.a, "laptop", ttl_ms=300), remote(m, m.b, "sandbox")

@@ -2,9 +2,11 @@
 //! (docs/DISTRIBUTED.md), bound to the store it pushes from and pulls into.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use parking_lot::Mutex;
 use sessionkit::{Lease, RemoteOptions};
 
 use crate::{job, job_as, text, Job};
@@ -98,8 +100,64 @@ impl NativeRemote {
         })
     }
 
+    /// Follow a session as others push it, from byte `start` (default: where
+    /// the remote stands).
+    #[napi(ts_return_type = "Promise<NativeFollower>")]
+    pub fn follow(
+        &self,
+        session_id: String,
+        start: Option<i64>,
+    ) -> AsyncTask<Job<sessionkit::Follower, NativeFollower>> {
+        let b = self.b.clone();
+        job_as(
+            |f| NativeFollower {
+                f: Arc::new(Mutex::new(f)),
+            },
+            move || {
+                let start = start
+                    .map(|s| {
+                        u64::try_from(s).map_err(|_| {
+                            sessionkit::Error::InvalidInput(format!(
+                                "start must be a byte offset >= 0, not {s}"
+                            ))
+                        })
+                    })
+                    .transpose()?;
+                b.remote.follow(&session_id, start)
+            },
+        )
+    }
+
     #[napi(ts_return_type = "Promise<string>")]
     pub fn pull(&self, session_id: String) -> AsyncTask<Job<String, String>> {
         self.call(move |b| text(&b.remote.pull(&b.store, &session_id)?))
+    }
+}
+
+#[napi]
+pub struct NativeFollower {
+    f: Arc<Mutex<sessionkit::Follower>>,
+}
+
+#[napi]
+impl NativeFollower {
+    /// Where the next lines start, in bytes of the log.
+    #[napi(getter)]
+    pub fn offset(&self) -> i64 {
+        self.f.lock().offset() as i64
+    }
+
+    /// The lines pushed past the offset (each with its newline), waiting up
+    /// to `timeout_ms` for some.
+    #[napi(ts_return_type = "Promise<Buffer[]>")]
+    pub fn next_lines(&self, timeout_ms: u32) -> AsyncTask<Job<Vec<Vec<u8>>, Vec<Buffer>>> {
+        let f = self.f.clone();
+        job_as(
+            |lines| lines.into_iter().map(Buffer::from).collect(),
+            move || {
+                f.lock()
+                    .next_lines(Duration::from_millis(u64::from(timeout_ms)))
+            },
+        )
     }
 }

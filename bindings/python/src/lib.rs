@@ -389,6 +389,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(list_all_sessions, m)?)?;
     m.add_class::<store::Store>()?;
     m.add_class::<remote::Remote>()?;
+    m.add_class::<remote::Follower>()?;
     m.add_class::<session::Session>()?;
     m.add_class::<session::Subagent>()?;
     m.add_class::<view::SessionView>()?;

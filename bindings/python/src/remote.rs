@@ -1,11 +1,15 @@
 //! `Remote`: a project's sessions shared through PostgreSQL
 //! (docs/DISTRIBUTED.md), bound to the store it pushes from and pulls into.
 
+use std::time::Duration;
+
+use parking_lot::Mutex;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use sessionkit::{Lease, RemoteOptions};
 
 use crate::store::{options, Store};
-use crate::{arg_str, detach, dumps, error, to_py};
+use crate::{arg_str, detach, dumps, error, invalid, to_py};
 
 #[pyclass(module = "sessionkit._native", frozen)]
 pub(crate) struct Remote {
@@ -87,9 +91,50 @@ impl Remote {
         to_py(py, &v)
     }
 
+    #[pyo3(signature = (session_id, start=None))]
+    fn follow(
+        &self,
+        py: Python<'_>,
+        session_id: &Bound<'_, PyAny>,
+        start: Option<u64>,
+    ) -> PyResult<Follower> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let f = detach(py, || self.remote.follow(&id, start))?;
+        Ok(Follower {
+            follower: Mutex::new(f),
+        })
+    }
+
     fn pull(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let id = arg_str(py, session_id, "session_id")?;
         let v = detach(py, || self.remote.pull(&self.store, &id))?;
         to_py(py, &v)
+    }
+}
+
+/// A session followed as others push it (the core's `Follower`).
+#[pyclass(module = "sessionkit._native", frozen)]
+pub(crate) struct Follower {
+    follower: Mutex<sessionkit::Follower>,
+}
+
+#[pymethods]
+impl Follower {
+    #[getter]
+    fn offset(&self) -> u64 {
+        self.follower.lock().offset()
+    }
+
+    /// The lines pushed past the offset, each as its bytes with its newline,
+    /// waiting up to `timeout` seconds for some.
+    fn next_lines<'py>(&self, py: Python<'py>, timeout: f64) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        let wait = Duration::try_from_secs_f64(timeout).map_err(|_| {
+            invalid(
+                py,
+                format!("timeout must be a number of seconds >= 0, not {timeout}"),
+            )
+        })?;
+        let lines = detach(py, || self.follower.lock().next_lines(wait))?;
+        Ok(lines.iter().map(|l| PyBytes::new(py, l)).collect())
     }
 }

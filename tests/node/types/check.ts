@@ -3,6 +3,7 @@
 // refuse what the API refuses at run time where a type can say so.
 import { ErrorCode, Store, importTranscripts, listAllSessions, version } from 'sessionkit';
 import type {
+  Follower,
   Lease,
   MemoryEntry,
   Message,
@@ -35,6 +36,9 @@ export async function usage(dir: string): Promise<string[]> {
   const pushed: TransferReport = await remote.push(s.id, lease);
   const shared: RemoteSession[] = await remote.list();
   await remote.release(lease);
+  const follower: Follower = await remote.follow(s.id, 0);
+  const lines: Buffer[] = await follower.nextLines(1_000);
+  void lines, follower.offset;
   void pushed.to, shared;
   void where;
   void imported;

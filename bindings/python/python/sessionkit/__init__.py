@@ -22,6 +22,7 @@ from typing import Any
 
 from . import _native
 from ._api import Remote, Session, SessionView, Store, Subagent
+from ._native import Follower
 from ._types import (
     Durability,
     ExportFormat,
@@ -89,6 +90,7 @@ __all__ = [
     "ImportFormat",
     "Store",
     "Remote",
+    "Follower",
     "Session",
     "SessionView",
     "Subagent",

@@ -779,3 +779,12 @@ class Remote:
         remote lacks it; ``ConflictError`` when the local log is not a prefix
         of the remote one."""
         return self._native.pull(session_id)  # type: ignore[no-any-return]
+
+    def follow(self, session_id: str, start: int | None = None) -> _native.Follower:
+        """Follow a session as others push it, from byte ``start`` of its log
+        (0, or the length of a local copy; default: where the remote stands).
+        ``follower.next_lines(timeout)`` returns the lines pushed since, each as
+        its bytes with its newline, waiting up to ``timeout`` seconds (a
+        notification of each push wakes it; it also reads every second).
+        ``follower.offset`` is where the next lines start."""
+        return self._native.follow(session_id, start)
