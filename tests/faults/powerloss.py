@@ -9,7 +9,7 @@ made durable, and of the rest
 
 - each data write (or truncate) since its file's last fsync is kept, dropped,
   or garbled (its bytes replaced with zeros), independently of the others;
-- directory changes (create, rename, unlink, mkdir) survive as a prefix of
+- directory changes (create, rename, link, unlink, mkdir) survive as a prefix of
   their order (a journaling file system commits metadata in order), at least up
   to the last fsync of a directory they touched.
 
@@ -40,7 +40,7 @@ from pathlib import Path
 from run import message_ids
 
 TRACED = ("openat,write,pwrite64,writev,lseek,read,pread64,fsync,fdatasync,"
-          "rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat,ftruncate,close")
+          "rename,renameat,renameat2,link,linkat,unlink,unlinkat,mkdir,mkdirat,ftruncate,close")
 
 
 @dataclass
@@ -143,8 +143,9 @@ class Timeline:
             self.fds[(pid, ret)] = (ino, 0, "O_APPEND" in args, p)
         elif name == "close":
             self.fds.pop(key, None)
-        elif key not in self.fds and name not in ("rename", "renameat", "renameat2", "unlink",
-                                                   "unlinkat", "mkdir", "mkdirat"):
+        elif key not in self.fds and name not in ("rename", "renameat", "renameat2", "link",
+                                                   "linkat", "unlink", "unlinkat", "mkdir",
+                                                   "mkdirat"):
             return
         elif name in ("read",):
             ino, pos, app, p = self.fds[key]
@@ -181,6 +182,15 @@ class Timeline:
                     self.ns[dst] = ino
                     self.events.append(Ev("ns", ns=("rename", src, dst),
                                           dirs=(os.path.dirname(src), os.path.dirname(dst))))
+        elif name in ("link", "linkat"):
+            # A second name for a file (a fork's log, written under a temporary name).
+            ps = path_args(args)
+            if len(ps) >= 2 and self._mine(ps[-1]):
+                ino = self.ns.get(ps[0])
+                if ino is not None:
+                    self.ns[ps[-1]] = ino
+                    self.events.append(Ev("ns", ns=("link", ps[-1], str(ino)),
+                                          dirs=(os.path.dirname(ps[-1]),)))
         elif name.startswith("unlink"):
             ps = path_args(args)
             if ps and self._mine(ps[-1]):
