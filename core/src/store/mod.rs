@@ -806,31 +806,7 @@ impl StoreCore {
         }
         for d in fs::read_dir(&self.inner.layout.dir).at(&self.inner.layout.dir)? {
             let d = d.at(&self.inner.layout.dir)?;
-            let sub = subagents_dir_in(&d.path());
-            // Only a missing `subagents/` (or a file in place of the directory)
-            // is skipped: a blob gc that skipped an unreadable one would delete
-            // the blobs only its sidechains reference.
-            let rd = match fs::read_dir(&sub) {
-                Ok(rd) => rd,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                    ) =>
-                {
-                    continue
-                }
-                Err(e) => return Err(Error::io(&sub, e)),
-            };
-            for f in rd {
-                let f = f.at(&sub)?;
-                if f.file_name()
-                    .to_str()
-                    .is_some_and(|n| n.ends_with(".jsonl"))
-                {
-                    out.push(f.path());
-                }
-            }
+            out.extend(subagent_logs_in(&d.path())?.into_iter().map(|(_, p)| p));
         }
         Ok(out)
     }
@@ -1150,6 +1126,40 @@ fn not_found_as_session(e: Error, id: &str) -> Error {
         Error::NotFound(_) => Error::NotFound(format!("session {id}")),
         e => e,
     }
+}
+
+/// The logs in the `subagents/` directory of the session directory
+/// `session_dir`, as (file stem, path), sorted; none when there is no such
+/// directory (or a file stands in its place). Any other error is returned: a
+/// blob gc that skipped an unreadable directory would delete the blobs only its
+/// sidechains reference, and a search would lose their hits without a word.
+pub(crate) fn subagent_logs_in(session_dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+    let sub = subagents_dir_in(session_dir);
+    let rd = match fs::read_dir(&sub) {
+        Ok(rd) => rd,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(Vec::new())
+        }
+        Err(e) => return Err(Error::io(&sub, e)),
+    };
+    let mut out = Vec::new();
+    for f in rd {
+        let f = f.at(&sub)?;
+        if let Some(stem) = f
+            .file_name()
+            .to_str()
+            .and_then(|n| n.strip_suffix(".jsonl"))
+        {
+            out.push((stem.to_string(), f.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Ids of every session log in the store directory `dir`, sorted.

@@ -15,7 +15,7 @@ use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::format::ids::{format_ms, parse_ms, validate_path_id};
 use crate::format::layout::subagents_dir_in;
-use crate::store::{log_ids_in, StoreCore};
+use crate::store::{log_ids_in, subagent_logs_in, StoreCore};
 use cache::{Cache, Failure, Filter, LogRef};
 
 /// How many hits a query returns when it does not say.
@@ -207,34 +207,23 @@ fn search_store(
 fn logs_in(dir: &Path) -> Result<Vec<LogRef>> {
     let mut logs = Vec::new();
     for session in log_ids_in(dir)? {
-        let subagents = subagents_dir_in(&dir.join(&session));
-        let mut agents = Vec::new();
-        match std::fs::read_dir(&subagents) {
-            Ok(entries) => {
-                for e in entries {
-                    let name = e.at(&subagents)?.file_name();
-                    // Only what can be an agent id: not a `.tmp-` file of a crash.
-                    let agent = name.to_str().and_then(|n| n.strip_suffix(".jsonl"));
-                    let agent = agent.filter(|a| validate_path_id("agent id", a).is_ok());
-                    if let Some(agent) = agent {
-                        agents.push(agent.to_string());
-                    }
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(&subagents, e)),
-        }
-        agents.sort();
+        let agents = subagent_logs_in(&dir.join(&session))?;
         logs.push(LogRef {
             path: log_path(dir, &session, ""),
             session: session.clone(),
             agent: String::new(),
         });
-        logs.extend(agents.into_iter().map(|agent| LogRef {
-            path: log_path(dir, &session, &agent),
-            session: session.clone(),
-            agent,
-        }));
+        // Only what can be an agent id: not a `.tmp-` file of a crash.
+        logs.extend(
+            agents
+                .into_iter()
+                .filter(|(agent, _)| validate_path_id("agent id", agent).is_ok())
+                .map(|(agent, path)| LogRef {
+                    path,
+                    session: session.clone(),
+                    agent,
+                }),
+        );
     }
     Ok(logs)
 }
