@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use sessionkit::{
-    CreateOptions, ErrorKind, Remote, RemoteOptions, SettingSource, Store, StoreOptions,
+    CreateOptions, ErrorKind, Lease, Remote, RemoteOptions, SettingSource, Store, StoreOptions,
 };
 
 /// The outage test stops the shared server: it runs alone, the others together.
@@ -415,4 +415,29 @@ fn server_ctl(what: &str, dir: &str) {
         .expect("run tests/pg/server.sh")
         .success();
     assert!(ok, "tests/pg/server.sh {what} {dir}");
+}
+
+#[test]
+fn a_lease_is_read_back_only_from_the_object_it_was_given_as() {
+    let lease = Lease {
+        session_id: "s1".into(),
+        holder: "laptop".into(),
+        token: 3,
+        expires_ms: 1_700_000_000_000,
+    };
+    let json = serde_json::to_string(&lease).expect("lease as JSON");
+    assert_eq!(Lease::from_json(&json).expect("read back"), lease);
+    // Positional, empty, null, partial or with a stray field: refused, never
+    // read silently wrong.
+    for bad in [
+        r#"["s1","laptop",3,1700000000000]"#,
+        "",
+        "null",
+        r#"{"sessionId":"s1"}"#,
+        r#"{"sessionId":"s1","holder":"laptop","token":3,"expiresMs":1,"x":1}"#,
+    ] {
+        let e = Lease::from_json(bad).expect_err(bad);
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{bad}: {e}");
+        assert!(e.to_string().contains("lease"), "{bad}: {e}");
+    }
 }

@@ -76,19 +76,29 @@ pub(crate) fn options_from_json<T: serde::de::DeserializeOwned + Default>(
     what: &str,
     json: &str,
 ) -> crate::error::Result<T> {
-    let json = json.trim();
-    if json.is_empty() {
+    if json.trim().is_empty() {
         return Ok(T::default());
     }
-    // serde reads a struct from an array too (fields by position); options are
-    // documented as an object, and a positional form would be read silently wrong.
+    object_from_json(what, json)
+}
+
+/// A struct a host passes as a JSON object; bad JSON, anything but an object
+/// or an unknown field is `InvalidInput`, prefixed with `what`.
+pub(crate) fn object_from_json<T: serde::de::DeserializeOwned>(
+    what: &str,
+    json: &str,
+) -> crate::error::Result<T> {
+    let json = json.trim();
+    // serde reads a struct from an array too (fields by position); these are
+    // documented as objects, and a positional form would be read silently wrong.
     if !json.starts_with('{') {
-        let got = match json.as_bytes()[0] {
-            b'[' => "an array",
-            b'"' => "a string",
-            b'n' => "null",
-            b't' | b'f' => "a boolean",
-            _ => "a number or invalid JSON",
+        let got = match json.as_bytes().first() {
+            None => "nothing",
+            Some(b'[') => "an array",
+            Some(b'"') => "a string",
+            Some(b'n') => "null",
+            Some(b't' | b'f') => "a boolean",
+            Some(_) => "a number or invalid JSON",
         };
         return Err(crate::error::Error::invalid(format!(
             "{what}: expected a JSON object, got {got}"

@@ -120,7 +120,7 @@ pub struct Lease {
 impl Lease {
     /// A lease as the bindings hand it back (the JSON of one taken before).
     pub fn from_json(json: &str) -> Result<Lease> {
-        serde_json::from_str(json).map_err(|e| Error::invalid(format!("lease: {e}")))
+        crate::format::json::object_from_json("lease", json)
     }
 }
 
