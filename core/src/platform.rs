@@ -317,16 +317,94 @@ pub(crate) fn fork_count() -> Option<u64> {
 }
 
 // ---------------------------------------------------------------------------
-// Background threads and fork().
+// Background work and fork().
 
-/// Background threads (the pack merge) now inside libgit2 or the library.
+/// A job for the background thread.
+pub(crate) type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// Jobs waiting for the background thread. Taken by that thread only inside
+/// its [`BackgroundWork`] window, so never held at a fork.
+static JOBS: parking_lot::Mutex<Vec<Job>> = parking_lot::Mutex::new(Vec::new());
+/// The background thread of this process (`None` before the first job), with
+/// the process id it was started in: a forked child has no such thread.
+static WORKER: parking_lot::Mutex<Option<(u32, std::thread::Thread)>> =
+    parking_lot::Mutex::new(None);
+/// Run `job` on the process's one background thread (the pack merge), started
+/// on first use and kept: a thread that starts or exits allocates and frees
+/// outside any window a fork could wait for (its name, thread-local state,
+/// libgit2's per-thread errors), and a child forked at that moment would find
+/// the allocator's lock held by a thread it does not have. The kept thread
+/// touches nothing shared between jobs: it sleeps in `park`, a futex on an
+/// atomic. If no thread can be started, `job` runs here.
+pub(crate) fn run_in_background(job: Job) {
+    let pid = std::process::id();
+    let mut worker = WORKER.lock();
+    if worker.as_ref().map(|(p, _)| *p) != Some(pid) {
+        // First use, or a forked child: the jobs queued in the parent belong
+        // to the parent's thread, which this process does not have.
+        std::mem::forget(std::mem::take(&mut *JOBS.lock()));
+        match spawn_kept("sessionkit-background", background_thread) {
+            Ok(handle) => *worker = Some((pid, handle.thread().clone())),
+            Err(_) => {
+                drop(worker);
+                job();
+                return;
+            }
+        }
+    }
+    JOBS.lock().push(job);
+    if let Some((_, thread)) = worker.as_ref() {
+        thread.unpark();
+    }
+}
+
+/// Start a thread that lives until the process ends or a host joins it, and
+/// return once its start-up is over: the allocations a new thread makes for
+/// itself happen while the caller waits, never while a fork may be made. Its
+/// work must then run inside [`BackgroundWork`] windows, and its exit be
+/// joined by a host.
+pub(crate) fn spawn_kept(
+    name: &str,
+    body: impl FnOnce() + Send + 'static,
+) -> io::Result<std::thread::JoinHandle<()>> {
+    register_fork_handlers();
+    let started = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let in_thread = std::sync::Arc::clone(&started);
+    let handle = std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || {
+            in_thread.wait();
+            body();
+            // Held to the end, so that the last reference (a free) is not
+            // dropped here while the caller may be forking.
+            drop(in_thread);
+        })?;
+    started.wait();
+    Ok(handle)
+}
+
+fn background_thread() {
+    loop {
+        {
+            let _work = BackgroundWork::begin();
+            let jobs = std::mem::take(&mut *JOBS.lock());
+            for job in jobs {
+                job();
+            }
+            // The jobs and their queue are freed here, inside the window.
+        }
+        std::thread::park();
+    }
+}
+
+/// Background threads now inside libgit2 or the library.
 static BACKGROUND: AtomicUsize = AtomicUsize::new(0);
 /// Forks between their `pthread_atfork` prepare and parent handlers.
 static FORKING: AtomicUsize = AtomicUsize::new(0);
 
-/// Held by a background thread for its work. A `fork()` waits for every such
-/// thread to finish its work, and none starts while the fork is made: a child
-/// has only the forking thread, and a lock (libgit2's global pack-window mutex,
+/// Held by a kept thread for its work. A `fork()` waits for the work
+/// to end, and no work starts while the fork is made: a child has only the
+/// forking thread, and a lock (the allocator's, libgit2's pack-window mutex,
 /// the registry of repositories) held by a thread it does not have would stay
 /// held in the child for good, and its next call that takes it would hang.
 pub(crate) struct BackgroundWork(());
@@ -334,7 +412,6 @@ pub(crate) struct BackgroundWork(());
 impl BackgroundWork {
     /// Wait while a fork is being made, then count this thread in.
     pub(crate) fn begin() -> BackgroundWork {
-        register_fork_handlers();
         loop {
             while FORKING.load(Ordering::SeqCst) > 0 {
                 std::thread::sleep(std::time::Duration::from_millis(1));
@@ -371,7 +448,7 @@ extern "C" fn fork_child() {
     BACKGROUND.store(0, Ordering::SeqCst);
 }
 
-/// Register the handlers above, once, before the first background thread.
+/// Register the handlers above, once, before the background thread starts.
 fn register_fork_handlers() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     // SAFETY: the handlers touch atomics and sleep; none takes a lock. On

@@ -367,7 +367,7 @@ impl HistoryRepo {
     }
 
     /// Keep the number of packs small (see `merge_group`). One merge at a time per
-    /// repository in this process, on a background thread: a snapshot never
+    /// repository in this process, on the background thread: a snapshot never
     /// waits for it.
     pub(super) fn maybe_merge_packs(&mut self) {
         let written = std::mem::take(&mut self.packs_written);
@@ -402,19 +402,12 @@ impl HistoryRepo {
         }
         let git_dir = self.git_dir.clone();
         let durable = self.durable;
-        let spawned = std::thread::Builder::new()
-            .name("sessionkit-pack-merge".into())
-            .spawn(move || {
-                // A fork() waits for the merge (see `BackgroundWork`).
-                let _work = platform::BackgroundWork::begin();
-                // Housekeeping: on failure the packs stay as they are, and the
-                // next merge or `gc` picks them up.
-                let _ = merge_packs(&git_dir, durable, &group);
-                done(&git_dir);
-            });
-        if spawned.is_err() {
-            done(&self.git_dir);
-        }
+        platform::run_in_background(Box::new(move || {
+            // Housekeeping: on failure the packs stay as they are, and the
+            // next merge or `gc` picks them up.
+            let _ = merge_packs(&git_dir, durable, &group);
+            done(&git_dir);
+        }));
     }
 
     /// Remove a ref's lock file left by a process killed mid-update. Only called
