@@ -119,7 +119,7 @@ pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
 pub use ops::rewind::{HeadMove, RewindPreview};
 pub use ops::search::{SearchHit, SearchQuery, SearchResults, DEFAULT_SEARCH_LIMIT};
 #[cfg(feature = "remote")]
-pub use remote::{Follower, Lease, PullReport, PushReport, RemoteSession};
+pub use remote::{BackgroundPush, Follower, Lease, PullReport, PushReport, RemoteSession};
 
 /// OpenAI Responses input items (the OpenAI Agents SDK's session items) stored
 /// as messages, and back.

@@ -441,3 +441,104 @@ fn a_lease_is_read_back_only_from_the_object_it_was_given_as() {
         assert!(e.to_string().contains("lease"), "{bad}: {e}");
     }
 }
+
+#[test]
+fn a_background_push_follows_the_writer_keeps_its_lease_and_hands_it_back_at_stop() {
+    let Some(url) = server() else { return };
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    // A short lease: the pusher must renew it several times while the test runs.
+    let ttl = Duration::from_millis(600);
+    let ra = remote(&url, &m, &m.a, "laptop", ttl);
+    let rb = remote(&url, &m, &m.b, "ci", ttl);
+    let s =
+        m.a.create_session(CreateOptions::default())
+            .expect("create");
+    let id = s.id().to_string();
+
+    let interval = Duration::from_millis(20);
+    let bad = ra.push_in_background(&m.a, &id, Duration::from_millis(1));
+    assert_eq!(bad.expect_err("1 ms").kind(), ErrorKind::InvalidInput);
+    assert_eq!(
+        ra.push_in_background(&m.a, "../x", interval)
+            .expect_err("hostile id")
+            .kind(),
+        ErrorKind::InvalidInput
+    );
+    let pusher = ra.push_in_background(&m.a, &id, interval).expect("start");
+    // The writer appends for longer than the lease lasts, never waiting for
+    // the network; the other machine cannot take the session meanwhile.
+    let until = std::time::Instant::now() + ttl * 3;
+    let mut n = 0;
+    while std::time::Instant::now() < until {
+        s.append(json!({"role": "user", "content": format!("turn {n}")}))
+            .expect("append");
+        n += 1;
+        std::thread::sleep(Duration::from_millis(5));
+        if n % 40 == 0 {
+            let busy = rb.acquire(&id).expect_err("held by the pusher");
+            assert_eq!(busy.kind(), ErrorKind::Busy, "{busy}");
+            assert!(busy.to_string().contains("laptop"), "{busy}");
+        }
+    }
+    // Some lines went without being asked for.
+    assert!(pusher.pushed() > 0, "nothing pushed on the interval");
+    let flushed = pusher.flush().expect("flush");
+    let local = log_bytes(&m.a, &id).len() as u64;
+    assert_eq!(flushed.to, local);
+    assert_eq!(pusher.pushed(), local);
+    rb.pull(&m.b, &id).expect("pull");
+    assert_eq!(log_bytes(&m.b, &id), log_bytes(&m.a, &id));
+
+    // The last lines go at stop, and the lease is given back.
+    s.append(json!({"role": "assistant", "content": "done"}))
+        .expect("append");
+    let stopped = pusher.stop().expect("stop");
+    assert_eq!(stopped.to, log_bytes(&m.a, &id).len() as u64);
+    rb.pull(&m.b, &id).expect("pull the rest");
+    assert_eq!(log_bytes(&m.b, &id), log_bytes(&m.a, &id));
+    let lease = rb.acquire(&id).expect("free after stop");
+    rb.release(&lease).expect("release");
+}
+
+#[test]
+fn a_background_push_whose_lease_was_taken_over_says_busy_and_pushes_nothing_more() {
+    let Some(url) = server() else { return };
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    let ttl = Duration::from_secs(60);
+    let ra = remote(&url, &m, &m.a, "laptop", ttl);
+    let s =
+        m.a.create_session(CreateOptions::default())
+            .expect("create");
+    let id = s.id().to_string();
+    s.append(json!({"role": "user", "content": "first"}))
+        .expect("append");
+    let pusher = ra
+        .push_in_background(&m.a, &id, Duration::from_millis(20))
+        .expect("start");
+    let first = pusher.flush().expect("flush");
+    assert_eq!(first.to, log_bytes(&m.a, &id).len() as u64);
+
+    // The same holder name from elsewhere (the laptop's agent restarted) takes
+    // the lease again: a new fencing token, and the old pusher is fenced off.
+    let again = remote(&url, &m, &m.b, "laptop", ttl);
+    let lease = again.acquire(&id).expect("take over");
+    s.append(json!({"role": "user", "content": "late"}))
+        .expect("append");
+    let late = pusher.flush().expect_err("fenced off");
+    assert_eq!(late.kind(), ErrorKind::Busy, "{late}");
+    assert!(late.to_string().contains("taken over"), "{late}");
+    assert_eq!(
+        pusher.flush().expect_err("still fenced off").kind(),
+        ErrorKind::Busy
+    );
+    let listed = again.list().expect("list");
+    assert_eq!(listed[0].pushed_bytes, first.to, "no late line pushed");
+    // Stopping does not give back the lease it no longer holds.
+    assert_eq!(
+        pusher.stop().expect_err("stop says why").kind(),
+        ErrorKind::Busy
+    );
+    again.renew(&lease).expect("the new holder keeps its lease");
+}

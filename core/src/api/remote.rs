@@ -8,7 +8,9 @@ use serde::Deserialize;
 
 use crate::api::Store;
 use crate::error::{Error, Result};
-use crate::remote::{self, Connection, Follower, Lease, PullReport, PushReport, RemoteSession};
+use crate::remote::{
+    self, BackgroundPush, Connection, Follower, Lease, PullReport, PushReport, RemoteSession,
+};
 use crate::settings::SettingsOptions;
 
 /// Where and as whom to share: every field has a default. As JSON (the
@@ -169,6 +171,29 @@ impl Remote {
         let report = pushed?;
         released?;
         Ok(report)
+    }
+
+    /// Push session `id` in the background while this process writes it: take
+    /// its lease on a connection of its own (`Busy` while another holder has
+    /// it), then push what the log gained every `interval` and renew the lease
+    /// on time, on a thread of its own, so that an append never waits for the
+    /// network. `interval` is from 10 ms to a third of the lease time. Stop it
+    /// (or drop it) to push the rest and give the lease back.
+    pub fn push_in_background(
+        &self,
+        store: &Store,
+        id: &str,
+        interval: Duration,
+    ) -> Result<BackgroundPush> {
+        BackgroundPush::start(
+            &self.url,
+            store.core.clone(),
+            &self.project,
+            id,
+            &self.holder,
+            self.ttl,
+            interval,
+        )
     }
 
     /// Follow session `id` as others push it, from byte `from` of its log (a

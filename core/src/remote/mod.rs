@@ -3,6 +3,7 @@
 //! module owns the connection, the schema and its migrations, and the lease;
 //! `sync` copies logs and blobs both ways by byte offset.
 
+mod background;
 mod follow;
 mod sync;
 
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::index::IndexEntry;
 
+pub use background::BackgroundPush;
 pub use follow::Follower;
 pub(crate) use sync::{pull, push};
 pub use sync::{PullReport, PushReport};
