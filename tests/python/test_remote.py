@@ -169,3 +169,32 @@ def test_no_remote_and_an_unreachable_server_say_what_failed(
         sessionkit.Remote(store, url=f"host={tmp_path} port=1 dbname=x user=x")
     with pytest.raises(sessionkit.InvalidInputError, match="unknown field"):
         sessionkit._native.Remote(store._native, {"uri": "x"})
+
+
+@needs_server
+def test_a_background_push_keeps_up_with_the_writer_and_hands_the_lease_back(machines: Machines) -> None:
+    m = machines
+    ra, rb = remote(m, m.a, "laptop", ttl_ms=600), remote(m, m.b, "ci")
+    with m.a.create_session() as s:
+        with pytest.raises(sessionkit.InvalidInputError):
+            ra.push_in_background(s.id, interval=0.001)
+        with ra.push_in_background(s.id, interval=0.02) as pusher:
+            # Longer than the lease: the pusher renews it while the writer appends.
+            until = time.monotonic() + 1.5
+            n = 0
+            while time.monotonic() < until:
+                s.append({"role": "user", "content": f"turn {n}"})
+                n += 1
+                time.sleep(0.005)
+            with pytest.raises(sessionkit.BusyError, match="laptop"):
+                rb.acquire(s.id)
+            assert pusher.pushed > 0
+            report = pusher.flush()
+            assert report["to"] == len(log_bytes(m.a, s.id)) == pusher.pushed
+            s.append({"role": "assistant", "content": "done"})
+        # Leaving the block pushed the rest and gave the lease back.
+        with pytest.raises(sessionkit.InvalidInputError, match="stopped already"):
+            pusher.stop()
+        rb.pull(s.id)
+        assert log_bytes(m.b, s.id) == log_bytes(m.a, s.id)
+        rb.release(rb.acquire(s.id))

@@ -390,6 +390,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::Store>()?;
     m.add_class::<remote::Remote>()?;
     m.add_class::<remote::Follower>()?;
+    m.add_class::<remote::BackgroundPush>()?;
     m.add_class::<session::Session>()?;
     m.add_class::<session::Subagent>()?;
     m.add_class::<view::SessionView>()?;

@@ -105,6 +105,23 @@ impl Remote {
         })
     }
 
+    fn push_in_background(
+        &self,
+        py: Python<'_>,
+        session_id: &Bound<'_, PyAny>,
+        interval: f64,
+    ) -> PyResult<BackgroundPush> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let every = seconds(py, interval, "interval")?;
+        let pusher = detach(py, || {
+            self.remote.push_in_background(&self.store, &id, every)
+        })?;
+        Ok(BackgroundPush {
+            pusher: Mutex::new(Some(pusher)),
+            id,
+        })
+    }
+
     fn pull(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let id = arg_str(py, session_id, "session_id")?;
         let v = detach(py, || self.remote.pull(&self.store, &id))?;
@@ -128,13 +145,62 @@ impl Follower {
     /// The lines pushed past the offset, each as its bytes with its newline,
     /// waiting up to `timeout` seconds for some.
     fn next_lines<'py>(&self, py: Python<'py>, timeout: f64) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-        let wait = Duration::try_from_secs_f64(timeout).map_err(|_| {
-            invalid(
-                py,
-                format!("timeout must be a number of seconds >= 0, not {timeout}"),
-            )
-        })?;
+        let wait = seconds(py, timeout, "timeout")?;
         let lines = detach(py, || self.follower.lock().next_lines(wait))?;
         Ok(lines.iter().map(|l| PyBytes::new(py, l)).collect())
+    }
+}
+
+fn seconds(py: Python<'_>, value: f64, name: &str) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(value).map_err(|_| {
+        invalid(
+            py,
+            format!("{name} must be a number of seconds >= 0, not {value}"),
+        )
+    })
+}
+
+/// A session pushed in the background (the core's `BackgroundPush`); `stop`
+/// ends it, once.
+#[pyclass(module = "sessionkit._native", frozen)]
+pub(crate) struct BackgroundPush {
+    pusher: Mutex<Option<sessionkit::BackgroundPush>>,
+    id: String,
+}
+
+impl BackgroundPush {
+    fn stopped(&self, py: Python<'_>) -> PyErr {
+        error(
+            py,
+            &sessionkit::Error::InvalidInput(format!(
+                "the background push of session {} was stopped already",
+                self.id
+            )),
+        )
+    }
+}
+
+#[pymethods]
+impl BackgroundPush {
+    #[getter]
+    fn pushed(&self) -> u64 {
+        self.pusher.lock().as_ref().map_or(0, |p| p.pushed())
+    }
+
+    fn flush(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let guard = self.pusher.lock();
+        let Some(pusher) = guard.as_ref() else {
+            return Err(self.stopped(py));
+        };
+        let v = detach(py, || pusher.flush())?;
+        to_py(py, &v)
+    }
+
+    fn stop(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let Some(pusher) = self.pusher.lock().take() else {
+            return Err(self.stopped(py));
+        };
+        let v = detach(py, || pusher.stop())?;
+        to_py(py, &v)
     }
 }

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _native
-from ._api import Remote, Session, SessionView, Store, Subagent
+from ._api import BackgroundPush, Remote, Session, SessionView, Store, Subagent
 from ._native import Follower
 from ._types import (
     Durability,
@@ -89,6 +89,7 @@ __all__ = [
     "list_all_sessions",
     "ImportFormat",
     "Store",
+    "BackgroundPush",
     "Remote",
     "Follower",
     "Session",

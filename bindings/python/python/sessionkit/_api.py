@@ -788,3 +788,41 @@ class Remote:
         notification of each push wakes it; it also reads every second).
         ``follower.offset`` is where the next lines start."""
         return self._native.follow(session_id, start)
+
+    def push_in_background(self, session_id: str, interval: float = 0.2) -> BackgroundPush:
+        """Push a session while this process writes it: take its lease on a
+        connection of its own (``BusyError`` while another holder has it), then
+        push what its log gained every ``interval`` seconds (from 0.01 to a
+        third of the lease time) and renew the lease on time, on a thread of
+        its own, so that an append never waits for the network. Use it as a
+        context manager, or call ``stop()``: the rest is pushed and the lease
+        given back."""
+        return BackgroundPush(self._native.push_in_background(session_id, interval))
+
+
+class BackgroundPush:
+    """A session pushed in the background (``Remote.push_in_background``)."""
+
+    def __init__(self, native: _native.BackgroundPush) -> None:
+        self._native = native
+
+    @property
+    def pushed(self) -> int:
+        """Bytes of the session's log the remote holds, as of the last push."""
+        return self._native.pushed
+
+    def flush(self) -> dict[str, Any]:
+        """Push what the log holds now and wait for it: ``{"sessionId",
+        "from", "to", "batches", "blobs"}``. ``BusyError`` once the lease was
+        taken over by another holder (nothing more is pushed)."""
+        return self._native.flush()  # type: ignore[no-any-return]
+
+    def stop(self) -> dict[str, Any]:
+        """Push the rest, give the lease back and end the push (once)."""
+        return self._native.stop()  # type: ignore[no-any-return]
+
+    def __enter__(self) -> BackgroundPush:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
