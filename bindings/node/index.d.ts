@@ -179,6 +179,21 @@ export declare class Remote {
   pull(sessionId: string): Promise<TransferReport>;
   /** Follow a session from byte `start` (default: where the remote stands). */
   follow(sessionId: string, start?: number | null): Promise<Follower>;
+  /** Push a session in the background while this process writes it (BUSY
+   *  while another holder has its lease); `stop()` it to push the rest and
+   *  give the lease back. */
+  pushInBackground(sessionId: string, options?: { intervalMs?: number }): Promise<BackgroundPush>;
+}
+
+/** A session pushed in the background. */
+export declare class BackgroundPush {
+  private constructor();
+  /** Bytes of the session's log the remote holds, as of the last push. */
+  readonly pushed: number;
+  /** Push what the log holds now and wait for it; BUSY once the lease was lost. */
+  flush(): Promise<TransferReport>;
+  /** Push the rest, give the lease back and end (once). */
+  stop(): Promise<TransferReport>;
 }
 
 /** A session followed as others push it. */

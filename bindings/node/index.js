@@ -282,6 +282,40 @@ class Remote {
     }
     return new Follower(await this.#r.follow(str(sessionId, 'sessionId'), start ?? null));
   }
+  /** Push a session while this process writes it: its lease is taken on a
+   *  connection of its own (BUSY while another holder has it), then what its
+   *  log gained is pushed every `intervalMs` (10 ms to a third of the lease
+   *  time; default 200) and the lease renewed, on a thread of its own, so an
+   *  append never waits for the network. `stop()` pushes the rest and gives
+   *  the lease back. */
+  async pushInBackground(sessionId, options) {
+    const intervalMs = options?.intervalMs ?? 200;
+    if (!Number.isInteger(intervalMs) || intervalMs < 0 || intervalMs > 0xffffffff) {
+      throw invalid(`option \`intervalMs\` must be an integer of milliseconds, not ${describe(intervalMs)}`);
+    }
+    return new BackgroundPush(await this.#r.pushInBackground(str(sessionId, 'sessionId'), intervalMs));
+  }
+}
+
+/** A session pushed in the background (`remote.pushInBackground`). */
+class BackgroundPush {
+  #p;
+  constructor(handle) {
+    this.#p = handle;
+  }
+  /** Bytes of the session's log the remote holds, as of the last push. */
+  get pushed() {
+    return this.#p.pushed;
+  }
+  /** Push what the log holds now and wait for it; BUSY once the lease was
+   *  taken over by another holder. */
+  async flush() {
+    return parse(await this.#p.flush());
+  }
+  /** Push the rest, give the lease back and end (once). */
+  async stop() {
+    return parse(await this.#p.stop());
+  }
 }
 
 /** A followed session: `nextLines(timeoutMs)` resolves to the lines pushed
@@ -777,4 +811,4 @@ function poolRoundTrip() {
   return native.poolRoundTrip();
 }
 
-module.exports = { Store, Remote, Follower, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, poolRoundTrip, importTranscripts, listAllSessions };
+module.exports = { Store, Remote, Follower, BackgroundPush, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, poolRoundTrip, importTranscripts, listAllSessions };

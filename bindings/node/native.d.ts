@@ -1,3 +1,12 @@
+export declare class NativeBackgroundPush {
+  /** Bytes of the session's log the remote holds, as of the last push. */
+  get pushed(): number
+  /** Push what the log holds now; the report as JSON. */
+  flush(): Promise<string>
+  /** Push the rest, give the lease back, end (once); the report as JSON. */
+  stop(): Promise<string>
+}
+
 export declare class NativeFollower {
   /** Where the next lines start, in bytes of the log. */
   get offset(): number
@@ -23,6 +32,11 @@ export declare class NativeRemote {
    * the remote stands).
    */
   follow(sessionId: string, start?: number | undefined | null): Promise<NativeFollower>
+  /**
+   * Push a session in the background while this process writes it, every
+   * `interval_ms` (the core's `Remote::push_in_background`).
+   */
+  pushInBackground(sessionId: string, intervalMs: number): Promise<NativeBackgroundPush>
   pull(sessionId: string): Promise<string>
 }
 

@@ -150,3 +150,30 @@ test('no remote, an unknown option and an unreachable server say what failed', a
   await rejects(store.connectRemote({ uri: 'x' }), ErrorCode.INVALID_INPUT, /unknown field/);
   await rejects(store.connectRemote({ url: `host=${dir} port=1 dbname=x user=x` }), ErrorCode.IO, new RegExp(dir));
 });
+
+test('a background push keeps up with the writer and gives the lease back at stop', { skip }, async () => {
+  const m = await machines();
+  const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop', leaseTtlMs: 600 });
+  const rb = await m.b.connectRemote({ url, project: m.project, holder: 'ci' });
+  const s = await m.a.createSession();
+  await rejects(ra.pushInBackground(s.id, { intervalMs: 1 }), ErrorCode.INVALID_INPUT, /interval/);
+  const pusher = await ra.pushInBackground(s.id, { intervalMs: 20 });
+  // Longer than the lease: the pusher renews it while the writer appends.
+  const until = Date.now() + 1500;
+  for (let n = 0; Date.now() < until; n++) {
+    await s.append({ role: 'user', content: `turn ${n}` });
+    await sleep(5);
+  }
+  await rejects(rb.acquire(s.id), ErrorCode.BUSY, /laptop/);
+  assert.ok(pusher.pushed > 0, 'nothing pushed on the interval');
+  const flushed = await pusher.flush();
+  assert.equal(flushed.to, bytes(m.a, s.id).length);
+  await s.append({ role: 'assistant', content: 'done' });
+  const stopped = await pusher.stop();
+  assert.equal(stopped.to, bytes(m.a, s.id).length);
+  await rejects(pusher.stop(), ErrorCode.INVALID_INPUT, /stopped already/);
+  await rb.pull(s.id);
+  assert.deepEqual(bytes(m.b, s.id), bytes(m.a, s.id));
+  await rb.release(await rb.acquire(s.id));
+  await s.close();
+});

@@ -3,6 +3,7 @@
 // refuse what the API refuses at run time where a type can say so.
 import { ErrorCode, Store, importTranscripts, listAllSessions, version } from 'sessionkit';
 import type {
+  BackgroundPush,
   Follower,
   Lease,
   MemoryEntry,
@@ -39,6 +40,10 @@ export async function usage(dir: string): Promise<string[]> {
   const follower: Follower = await remote.follow(s.id, 0);
   const lines: Buffer[] = await follower.nextLines(1_000);
   void lines, follower.offset;
+  const pusher: BackgroundPush = await remote.pushInBackground(s.id, { intervalMs: 50 });
+  const flushed: TransferReport = await pusher.flush();
+  void flushed.to, pusher.pushed;
+  await pusher.stop();
   void pushed.to, shared;
   void where;
   void imported;
