@@ -328,6 +328,23 @@ sk_status sk_store_unset_setting(const struct sk_store *store,
                                  const char *key,
                                  char **out_write_json);
 
+// Rewrite the settings file of `source` in the current shape, applying its
+// pending migrations and keeping the older file as `<file>.v<N>.bak` first;
+// nothing else changes. `out_write_json` receives `{"path", "existed",
+// "backup", "migrations"}` (`backup` null and `migrations` empty when the file
+// was current already).
+//
+// Errors: as `sk_store_set_setting` (a file of a newer version is
+// `SK_UNSUPPORTED`, never downgraded).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `source` is NULL or NUL-terminated;
+// `out_write_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_migrate_settings(const struct sk_store *store,
+                                    const char *source,
+                                    char **out_write_json);
+
 // The instruction files that apply to the directory `dir`, in order: the
 // user's, then from the repository root down to `dir`, each followed by its
 // `@path` includes.

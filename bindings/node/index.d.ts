@@ -437,6 +437,8 @@ export declare class Store {
    *  the sources below. */
   setSetting(source: WritableSettingSource, key: string, value: Json): Promise<SettingsWrite>;
   unsetSetting(source: WritableSettingSource, key: string): Promise<SettingsWrite>;
+  /** Rewrite the file of `source` in the current shape, backing up an older one. */
+  migrateSettings(source: WritableSettingSource): Promise<SettingsWrite>;
   instructions(dir: string, options?: InstructionOptions): Promise<Instructions>;
   addMemory(name: string, content: string, options?: MemoryOptions): Promise<MemoryEntry>;
   updateMemory(name: string, content: string, options?: MemoryOptions): Promise<MemoryEntry>;

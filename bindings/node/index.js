@@ -752,6 +752,11 @@ class Store {
   async unsetSetting(source, key) {
     return parse(await this.#st.unsetSetting(str(source, 'source'), str(key, 'key')));
   }
+  /** Rewrite the file of `source` in the current shape, its older original
+   *  kept as `<file>.v<N>.bak`; UNSUPPORTED for a file of a newer version. */
+  async migrateSettings(source) {
+    return parse(await this.#st.migrateSettings(str(source, 'source')));
+  }
   /** The instruction files that apply to `dir`, in order, with their `@path`
    *  includes; what was not read is in `problems`. Options as the core's
    *  InstructionOptions: `names`, `maxIncludeDepth`. */

@@ -109,6 +109,8 @@ export declare class NativeStore {
   /** Set a dotted key (`value` as JSON text) in the file of `source`. */
   setSetting(source: string, key: string, value: string): Promise<string>
   unsetSetting(source: string, key: string): Promise<string>
+  /** Rewrite the file of `source` in the current shape, backing up an older one. */
+  migrateSettings(source: string): Promise<string>
   /**
    * The instruction files that apply to `dir` (`options`: the core's
    * InstructionOptions as JSON), as JSON.

@@ -261,6 +261,7 @@ impl AbiFuzz {
                 "sk_store_settings" => sk_store_settings(st, p(0), out),
                 "sk_store_set_setting" => sk_store_set_setting(st, p(0), p(1), p(2), out),
                 "sk_store_unset_setting" => sk_store_unset_setting(st, p(0), p(1), out),
+                "sk_store_migrate_settings" => sk_store_migrate_settings(st, p(0), out),
                 "sk_store_instructions" => sk_store_instructions(st, p(0), p(1), out),
                 "sk_store_memory_write" => {
                     sk_store_memory_write(st, p(0), p(1), p(2), truthy(3), out)
@@ -469,6 +470,7 @@ pub const OPS: &[(&str, usize, bool)] = &[
     ("sk_view_model", 1, true),
     ("sk_view_message", 1, true),
     ("sk_view_resolve_message", 1, false),
+    ("sk_store_migrate_settings", 1, true),
 ];
 
 /// Seeds: each fixture log's lines as messages, batches, state, patches and
@@ -566,6 +568,7 @@ pub fn seeds(root: &Path) -> Vec<Vec<u8>> {
         ("sk_view_model", &[br#"{"lastN": 0}"#]),
         ("sk_view_message", &[b"@M"]),
         ("sk_view_resolve_message", &[b"0"]),
+        ("sk_store_migrate_settings", &[b"project"]),
     ];
     for (name, args) in plausible {
         out.push(prog(name, args));

@@ -112,6 +112,36 @@ pub unsafe extern "C" fn sk_store_unset_setting(
     })
 }
 
+/// Rewrite the settings file of `source` in the current shape, applying its
+/// pending migrations and keeping the older file as `<file>.v<N>.bak` first;
+/// nothing else changes. `out_write_json` receives `{"path", "existed",
+/// "backup", "migrations"}` (`backup` null and `migrations` empty when the file
+/// was current already).
+///
+/// Errors: as `sk_store_set_setting` (a file of a newer version is
+/// `SK_UNSUPPORTED`, never downgraded).
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `source` is NULL or NUL-terminated;
+/// `out_write_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_migrate_settings(
+    store: *const sk_store,
+    source: *const c_char,
+    out_write_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_migrate_settings", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let source = SettingSource::parse(arg_str(source, "source")?)?;
+            let out = arg_out(out_write_json, "out_write_json")?;
+            put_json(out, &s.migrate_settings(source)?)
+        }
+    })
+}
+
 /// The instruction files that apply to the directory `dir`, in order: the
 /// user's, then from the repository root down to `dir`, each followed by its
 /// `@path` includes.

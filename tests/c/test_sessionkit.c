@@ -343,6 +343,27 @@ static void test_settings_instructions_memory(void) {
     CHECK(mj_is(mj_get(mj_get(s, "values"), "model"), "\"small\""));
     sk_string_free(s);
     ERR(sk_store_set_setting(store, "local", "a", "1", &w), SK_CORRUPT, "line 2");
+
+    /* An older project file brought to the current shape, its original kept. */
+    write_text(dot, "settings.json", "{\"instructionFiles\": [\"TEAM.md\"]}");
+    OK(sk_store_migrate_settings(store, "project", &w));
+    char *backup = mj_get_str(w, "backup");
+    CHECK(backup && strstr(backup, "settings.json.v1.bak") != NULL);
+    CHECK(mj_len(mj_get(w, "migrations")) == 2);
+    sk_string_free(w);
+    OK(sk_store_settings(store, "{\"sources\": [\"project\"]}", &s));
+    CHECK(mj_is(mj_get(mj_get(mj_get(s, "values"), "instructions"), "names"), "[\"TEAM.md\"]"));
+    sk_string_free(s);
+    OK(sk_store_migrate_settings(store, "project", &w));
+    CHECK(mj_is(mj_get(w, "backup"), "null"));
+    sk_string_free(w);
+    OK(sk_store_unset_setting(store, "project", "instructions", &w));
+    sk_string_free(w);
+    w = NULL;
+    ERR(sk_store_migrate_settings(store, "host", &w), SK_INVALID_INPUT, "host");
+    NUL(sk_store_migrate_settings(store, NULL, &w), "source");
+    CHECK(w == NULL);
+    free(backup);
     free(dot);
 
     /* Instruction files: the root's, its include, and a cycle reported. */

@@ -89,6 +89,23 @@ test('an older file is migrated on its first write, its original kept as a backu
   assert.deepEqual([s.sources[0].version, s.sources[0].migrations], [3, []]);
 });
 
+test('migrateSettings rewrites an older file once, and never a newer one', async () => {
+  const { store, home } = await freshStore();
+  const user = path.join(home, 'settings.json');
+  const original = fs.readFileSync(path.join(fixtures, 'settings', 'v1.json'));
+  fs.writeFileSync(user, original);
+  const w = await store.migrateSettings('user');
+  assert.equal(w.backup, `${user}.v1.bak`);
+  assert.deepEqual(fs.readFileSync(w.backup), original);
+  assert.equal(JSON.parse(fs.readFileSync(user, 'utf8')).schemaVersion, 3);
+  assert.equal((await store.migrateSettings('user')).backup, null);
+  const future = fs.readFileSync(path.join(fixtures, 'settings', 'v99.json'));
+  fs.writeFileSync(user, future);
+  await rejects(store.migrateSettings('user'), ErrorCode.UNSUPPORTED);
+  assert.deepEqual(fs.readFileSync(user), future);
+  await rejects(store.migrateSettings('host'), ErrorCode.INVALID_INPUT, /host/);
+});
+
 test('a file of a newer version is read-only, with a warning', async () => {
   const { store, project } = await freshStore();
   const dir = path.join(project, '.sessionkit');

@@ -59,6 +59,22 @@ def test_an_older_file_is_backed_up_and_migrated(store: sessionkit.Store, home: 
     }
 
 
+def test_migrate_settings_rewrites_an_older_file_once(store: sessionkit.Store, home: Path) -> None:
+    user = home / "settings.json"
+    user.write_text('{"instructionFiles": ["TEAM.md"]}')
+    w = store.migrate_settings("user")
+    assert w["backup"] == str(home / "settings.json.v1.bak")
+    assert len(w["migrations"]) == 2
+    assert json.loads(user.read_text()) == {"schemaVersion": 3, "instructions": {"names": ["TEAM.md"]}}
+    assert store.migrate_settings("user")["backup"] is None
+    user.write_text('{"schemaVersion": 99}')
+    with pytest.raises(errors.UnsupportedError, match="99"):
+        store.migrate_settings("user")
+    assert user.read_text() == '{"schemaVersion": 99}'
+    with pytest.raises(errors.InvalidInputError, match="host"):
+        store.migrate_settings("host")
+
+
 def test_instruction_files_in_order_with_a_cycle(store: sessionkit.Store, project: Path) -> None:
     root = project.resolve()
     (root / "sub").mkdir()

@@ -40,6 +40,12 @@ impl NativeStore {
         self.call(move |s| text(&s.unset_setting(SettingSource::parse(&source)?, &key)?))
     }
 
+    /// Rewrite the file of `source` in the current shape, backing up an older one.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn migrate_settings(&self, source: String) -> AsyncTask<Job<String, String>> {
+        self.call(move |s| text(&s.migrate_settings(SettingSource::parse(&source)?)?))
+    }
+
     /// The instruction files that apply to `dir` (`options`: the core's
     /// InstructionOptions as JSON), as JSON.
     #[napi(ts_return_type = "Promise<string>")]

@@ -205,6 +205,12 @@ impl Store {
         to_py(py, &v)
     }
 
+    fn migrate_settings(&self, py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let source = setting_source(py, source)?;
+        let v = detach(py, || self.store.migrate_settings(source))?;
+        to_py(py, &v)
+    }
+
     #[pyo3(signature = (dir, options=None))]
     fn instructions(
         &self,

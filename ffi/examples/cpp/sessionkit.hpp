@@ -490,6 +490,11 @@ public:
             return sk_store_unset_setting(h_, source.c_str(), key.c_str(), o);
         });
     }
+    // Rewrite the file of `source` in the current shape, backing up an older one.
+    std::string migrate_settings(const std::string &source) {
+        return detail::string_result(
+            [&](char **o) { return sk_store_migrate_settings(h_, source.c_str(), o); });
+    }
     // The instruction files that apply to `dir`, with their includes and problems.
     std::string instructions(const std::string &dir, const std::string &options_json = "") const {
         return detail::string_result([&](char **o) {

@@ -227,6 +227,12 @@ class Store:
         """Remove a dotted key from the file of ``source``."""
         return self._native.unset_setting(source, key)  # type: ignore[no-any-return]
 
+    def migrate_settings(self, source: str) -> dict[str, Any]:
+        """Rewrite the file of ``source`` in the current shape, its older
+        original kept as ``<file>.v<N>.bak``: ``{"path", "existed", "backup",
+        "migrations"}``. A file of a newer version is ``UnsupportedError``."""
+        return self._native.migrate_settings(source)  # type: ignore[no-any-return]
+
     def instructions(
         self,
         dir: str | os.PathLike[str],
