@@ -153,13 +153,13 @@ test('no remote, an unknown option and an unreachable server say what failed', a
 
 test('a background push keeps up with the writer and gives the lease back at stop', { skip }, async () => {
   const m = await machines();
-  const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop', leaseTtlMs: 600 });
+  const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop', leaseTtlMs: 1500 });
   const rb = await m.b.connectRemote({ url, project: m.project, holder: 'ci' });
   const s = await m.a.createSession();
   await rejects(ra.pushInBackground(s.id, { intervalMs: 1 }), ErrorCode.INVALID_INPUT, /interval/);
   const pusher = await ra.pushInBackground(s.id, { intervalMs: 20 });
   // Longer than the lease: the pusher renews it while the writer appends.
-  const until = Date.now() + 1500;
+  const until = Date.now() + 3000;
   for (let n = 0; Date.now() < until; n++) {
     await s.append({ role: 'user', content: `turn ${n}` });
     await sleep(5);

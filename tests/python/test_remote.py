@@ -174,13 +174,13 @@ def test_no_remote_and_an_unreachable_server_say_what_failed(
 @needs_server
 def test_a_background_push_keeps_up_with_the_writer_and_hands_the_lease_back(machines: Machines) -> None:
     m = machines
-    ra, rb = remote(m, m.a, "laptop", ttl_ms=600), remote(m, m.b, "ci")
+    ra, rb = remote(m, m.a, "laptop", ttl_ms=1500), remote(m, m.b, "ci")
     with m.a.create_session() as s:
         with pytest.raises(sessionkit.InvalidInputError):
             ra.push_in_background(s.id, interval=0.001)
         with ra.push_in_background(s.id, interval=0.02) as pusher:
             # Longer than the lease: the pusher renews it while the writer appends.
-            until = time.monotonic() + 1.5
+            until = time.monotonic() + 3.0
             n = 0
             while time.monotonic() < until:
                 s.append({"role": "user", "content": f"turn {n}"})
