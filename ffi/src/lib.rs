@@ -92,11 +92,12 @@
 //!   the same handle. The last error is per thread.
 //! Background threads: after a call that writes file-history snapshots
 //!   (sk_session_user_input, sk_session_before_edit, sk_session_after_edit,
-//!   sk_session_rewind, sk_session_restore_snapshot), the library may start a
-//!   detached thread, "sessionkit-pack-merge", at most one per project at a
-//!   time, that merges the snapshot pack files and ends on its own. No call
-//!   waits for it. Reading a large log may also use a second thread for the
-//!   length of the call.
+//!   sk_session_rewind, sk_session_restore_snapshot), the library may merge
+//!   the snapshot pack files on its own thread, "sessionkit-background",
+//!   started at the first merge and kept for the life of the process (it
+//!   sleeps between merges, at most one merge per project at a time). No
+//!   call waits for it. Reading a large log may also use a second thread for
+//!   the length of the call.
 //! fork(): a child inherits the parent's handles but may not write through
 //!   them. A call through an inherited sk_session or sk_subagent that writes
 //!   (appending, patching, state, head and title changes, sync, subagents) or
@@ -113,13 +114,13 @@
 //!   handle, then open the session (once the parent has closed it) or fork it
 //!   with sk_session_fork. A fork() waits for a running background pack
 //!   merge to end (the library's own thread), and no merge starts while a fork
-//!   is made. As with any library that uses threads and locks, fork() while
+//!   is made; a child that merges starts its own thread. As with any library that uses threads and locks, fork() while
 //!   another thread of the host is inside a sessionkit call may leave a lock
 //!   held in the child for good: a child that will call sessionkit should be
 //!   forked while no other host thread is in it.
-//! Unloading: do not dlclose() the library. A pack-merge thread may still be
-//!   running its code, and there is no call to wait for it; load the library
-//!   once for the life of the process.
+//! Unloading: do not dlclose() the library. Its background thread runs its
+//!   code until the process ends, and there is no call to stop it; load the
+//!   library once for the life of the process.
 #![allow(non_camel_case_types)]
 // Built by `cargo fuzz` as the `abi` target's program (see abi_fuzz.rs).
 #![cfg_attr(fuzzing, no_main)]
