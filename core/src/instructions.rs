@@ -17,6 +17,9 @@ use crate::error::{Error, IoContext, Result};
 pub const DEFAULT_INSTRUCTION_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 /// How deep `@path` includes nest when neither the call nor the settings say.
 pub const DEFAULT_MAX_INCLUDE_DEPTH: usize = 5;
+/// The deepest include nesting a call or a setting may ask for: includes are
+/// followed recursively, and no instruction tree needs more.
+pub const MAX_INCLUDE_DEPTH_LIMIT: usize = 64;
 /// An instruction file larger than this is reported, not read.
 pub const MAX_INSTRUCTION_BYTES: u64 = 256 * 1024;
 

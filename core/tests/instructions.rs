@@ -189,6 +189,31 @@ fn includes_follow_their_file_up_to_the_depth_limit() {
         "{}",
         i.problems[0].message
     );
+
+    // A depth past the cap is refused, from the call or from the settings.
+    let deep = InstructionOptions {
+        max_include_depth: Some(1 << 40),
+        ..InstructionOptions::default()
+    };
+    let err = e.store.instructions(&root, &deep).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("option maxIncludeDepth"), "{err}");
+    e.store
+        .set_setting(
+            SettingSource::Local,
+            "instructions.maxIncludeDepth",
+            json!(100_000),
+        )
+        .unwrap();
+    let err = e
+        .store
+        .instructions(&root, &InstructionOptions::default())
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("setting instructions.maxIncludeDepth must be at most 64, not 100000"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::api::Store;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::instructions::{
     self, InstructionOptions, Instructions, DEFAULT_INSTRUCTION_NAMES, DEFAULT_MAX_INCLUDE_DEPTH,
+    MAX_INCLUDE_DEPTH_LIMIT,
 };
 use crate::memory::{MemoryDir, MemoryEntry, MemoryScope};
 use crate::settings::{SettingSource, Settings, SettingsFiles, SettingsOptions, SettingsWrite};
@@ -98,12 +99,22 @@ impl Store {
                 .and_then(|v| serde_json::from_value::<Vec<String>>(v.value).ok())
                 .unwrap_or_else(|| DEFAULT_INSTRUCTION_NAMES.map(String::from).to_vec())
         });
-        let depth = options.max_include_depth.unwrap_or_else(|| {
-            settings
-                .get("instructions.maxIncludeDepth")
-                .and_then(|v| v.value.as_u64())
-                .map_or(DEFAULT_MAX_INCLUDE_DEPTH, |d| d as usize)
-        });
+        let (depth, from) = match options.max_include_depth {
+            Some(d) => (d as u64, "option maxIncludeDepth"),
+            None => (
+                settings
+                    .get("instructions.maxIncludeDepth")
+                    .and_then(|v| v.value.as_u64())
+                    .unwrap_or(DEFAULT_MAX_INCLUDE_DEPTH as u64),
+                "setting instructions.maxIncludeDepth",
+            ),
+        };
+        if depth > MAX_INCLUDE_DEPTH_LIMIT as u64 {
+            return Err(Error::InvalidInput(format!(
+                "the {from} must be at most {MAX_INCLUDE_DEPTH_LIMIT}, not {depth}"
+            )));
+        }
+        let depth = depth as usize;
         instructions::collect(dir, &self.home(), self.core.project_root(), names, depth)
     }
 
