@@ -14,9 +14,10 @@
  *
  * Conventions
  * -----------
- * Handles: sk_store, sk_session, sk_subagent and sk_view are opaque. Each is
- *   released by its *_close(&handle), which sets the caller's pointer to NULL;
- *   *_close(NULL) and *_close(&null_handle) do nothing. A closed handle used
+ * Handles: sk_store, sk_session, sk_subagent, sk_view, sk_remote and
+ *   sk_follower are opaque. Each is released by its *_close(&handle), which
+ *   sets the caller's pointer to NULL; *_close(NULL) and
+ *   *_close(&null_handle) do nothing. A closed handle used
  *   again is therefore NULL and gives SK_NULL_ARGUMENT. Using a stale copy of
  *   a closed pointer is undefined behaviour.
  * Status: every function that can fail returns an sk_status (0 = SK_OK; the
@@ -88,9 +89,11 @@
  *
  * Threads, fork() and unloading
  * -----------------------------
- * Threads: sk_store, sk_session, sk_subagent and sk_view may each be shared by
- *   any number of threads at once; only closing must not race other uses of
- *   the same handle. The last error is per thread.
+ * Threads: sk_store, sk_session, sk_subagent, sk_view, sk_remote and
+ *   sk_follower may each be shared by any number of threads at once (the
+ *   calls on one sk_remote or sk_follower take turns on its connection);
+ *   only closing must not race other uses of the same handle. The last error
+ *   is per thread.
  * Background threads: after a call that writes file-history snapshots
  *   (sk_session_user_input, sk_session_before_edit, sk_session_after_edit,
  *   sk_session_rewind, sk_session_restore_snapshot), the library may merge
@@ -119,6 +122,9 @@
  *   another thread of the host is inside a sessionkit call may leave a lock
  *   held in the child for good: a child that will call sessionkit should be
  *   forked while no other host thread is in it.
+ *   An inherited sk_remote or sk_follower shares its database connection
+ *   with the parent: the child must neither use nor close it (closing it
+ *   would end the parent's connection too); it opens its own instead.
  * Unloading: do not dlclose() the library. Its background thread runs its
  *   code until the process ends, and there is no call to stop it; load the
  *   library once for the life of the process.
@@ -186,6 +192,21 @@ typedef enum sk_status sk_status;
 typedef int32_t sk_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+// A session followed as other machines push it, on a connection of its own.
+//
+// Thread safety: like `sk_remote` (calls take turns); it stays valid after
+// its remote is closed.
+typedef struct sk_follower sk_follower;
+
+// A connection to the shared PostgreSQL database for the project of the store
+// it was opened from; it pushes from and pulls into that store.
+//
+// Thread safety: an `sk_remote` may be used from any number of threads at
+// once (the calls take turns on its one connection); only `sk_remote_close`
+// must not run concurrently with other uses of the handle. It stays valid
+// after its store is closed.
+typedef struct sk_remote sk_remote;
 
 // A session open for writing. Holds the session's exclusive writer lock until
 // it is closed: a second `sk_session_open` of the same id, in this or another
@@ -481,6 +502,226 @@ sk_status sk_store_export_session(const struct sk_store *store,
                                   const char *session_id,
                                   const char *format,
                                   char **out_text);
+
+// Connect to the shared database for the project of `store`, creating or
+// migrating its schema (docs/DISTRIBUTED.md).
+//
+// - `options_json`: NULL, "" or a JSON object: `url` (a libpq connection
+//   string, `host=... dbname=...` or `postgresql://...`; default: the
+//   environment variable SESSIONKIT_REMOTE, else the setting `remote.url`),
+//   `project` (the name the project's sessions share on the remote; default:
+//   the store's project code), `holder` (who takes leases, shown to others
+//   who get SK_BUSY; default "<host name>:<process id>"), `leaseTtlMs` (how
+//   long a lease lasts unless renewed; default 60000, at most a day).
+// - `out_remote`: receives the handle, to be closed with `sk_remote_close`.
+//
+// Blocks until the server answers or the connection fails (the string's
+// `connect_timeout` bounds it). TLS is not supported yet.
+//
+// Errors: `SK_INVALID_INPUT` (bad options or connection string, no remote
+// configured), `SK_IO` (the server cannot be reached or failed; the message
+// names it without credentials), `SK_UNSUPPORTED` (the database's schema is
+// newer than this library).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `options_json` is NULL or NUL-terminated;
+// `out_remote` is NULL or writable.
+sk_status sk_remote_open(const struct sk_store *store,
+                         const char *options_json,
+                         struct sk_remote **out_remote);
+
+// Close the connection, free the handle and set `*remote` to NULL.
+// `sk_remote_close(NULL)` and a pointer to a NULL handle do nothing. Leases
+// taken through it are not released (they expire); followers opened from it
+// stay valid.
+//
+// # Safety
+//
+// `remote` is NULL or points to a handle pointer from `sk_remote_open` (or
+// NULL); no other thread uses the handle during or after the call.
+void sk_remote_close(struct sk_remote **remote);
+
+// The project name the sessions are shared under, as a plain string.
+//
+// # Safety
+//
+// `remote` is NULL or a live handle; `out_project` is NULL or writable. Free
+// the result with `sk_string_free`.
+sk_status sk_remote_project(const struct sk_remote *remote, char **out_project);
+
+// Who this handle takes leases as, as a plain string.
+//
+// # Safety
+//
+// `remote` is NULL or a live handle; `out_holder` is NULL or writable. Free
+// the result with `sk_string_free`.
+sk_status sk_remote_holder(const struct sk_remote *remote, char **out_holder);
+
+// The schema version of the database (after the migration at open: this
+// library's).
+//
+// Errors: `SK_IO` (the server failed or the connection was lost).
+//
+// # Safety
+//
+// `remote` is NULL or a live handle; `out_version` is NULL or writable.
+sk_status sk_remote_schema_version(const struct sk_remote *remote, int64_t *out_version);
+
+// The project's sessions on the remote, by id: a JSON array of `{"id",
+// "pushedBytes", "entry", "leaseHolder"}`: the bytes of the log the database
+// holds, the index entry as last pushed (null before the first push) and the
+// holder of an unexpired lease (null if none).
+//
+// Errors: `SK_IO`.
+//
+// # Safety
+//
+// `remote` is NULL or a live handle; `out_json` is NULL or writable. Free the
+// result with `sk_string_free`.
+sk_status sk_remote_list(const struct sk_remote *remote, char **out_json);
+
+// Take the lease of session `session_id`: while it is held, no other holder
+// can push lines to the session. `out_lease_json` receives the lease,
+// `{"sessionId", "holder", "token", "expiresMs"}`: `token` is the fencing
+// token (larger at every acquire), `expiresMs` the expiry in milliseconds
+// since the Unix epoch by the database's clock. Renew it before then with
+// `sk_remote_renew`; give it back with `sk_remote_release`.
+//
+// Errors: `SK_BUSY` while another holder's lease has not expired (the last
+// error names the holder and the expiry), `SK_INVALID_INPUT` (an invalid id,
+// e.g. "../x" or ""), `SK_IO`.
+//
+// # Safety
+//
+// `remote` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+// `out_lease_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_remote_acquire(const struct sk_remote *remote,
+                            const char *session_id,
+                            char **out_lease_json);
+
+// Extend a lease (`lease_json` as `sk_remote_acquire` returned it) by the
+// handle's time to live; `out_lease_json` receives it with its new expiry.
+//
+// Errors: `SK_BUSY` when another holder took the lease since (this holder may
+// no longer push), `SK_INVALID_INPUT` (not a lease), `SK_IO`.
+//
+// # Safety
+//
+// `remote` is NULL or a live handle; `lease_json` is NULL or NUL-terminated;
+// `out_lease_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_remote_renew(const struct sk_remote *remote,
+                          const char *lease_json,
+                          char **out_lease_json);
+
+// Give a lease back (`lease_json` as `sk_remote_acquire` or `sk_remote_renew`
+// returned it). A lease already taken over is left to its new holder.
+//
+// Errors: `SK_INVALID_INPUT` (not a lease), `SK_IO`.
+//
+// # Safety
+//
+// `remote` is NULL or a live handle; `lease_json` is NULL or NUL-terminated.
+sk_status sk_remote_release(const struct sk_remote *remote, const char *lease_json);
+
+// Push the whole lines of local session `session_id` that the remote lacks,
+// with the blobs they name, in batches (an interrupted push resumes where the
+// remote stands; nothing is sent twice).
+//
+// - `lease_json`: NULL to take the session's lease for the push and give it
+//   back after, or a lease the caller holds (from `sk_remote_acquire`).
+// - `out_report_json`: receives `{"sessionId", "from", "to", "batches",
+//   "blobs"}`: the bytes the remote held before and holds now, the
+//   transactions that sent lines and the blobs uploaded.
+//
+// Errors: `SK_BUSY` (another holder's lease, or the given lease was taken
+// over: its lines are refused), `SK_CONFLICT` (the local log does not
+// continue the remote one: fork), `SK_NOT_FOUND` (no such local session),
+// `SK_INVALID_INPUT` (an invalid id, a lease for another session, a line over
+// 64 MiB: the lines before it are pushed), `SK_IO`.
+//
+// # Safety
+//
+// `remote` is NULL or a live handle; string arguments are NULL or
+// NUL-terminated; `out_report_json` is NULL or writable. Free the result with
+// `sk_string_free`.
+sk_status sk_remote_push(const struct sk_remote *remote,
+                         const char *session_id,
+                         const char *lease_json,
+                         char **out_report_json);
+
+// Bring the local copy of session `session_id` up to the remote's: the
+// missing lines are appended (a new log is created), the blobs they name
+// fetched, the index entry refolded. Pulling again fetches only new lines;
+// the pulled log is the pushed one byte for byte. `out_report_json` receives
+// `{"sessionId", "from", "to", "blobs"}` (bytes of the local log before and
+// after, blobs fetched).
+//
+// Errors: `SK_NOT_FOUND` (the remote lacks the session), `SK_BUSY` (the
+// session is open for writing here), `SK_CONFLICT` (the local log is not a
+// prefix of the remote one: fork), `SK_INVALID_INPUT` (an invalid id),
+// `SK_IO`.
+//
+// # Safety
+//
+// `remote` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+// `out_report_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_remote_pull(const struct sk_remote *remote,
+                         const char *session_id,
+                         char **out_report_json);
+
+// Follow session `session_id` as others push it, from byte `from_offset` of
+// its log: a line boundary (0, or the length of a local copy), or a negative
+// number for where the remote stands now. The follower listens on a
+// connection of its own for each push's notification and reads anyway every
+// second when none comes. Close it with `sk_follower_close`.
+//
+// Errors: `SK_NOT_FOUND` (the remote lacks the session), `SK_INVALID_INPUT`
+// (an invalid id, an offset past the remote's end), `SK_IO`.
+//
+// # Safety
+//
+// `remote` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+// `out_follower` is NULL or writable.
+sk_status sk_remote_follow(const struct sk_remote *remote,
+                           const char *session_id,
+                           int64_t from_offset,
+                           struct sk_follower **out_follower);
+
+// Close a follower's connection, free the handle and set `*follower` to NULL.
+// `sk_follower_close(NULL)` and a pointer to a NULL handle do nothing.
+//
+// # Safety
+//
+// `follower` is NULL or points to a handle pointer from `sk_remote_follow`
+// (or NULL); no other thread uses the handle during or after the call.
+void sk_follower_close(struct sk_follower **follower);
+
+// The byte offset of the log where the next lines start.
+//
+// # Safety
+//
+// `follower` is NULL or a live handle; `out_offset` is NULL or writable.
+sk_status sk_follower_offset(const struct sk_follower *follower, uint64_t *out_offset);
+
+// The lines pushed past the follower's offset, in order, each once, waiting
+// up to `timeout_ms` milliseconds when there are none yet (0: do not wait).
+// `out_lines_json` receives a JSON array of strings, each one whole log line
+// with its "\n", so that their concatenation is the log's bytes from the old
+// offset to the new one; `[]` when none came in time. A line that is not
+// UTF-8 (a foreign writer's bytes) has its bad bytes replaced by U+FFFD here;
+// the offset still counts the bytes stored.
+//
+// Errors: `SK_IO` (the connection was lost; the offset is unchanged, so a new
+// follower from `sk_follower_offset` goes on where this one stopped).
+//
+// # Safety
+//
+// `follower` is NULL or a live handle; `out_lines_json` is NULL or writable.
+// Free the result with `sk_string_free`.
+sk_status sk_follower_next(const struct sk_follower *follower,
+                           uint32_t timeout_ms,
+                           char **out_lines_json);
 
 // Start a new session. `options_json`: NULL, "" or `{"title": "...", "id":
 // "..."}` (a fresh UUIDv7 id when absent). Close the session with

@@ -7,8 +7,17 @@
 //! An input is a program: an operation byte, then that operation's string
 //! arguments, each ended by a NUL byte (a C string ends at its first NUL, so
 //! that is all a C host can pass). `@S` in an argument stands for the id of a
-//! session the store holds, `@M` for one of its message ids and `@P` for the
-//! project directory, so that inputs reach past the id checks.
+//! session the store holds, `@M` for one of its message ids, `@P` for the
+//! project directory and `@R` for a remote that cannot be reached (a Unix
+//! socket that does not exist), so that inputs reach past the id checks.
+//!
+//! The remote calls (`sk_remote_*`, `sk_follower_*`) run on a handle to the
+//! PostgreSQL server of `SESSIONKIT_TEST_PG`, each harness under a project
+//! name of its own; without that server they are not run, except
+//! `sk_remote_open`, which must then fail cleanly. `sk_remote_open` runs only
+//! on options that name `@R` or are refused before connecting: any other
+//! options would connect wherever the fuzzer points them (or to the
+//! `SESSIONKIT_REMOTE` of the machine).
 //!
 //! The contract checked after every call: no crash or abort; a status the
 //! header documents, never `SK_INTERNAL`; a failure has a last error that
@@ -60,6 +69,10 @@ pub struct AbiFuzz {
     subagent: *mut sk_subagent,
     session_id: String,
     message_id: String,
+    /// A connection string no server answers (`@R`).
+    dead_remote: String,
+    /// Opened at the first remote call: NULL without a server.
+    remote: Option<*mut sk_remote>,
 }
 
 fn cstr(s: &str) -> CString {
@@ -98,7 +111,10 @@ impl AbiFuzz {
             subagent: ptr::null_mut(),
             session_id: String::new(),
             message_id: String::new(),
+            dead_remote: String::new(),
+            remote: None,
         };
+        f.dead_remote = format!("host={} port=1", f.dir.path().join("no-server").display());
         let options = serde_json::json!({"home": f.home, "maxSessions": 0}).to_string();
         let root = cstr(f.project.to_str().expect("a UTF-8 temporary path"));
         // SAFETY: valid strings and out-parameters throughout.
@@ -153,6 +169,8 @@ impl AbiFuzz {
                 Some(self.message_id.as_bytes())
             } else if rest.starts_with(b"@P") {
                 Some(self.project.as_os_str().as_encoded_bytes())
+            } else if rest.starts_with(b"@R") {
+                Some(self.dead_remote.as_bytes())
             } else {
                 None
             };
@@ -187,11 +205,57 @@ impl AbiFuzz {
                 tail = tail.get(end + 1..).unwrap_or(&[]);
             }
             rest = tail;
-            if skip(name, &args) {
+            if skip(name, &args) || self.skip_remote(name, &args) {
                 continue;
             }
             self.call(op, &args);
         }
+    }
+
+    /// Whether a remote call is left out: `sk_remote_open` with options that
+    /// could connect somewhere real, any other without a server to call.
+    fn skip_remote(&mut self, name: &str, args: &[CString]) -> bool {
+        if name == "sk_remote_open" {
+            let text = args[0].as_bytes();
+            return match serde_json::from_slice::<serde_json::Value>(text) {
+                Ok(serde_json::Value::Object(o)) => {
+                    o.get("url").and_then(|u| u.as_str()) != Some(self.dead_remote.as_str())
+                }
+                // Empty options take the machine's remote; others are refused.
+                _ => text.trim_ascii().is_empty(),
+            };
+        }
+        (name.starts_with("sk_remote_") || name.starts_with("sk_follower_"))
+            && self.remote().is_null()
+    }
+
+    /// The harness's remote on the test server, opened once; NULL without one.
+    fn remote(&mut self) -> *mut sk_remote {
+        if let Some(r) = self.remote {
+            return r;
+        }
+        let mut r = ptr::null_mut();
+        if let Some(url) = std::env::var("SESSIONKIT_TEST_PG")
+            .ok()
+            .filter(|u| !u.is_empty())
+        {
+            // A project name of its own: harnesses never meet on the server.
+            let project = format!(
+                "abi-fuzz-{}-{}",
+                std::process::id(),
+                self.dir.path().file_name().unwrap_or_default().display()
+            );
+            let options = serde_json::json!({"url": url, "project": project, "holder": "fuzz"});
+            // SAFETY: a live store, a valid string and out-parameter.
+            unsafe {
+                check_ok(
+                    sk_remote_open(self.store, cstr(&options.to_string()).as_ptr(), &mut r),
+                    "open the remote",
+                );
+            }
+        }
+        self.remote = Some(r);
+        r
     }
 
     fn call(&mut self, op: usize, args: &[CString]) {
@@ -247,6 +311,7 @@ impl AbiFuzz {
         let st = self.store;
         let se = self.session;
         let sa = self.subagent;
+        let re = self.remote.unwrap_or(ptr::null_mut());
         let p = |i: usize| a[i].as_ptr();
         let truthy = |i: usize| a[i].as_bytes().first().is_some_and(|b| b & 1 == 1);
         unsafe {
@@ -352,6 +417,40 @@ impl AbiFuzz {
                 "sk_view_resolve_message" => {
                     self.on_view(|v| sk_view_resolve_message(v, p(0), out))
                 }
+                "sk_remote_open" => {
+                    let mut r = ptr::null_mut();
+                    let s = sk_remote_open(st, p(0), &mut r);
+                    sk_remote_close(&mut r);
+                    s
+                }
+                "sk_remote_list" => sk_remote_list(re, out),
+                "sk_remote_acquire" => sk_remote_acquire(re, p(0), out),
+                "sk_remote_renew" => sk_remote_renew(re, p(0), out),
+                "sk_remote_release" => sk_remote_release(re, p(0)),
+                // An empty lease stands for NULL: take the lease for the push.
+                "sk_remote_push" => {
+                    let lease = if a[1].is_empty() { ptr::null() } else { p(1) };
+                    sk_remote_push(re, p(0), lease, out)
+                }
+                "sk_remote_pull" => sk_remote_pull(re, p(0), out),
+                // The offset is the argument's decimal number, else -1 (the end).
+                "sk_remote_follow" => {
+                    let from = a[1]
+                        .to_str()
+                        .ok()
+                        .and_then(|t| t.parse().ok())
+                        .unwrap_or(-1);
+                    let mut f = ptr::null_mut();
+                    let r = sk_remote_follow(re, p(0), from, &mut f);
+                    if r == sk_status::SK_OK {
+                        let mut at = 0;
+                        check_ok(sk_follower_offset(f, &mut at), "the follower's offset");
+                        let r = sk_follower_next(f, 0, out);
+                        sk_follower_close(&mut f);
+                        return r;
+                    }
+                    r
+                }
                 other => unreachable!("no dispatch for {other}"),
             }
         }
@@ -381,6 +480,9 @@ impl Drop for AbiFuzz {
     fn drop(&mut self) {
         // SAFETY: handles this harness opened; closing sets them to NULL.
         unsafe {
+            if let Some(r) = self.remote.as_mut() {
+                sk_remote_close(r);
+            }
             sk_subagent_close(&mut self.subagent);
             let _ = sk_session_close(&mut self.session);
             sk_store_close(&mut self.store);
@@ -470,6 +572,14 @@ pub const OPS: &[(&str, usize, bool)] = &[
     ("sk_view_model", 1, true),
     ("sk_view_message", 1, true),
     ("sk_view_resolve_message", 1, false),
+    ("sk_remote_open", 1, false),
+    ("sk_remote_list", 0, true),
+    ("sk_remote_acquire", 1, true),
+    ("sk_remote_renew", 1, true),
+    ("sk_remote_release", 1, false),
+    ("sk_remote_push", 2, true),
+    ("sk_remote_pull", 1, true),
+    ("sk_remote_follow", 2, true),
     ("sk_store_migrate_settings", 1, true),
 ];
 
@@ -568,11 +678,31 @@ pub fn seeds(root: &Path) -> Vec<Vec<u8>> {
         ("sk_view_model", &[br#"{"lastN": 0}"#]),
         ("sk_view_message", &[b"@M"]),
         ("sk_view_resolve_message", &[b"0"]),
+        ("sk_remote_open", &[br#"{"url": "@R", "holder": "h"}"#]),
+        ("sk_remote_open", &[br#"{"url": "@R", "leaseTtlMs": 0}"#]),
+        ("sk_remote_list", &[]),
+        ("sk_remote_acquire", &[b"@S"]),
+        ("sk_remote_renew", &[br#"{"sessionId": "@S", "holder": "fuzz", "token": 1, "expiresMs": 0}"#]),
+        ("sk_remote_release", &[br#"{"sessionId": "@S", "holder": "fuzz", "token": 1, "expiresMs": 0}"#]),
+        ("sk_remote_push", &[b"@S", b""]),
+        ("sk_remote_push", &[b"../@S", b""]),
+        ("sk_remote_pull", &[b"@S"]),
+        ("sk_remote_follow", &[b"@S", b"0"]),
         ("sk_store_migrate_settings", &[b"project"]),
     ];
     for (name, args) in plausible {
         out.push(prog(name, args));
     }
+    out.push(
+        [
+            prog("sk_remote_push", &[b"@S", b""]),
+            prog("sk_remote_follow", &[b"@S", b"0"]),
+            prog("sk_remote_list", &[]),
+            // Open for writing here: busy, and nothing changes.
+            prog("sk_remote_pull", &[b"@S"]),
+        ]
+        .concat(),
+    );
     out
 }
 

@@ -13,9 +13,10 @@
 //!
 //! Conventions
 //! -----------
-//! Handles: sk_store, sk_session, sk_subagent and sk_view are opaque. Each is
-//!   released by its *_close(&handle), which sets the caller's pointer to NULL;
-//!   *_close(NULL) and *_close(&null_handle) do nothing. A closed handle used
+//! Handles: sk_store, sk_session, sk_subagent, sk_view, sk_remote and
+//!   sk_follower are opaque. Each is released by its *_close(&handle), which
+//!   sets the caller's pointer to NULL; *_close(NULL) and
+//!   *_close(&null_handle) do nothing. A closed handle used
 //!   again is therefore NULL and gives SK_NULL_ARGUMENT. Using a stale copy of
 //!   a closed pointer is undefined behaviour.
 //! Status: every function that can fail returns an sk_status (0 = SK_OK; the
@@ -87,9 +88,11 @@
 //!
 //! Threads, fork() and unloading
 //! -----------------------------
-//! Threads: sk_store, sk_session, sk_subagent and sk_view may each be shared by
-//!   any number of threads at once; only closing must not race other uses of
-//!   the same handle. The last error is per thread.
+//! Threads: sk_store, sk_session, sk_subagent, sk_view, sk_remote and
+//!   sk_follower may each be shared by any number of threads at once (the
+//!   calls on one sk_remote or sk_follower take turns on its connection);
+//!   only closing must not race other uses of the same handle. The last error
+//!   is per thread.
 //! Background threads: after a call that writes file-history snapshots
 //!   (sk_session_user_input, sk_session_before_edit, sk_session_after_edit,
 //!   sk_session_rewind, sk_session_restore_snapshot), the library may merge
@@ -118,6 +121,9 @@
 //!   another thread of the host is inside a sessionkit call may leave a lock
 //!   held in the child for good: a child that will call sessionkit should be
 //!   forked while no other host thread is in it.
+//!   An inherited sk_remote or sk_follower shares its database connection
+//!   with the parent: the child must neither use nor close it (closing it
+//!   would end the parent's connection too); it opens its own instead.
 //! Unloading: do not dlclose() the library. Its background thread runs its
 //!   code until the process ends, and there is no call to stop it; load the
 //!   library once for the life of the process.
@@ -138,6 +144,7 @@ use sessionkit::Error;
 mod abi_fuzz;
 mod config;
 mod import;
+mod remote;
 mod session;
 mod store;
 mod subagent;
@@ -145,6 +152,7 @@ mod view;
 
 pub use config::*;
 pub use import::*;
+pub use remote::*;
 pub use session::*;
 pub use store::*;
 pub use subagent::*;

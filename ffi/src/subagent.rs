@@ -179,5 +179,7 @@ mod tests {
         send_sync::<crate::sk_session>();
         send_sync::<crate::sk_store>();
         send_sync::<crate::sk_view>();
+        send_sync::<crate::sk_remote>();
+        send_sync::<crate::sk_follower>();
     }
 }

@@ -9,6 +9,7 @@
 #include "sessionkit.h"
 #include "minijson.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -2481,6 +2482,306 @@ static void test_forked_child(void) {
     free(root);
 }
 
+/* ---- tests: sessions shared through PostgreSQL ------------------------------ */
+
+/* NULL for every pointer argument of the remote calls, and closing twice: no
+ * server needed, as every call checks its arguments before connecting. */
+static void test_remote_null_arguments(void) {
+    char *root = fresh_dir("root");
+    sk_store *st = open_store(root);
+    sk_remote *r = NULL;
+    sk_follower *f = NULL;
+    char *o = SENTINEL;
+    int64_t v = 7;
+    uint64_t at = 7;
+    const char *L = "{\"sessionId\": \"s\", \"holder\": \"h\", \"token\": 1, \"expiresMs\": 0}";
+
+    NUL(sk_remote_open(NULL, NULL, &r), "store");
+    NUL(sk_remote_open(st, NULL, NULL), "out_remote");
+    CHECK(r == NULL);
+    NUL(sk_remote_project(NULL, &o), "remote");
+    NUL(sk_remote_holder(NULL, &o), "remote");
+    NUL(sk_remote_schema_version(NULL, &v), "remote");
+    NUL(sk_remote_list(NULL, &o), "remote");
+    NUL(sk_remote_acquire(NULL, "s", &o), "remote");
+    NUL(sk_remote_renew(NULL, L, &o), "remote");
+    NUL(sk_remote_release(NULL, L), "remote");
+    NUL(sk_remote_push(NULL, "s", NULL, &o), "remote");
+    NUL(sk_remote_pull(NULL, "s", &o), "remote");
+    NUL(sk_remote_follow(NULL, "s", 0, &f), "remote");
+    NUL(sk_follower_offset(NULL, &at), "follower");
+    NUL(sk_follower_next(NULL, 0, &o), "follower");
+    CHECK(o == SENTINEL && v == 7 && at == 7 && f == NULL);
+    /* A bad options object is refused before any connection is tried. */
+    ERR(sk_remote_open(st, "{\"nope\": 1}", &r), SK_INVALID_INPUT, "nope");
+    ERR(sk_remote_open(st, "{\"url\": \"host=/x\", \"leaseTtlMs\": 0}", &r), SK_INVALID_INPUT,
+        "lease");
+    CHECK(r == NULL);
+    sk_remote_close(&r);
+    sk_remote_close(NULL);
+    sk_follower_close(&f);
+    sk_follower_close(NULL);
+    sk_store_close(&st);
+    free(root);
+}
+
+static const char *g_pg; /* SESSIONKIT_TEST_PG, a libpq connection string */
+
+/* A remote for `store` on the test server, shared under `project` as `holder`. */
+static sk_remote *open_remote(sk_store *store, const char *project, const char *holder) {
+    char opts[1024];
+    snprintf(opts, sizeof opts, "{\"url\": \"%s\", \"project\": \"%s\", \"holder\": \"%s\"}", g_pg,
+             project, holder);
+    sk_remote *r = NULL;
+    OK(sk_remote_open(store, opts, &r));
+    return r;
+}
+
+/* The bytes of a session's log in `store` (malloc'd; its length in *len). */
+static char *log_bytes(sk_store *store, const char *id, size_t *len) {
+    char *info = NULL;
+    OK(sk_store_info(store, &info));
+    char *dir = info ? mj_get_str(info, "dir") : NULL;
+    sk_string_free(info);
+    char name[256];
+    snprintf(name, sizeof name, "%s.jsonl", id);
+    char *path = path_join(dir ? dir : "/nonexistent", name);
+    char *bytes = read_file(path, len);
+    if (!bytes) {
+        FAILF("cannot read %s", path);
+        *len = 0;
+        bytes = strdup("");
+    }
+    free(path);
+    free(dir);
+    return bytes;
+}
+
+/* Every file under `dir` with its size, one a line (malloc'd). */
+static void listing_into(const char *dir, char **out, size_t *len, size_t *cap) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char *p = path_join(dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0) {
+            size_t need = strlen(p) + 32;
+            if (*len + need >= *cap) {
+                *cap = (*len + need) * 2;
+                *out = realloc(*out, *cap);
+            }
+            *len += (size_t)snprintf(*out + *len, *cap - *len, "%s %lld\n", p,
+                                     (long long)st.st_size);
+            if (S_ISDIR(st.st_mode)) listing_into(p, out, len, cap);
+        }
+        free(p);
+    }
+    closedir(d);
+}
+
+static char *listing(const char *dir) {
+    size_t len = 0, cap = 256;
+    char *out = calloc(1, cap);
+    listing_into(dir, &out, &len, &cap);
+    return out;
+}
+
+/* Two homes stand for two machines sharing one project on the test server. */
+static void test_remote_two_machines(void) {
+    char project[64];
+    snprintf(project, sizeof project, "c-%ld-%ld", (long)getpid(), (long)time(NULL));
+    char *root_a = fresh_dir("root-a"), *root_b = fresh_dir("root-b");
+    sk_store *a = open_store_with(root_a, "\"durability\": \"never\"");
+    sk_store *b = open_store_with(root_b, "\"durability\": \"never\"");
+    sk_remote *ra = open_remote(a, project, "laptop");
+    sk_remote *rb = open_remote(b, project, "ci");
+    if (!ra || !rb) goto done;
+    char *s = NULL;
+    OK(sk_remote_project(ra, &s));
+    CHECK_STR(s, project);
+    sk_string_free(s);
+    s = NULL;
+    OK(sk_remote_holder(rb, &s));
+    CHECK_STR(s, "ci");
+    sk_string_free(s);
+    int64_t version = 0;
+    OK(sk_remote_schema_version(ra, &version));
+    CHECK(version >= 1);
+
+    /* Push from A (a blob travels with its line), pull into B: byte-identical. */
+    sk_session *w = NULL;
+    OK(sk_session_create(a, "{\"id\": \"shared-1\"}", &w));
+    free(append(w, "{\"role\": \"user\", \"content\": \"Summarise the build log\"}"));
+    size_t big_n = 300 * 1024;
+    char *big = malloc(big_n + 64);
+    int k = snprintf(big, 64, "{\"role\": \"tool\", \"content\": \"");
+    memset(big + k, 'x', big_n);
+    /* Blobs are shared by digest across projects: this one is new to the server. */
+    memcpy(big + k, project, strlen(project));
+    strcpy(big + k + big_n, "\"}");
+    free(append(w, big));
+    free(big);
+    size_t total = 0;
+    free(log_bytes(a, "shared-1", &total));
+    char *report = NULL;
+    OK(sk_remote_push(ra, "shared-1", NULL, &report));
+    CHECK(report && mj_int(mj_get(report, "from")) == 0 &&
+          mj_int(mj_get(report, "to")) == (long long)total &&
+          mj_int(mj_get(report, "blobs")) == 1);
+    sk_string_free(report);
+
+    char *list = NULL;
+    OK(sk_remote_list(rb, &list));
+    CHECK(list && mj_len(list) == 1);
+    const char *first = list ? mj_at(list, 0) : NULL;
+    char *first_id = first ? mj_get_str(first, "id") : NULL;
+    CHECK_STR(first_id, "shared-1");
+    free(first_id);
+    CHECK(first && mj_int(mj_get(first, "pushedBytes")) == (long long)total);
+    char *title = first ? mj_get_str(mj_get(first, "entry"), "title") : NULL;
+    CHECK_STR(title, "Summarise the build log");
+    free(title);
+    sk_string_free(list);
+
+    report = NULL;
+    OK(sk_remote_pull(rb, "shared-1", &report));
+    CHECK(report && mj_int(mj_get(report, "to")) == (long long)total);
+    sk_string_free(report);
+    size_t na = 0, nb = 0;
+    char *la = log_bytes(a, "shared-1", &na), *lb = log_bytes(b, "shared-1", &nb);
+    CHECK(na == total && nb == na && memcmp(la, lb, na) == 0);
+    free(la);
+    free(lb);
+    char *path = NULL;
+    OK(sk_store_model_view(b, "shared-1", NULL, &path));
+    CHECK(path && strstr(path, "xxxxxxxxxxxxxxxx") != NULL);
+    sk_string_free(path);
+
+    /* One writer across machines: A's lease makes B busy, naming A. */
+    char *lease = NULL;
+    OK(sk_remote_acquire(ra, "shared-1", &lease));
+    char *holder = lease ? mj_get_str(lease, "holder") : NULL;
+    CHECK_STR(holder, "laptop");
+    free(holder);
+    long long token = lease ? mj_int(mj_get(lease, "token")) : -1;
+    CHECK(token >= 1);
+    char *other = SENTINEL;
+    ERR(sk_remote_acquire(rb, "shared-1", &other), SK_BUSY, "laptop");
+    ERR(sk_remote_push(rb, "shared-1", NULL, &other), SK_BUSY, "laptop");
+    CHECK(other == SENTINEL);
+    char *renewed = NULL;
+    OK(sk_remote_renew(ra, lease ? lease : "", &renewed));
+    CHECK(renewed && mj_int(mj_get(renewed, "token")) == token);
+    /* A lease for another session is refused; the right one pushes. */
+    ERR(sk_remote_push(ra, "other-1", renewed ? renewed : "", &other), SK_INVALID_INPUT,
+        "shared-1");
+    report = NULL;
+    OK(sk_remote_push(ra, "shared-1", renewed ? renewed : "", &report));
+    CHECK(report && mj_int(mj_get(report, "batches")) == 0);
+    sk_string_free(report);
+    OK(sk_remote_release(ra, renewed ? renewed : ""));
+    sk_string_free(renewed);
+    sk_string_free(lease);
+    lease = NULL;
+    OK(sk_remote_acquire(rb, "shared-1", &lease));
+    CHECK(lease && mj_int(mj_get(lease, "token")) > token);
+    OK(sk_remote_release(rb, lease ? lease : ""));
+    sk_string_free(lease);
+
+    /* Follow: exactly the lines pushed after the follower started. */
+    sk_follower *f = NULL;
+    OK(sk_remote_follow(rb, "shared-1", -1, &f));
+    uint64_t at = 0;
+    OK(sk_follower_offset(f, &at));
+    CHECK(at == total);
+    char *lines = NULL;
+    OK(sk_follower_next(f, 0, &lines));
+    CHECK_STR(lines, "[]");
+    sk_string_free(lines);
+    for (int i = 0; i < 3; i++) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "{\"role\": \"assistant\", \"content\": \"line %d\"}", i);
+        free(append(w, msg));
+    }
+    report = NULL;
+    OK(sk_remote_push(ra, "shared-1", NULL, &report));
+    sk_string_free(report);
+    size_t now = 0;
+    char *after = log_bytes(a, "shared-1", &now);
+    size_t got_n = 0, want_n = now - total;
+    char *got = calloc(1, want_n + 1);
+    int count = 0, tries = 0;
+    while (got_n < want_n && tries++ < 20) {
+        lines = NULL;
+        OK(sk_follower_next(f, 10000, &lines));
+        if (!lines || mj_len(lines) == 0) {
+            FAILF("no lines within 10 s of a push");
+            sk_string_free(lines);
+            break;
+        }
+        for (long i = 0; i < mj_len(lines); i++, count++) {
+            char *line = mj_str(mj_at(lines, (size_t)i));
+            size_t n = line ? strlen(line) : 0;
+            CHECK(n > 0 && line[n - 1] == '\n');
+            if (got_n + n <= want_n) memcpy(got + got_n, line, n);
+            got_n += n;
+            free(line);
+        }
+        sk_string_free(lines);
+    }
+    CHECK(count == 3 && got_n == want_n && memcmp(got, after + total, want_n) == 0);
+    OK(sk_follower_offset(f, &at));
+    CHECK(at == now);
+    free(got);
+    free(after);
+    sk_follower_close(&f);
+    CHECK(f == NULL);
+    sk_follower_close(&f);
+    ERR(sk_remote_follow(rb, "shared-1", (int64_t)now + 1, &f), SK_INVALID_INPUT, "byte");
+    ERR(sk_remote_follow(rb, "never-pushed", 0, &f), SK_NOT_FOUND, "never-pushed");
+    ERR(sk_remote_pull(rb, "never-pushed", &other), SK_NOT_FOUND, "never-pushed");
+    CHECK(f == NULL && other == SENTINEL);
+
+    /* Hostile ids are refused before any path or query: B's home is untouched. */
+    char *info = NULL;
+    OK(sk_store_info(b, &info));
+    char *dir = info ? mj_get_str(info, "dir") : NULL;
+    sk_string_free(info);
+    char *home_b = dir ? strdup(dir) : strdup("/nonexistent");
+    char *cut = strstr(home_b, "/projects/");
+    if (cut) *cut = 0;
+    char *before = listing(home_b);
+    const char *bad[] = {"../x", "", "a/b", "/etc/passwd", ".hidden", "blobs"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ST(sk_remote_pull(rb, bad[i], &other), SK_INVALID_INPUT);
+        ST(sk_remote_push(rb, bad[i], NULL, &other), SK_INVALID_INPUT);
+        ST(sk_remote_acquire(rb, bad[i], &other), SK_INVALID_INPUT);
+        ST(sk_remote_follow(rb, bad[i], 0, &f), SK_INVALID_INPUT);
+    }
+    ERR(sk_remote_renew(rb, "{\"sessionId\": 1}", &other), SK_INVALID_INPUT, "lease");
+    ERR(sk_remote_release(rb, "not json"), SK_INVALID_INPUT, "lease");
+    CHECK(f == NULL && other == SENTINEL);
+    char *after_list = listing(home_b);
+    CHECK_STR(after_list, before);
+    free(before);
+    free(after_list);
+    free(home_b);
+    free(dir);
+
+    OK(sk_session_close(&w));
+done:
+    sk_remote_close(&ra);
+    sk_remote_close(&rb);
+    CHECK(ra == NULL && rb == NULL);
+    sk_remote_close(&ra);
+    sk_store_close(&a);
+    sk_store_close(&b);
+    free(root_a);
+    free(root_b);
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
@@ -2523,6 +2824,14 @@ int main(int argc, char **argv) {
     run("import transcripts, export a session", test_import_export);
     run("fixtures: logs replayed", test_fixture_logs);
     run("fixtures: golden store replayed", test_fixture_golden_store);
+    run("remote: NULL for every pointer argument", test_remote_null_arguments);
+    g_pg = getenv("SESSIONKIT_TEST_PG");
+    if (g_pg && *g_pg) {
+        run("remote: two machines push, pull, lease, follow", test_remote_two_machines);
+    } else {
+        printf("skip   remote: two machines (SESSIONKIT_TEST_PG is not set; "
+               "tests/pg/server.sh starts a server)\n");
+    }
 
     free(g_manifest);
     char cmd[512];

@@ -1,10 +1,11 @@
 // sessionkit.hpp: a C++11 wrapper over the whole sessionkit C ABI
 // (include/sessionkit.h), in one header to copy into a project.
 //
-// - Store, Session, Subagent and View each own one handle. They are move-only;
-//   the destructor closes the handle, and a move-assignment closes the handle it
-//   replaces before taking the other. A moved-from or closed object holds no
-//   handle: calling it throws Error with SK_NULL_ARGUMENT, never crashes.
+// - Store, Session, Subagent, View, Remote and Follower each own one handle.
+//   They are move-only; the destructor closes the handle, and a
+//   move-assignment closes the handle it replaces before taking the other. A
+//   moved-from or closed object holds no handle: calling it throws Error
+//   with SK_NULL_ARGUMENT, never crashes.
 // - A failed call throws sessionkit::Error, which carries the status and the
 //   library's last-error text ("<function>: <what was wrong>").
 // - JSON crosses as std::string, as in the C ABI (parse it with the JSON
@@ -161,6 +162,12 @@ struct CloseView {
 };
 struct CloseSubagent {
     void operator()(sk_subagent **h) const noexcept { sk_subagent_close(h); }
+};
+struct CloseRemote {
+    void operator()(sk_remote **h) const noexcept { sk_remote_close(h); }
+};
+struct CloseFollower {
+    void operator()(sk_follower **h) const noexcept { sk_follower_close(h); }
 };
 // From a destructor or a move-assignment there is no one to tell of a failed
 // index flush; Session::close() reports it.
@@ -537,6 +544,83 @@ public:
         sk_session *s = nullptr;
         detail::check(sk_session_fork(h_, source_id.c_str(), detail::opt(options), &s));
         return Session(s);
+    }
+};
+
+// A session followed as other machines push it.
+class Follower : public detail::Handle<sk_follower, detail::CloseFollower> {
+public:
+    using Handle::Handle;
+
+    void close() noexcept { reset(); }
+    // The byte offset of the log where the next lines start.
+    std::uint64_t offset() const {
+        std::uint64_t at = 0;
+        detail::check(sk_follower_offset(h_, &at));
+        return at;
+    }
+    // A JSON array of the whole lines (each with its "\n") pushed past the
+    // offset, waiting up to `timeout_ms` for some; "[]" when none came.
+    std::string next(std::uint32_t timeout_ms) {
+        return detail::string_result(
+            [&](char **o) { return sk_follower_next(h_, timeout_ms, o); });
+    }
+};
+
+// The project's sessions shared through PostgreSQL (docs/DISTRIBUTED.md),
+// pushed from and pulled into the store it was opened with.
+class Remote : public detail::Handle<sk_remote, detail::CloseRemote> {
+public:
+    using Handle::Handle;
+    Remote() noexcept = default;
+    // `options`: "" or {"url", "project", "holder", "leaseTtlMs"}.
+    explicit Remote(const Store &store, const std::string &options = "") {
+        detail::check(sk_remote_open(store.get(), detail::opt(options), &h_));
+    }
+
+    void close() noexcept { reset(); }
+    std::string project() const {
+        return detail::string_result([&](char **o) { return sk_remote_project(h_, o); });
+    }
+    std::string holder() const {
+        return detail::string_result([&](char **o) { return sk_remote_holder(h_, o); });
+    }
+    std::int64_t schema_version() const {
+        std::int64_t v = 0;
+        detail::check(sk_remote_schema_version(h_, &v));
+        return v;
+    }
+    // [{"id", "pushedBytes", "entry", "leaseHolder"}]
+    std::string list() const {
+        return detail::string_result([&](char **o) { return sk_remote_list(h_, o); });
+    }
+    // A lease: {"sessionId", "holder", "token", "expiresMs"}.
+    std::string acquire(const std::string &session_id) {
+        return detail::string_result(
+            [&](char **o) { return sk_remote_acquire(h_, session_id.c_str(), o); });
+    }
+    std::string renew(const std::string &lease_json) {
+        return detail::string_result(
+            [&](char **o) { return sk_remote_renew(h_, lease_json.c_str(), o); });
+    }
+    void release(const std::string &lease_json) {
+        detail::check(sk_remote_release(h_, lease_json.c_str()));
+    }
+    // `lease_json`: "" to take the lease for the push, or one held. The report.
+    std::string push(const std::string &session_id, const std::string &lease_json = "") {
+        return detail::string_result([&](char **o) {
+            return sk_remote_push(h_, session_id.c_str(), detail::opt(lease_json), o);
+        });
+    }
+    std::string pull(const std::string &session_id) {
+        return detail::string_result(
+            [&](char **o) { return sk_remote_pull(h_, session_id.c_str(), o); });
+    }
+    // From byte `from_offset` of the log; negative: where the remote stands.
+    Follower follow(const std::string &session_id, std::int64_t from_offset = -1) const {
+        sk_follower *f = nullptr;
+        detail::check(sk_remote_follow(h_, session_id.c_str(), from_offset, &f));
+        return Follower(f);
     }
 };
 
