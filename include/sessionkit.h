@@ -193,6 +193,15 @@ typedef int32_t sk_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// A session pushed in the background while this process writes it, on a
+// thread and a connection of its own (the core's `BackgroundPush`).
+//
+// Thread safety: any number of threads may flush and read it at once; only
+// `sk_background_push_stop` and `_close` must not race other uses. A child
+// forked from the process that started it must neither use nor stop it: the
+// thread is the parent's (its calls fail with `SK_INVALID_INPUT` there).
+typedef struct sk_background_push sk_background_push;
+
 // A session followed as other machines push it, on a connection of its own.
 //
 // Thread safety: like `sk_remote` (calls take turns); it stays valid after
@@ -722,6 +731,68 @@ sk_status sk_follower_offset(const struct sk_follower *follower, uint64_t *out_o
 sk_status sk_follower_next(const struct sk_follower *follower,
                            uint32_t timeout_ms,
                            char **out_lines_json);
+
+// Push session `session_id` in the background while this process writes it:
+// take its lease on a connection of its own, then push what its log gained
+// every `interval_ms` milliseconds (10 to a third of the lease time) and renew
+// the lease on time, so that no append waits for the network. End it with
+// `sk_background_push_stop` (which pushes the rest and gives the lease back).
+//
+// Errors: `SK_BUSY` (another holder has the lease), `SK_INVALID_INPUT` (an
+// invalid id or interval), `SK_NOT_FOUND`, `SK_IO`.
+//
+// # Safety
+//
+// `remote` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+// `out_push` is NULL or writable.
+sk_status sk_remote_push_in_background(const struct sk_remote *remote,
+                                       const char *session_id,
+                                       uint32_t interval_ms,
+                                       struct sk_background_push **out_push);
+
+// Push what the log holds now and wait for it. `out_report_json` receives
+// `{"sessionId", "from", "to", "batches", "blobs"}`.
+//
+// Errors: `SK_BUSY` once the lease was taken over by another holder (nothing
+// more is pushed), `SK_IO` (the push failed; the next interval retries).
+//
+// # Safety
+//
+// `push` is NULL or a live handle; `out_report_json` is NULL or writable.
+// Free the result with `sk_string_free`.
+sk_status sk_background_push_flush(const struct sk_background_push *push, char **out_report_json);
+
+// Bytes of the session's log the remote holds, as of the last push.
+//
+// # Safety
+//
+// `push` is NULL or a live handle; `out_bytes` is NULL or writable.
+sk_status sk_background_push_pushed(const struct sk_background_push *push, uint64_t *out_bytes);
+
+// Push the rest, give the lease back, end the thread, free the handle and set
+// `*push` to NULL (whatever the result, once `out_report_json` was given).
+// `out_report_json` receives the last push's report.
+//
+// Errors: as `sk_background_push_flush`; `SK_NULL_ARGUMENT` for a NULL
+// handle or out-parameter (then nothing is stopped).
+//
+// # Safety
+//
+// `push` is NULL or points to a handle pointer from
+// `sk_remote_push_in_background` (or NULL); no other thread uses the handle
+// during or after the call. `out_report_json` is NULL or writable. Free the
+// result with `sk_string_free`.
+sk_status sk_background_push_stop(struct sk_background_push **push, char **out_report_json);
+
+// Stop a background push without its report (the rest is pushed and the
+// lease given back, as `sk_background_push_stop` does; errors are dropped),
+// free the handle and set `*push` to NULL. NULL and a pointer to a NULL
+// handle do nothing.
+//
+// # Safety
+//
+// As `sk_background_push_stop`'s `push`.
+void sk_background_push_close(struct sk_background_push **push);
 
 // Start a new session. `options_json`: NULL, "" or `{"title": "...", "id":
 // "..."}` (a fresh UUIDv7 id when absent). Close the session with

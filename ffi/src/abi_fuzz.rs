@@ -451,6 +451,24 @@ impl AbiFuzz {
                     }
                     r
                 }
+                "sk_remote_push_in_background" => {
+                    let every = a[1].to_str().ok().and_then(|t| t.parse().ok()).unwrap_or(0);
+                    let mut bp = ptr::null_mut();
+                    let r = sk_remote_push_in_background(re, p(0), every, &mut bp);
+                    if r == sk_status::SK_OK {
+                        let mut n = 0;
+                        check_ok(sk_background_push_pushed(bp, &mut n), "the pushed length");
+                        let r = sk_background_push_flush(bp, out);
+                        if r == sk_status::SK_OK {
+                            sk_string_free(*out);
+                            *out = ptr::null_mut();
+                            return sk_background_push_stop(&mut bp, out);
+                        }
+                        sk_background_push_close(&mut bp);
+                        return r;
+                    }
+                    r
+                }
                 other => unreachable!("no dispatch for {other}"),
             }
         }
@@ -581,6 +599,7 @@ pub const OPS: &[(&str, usize, bool)] = &[
     ("sk_remote_pull", 1, true),
     ("sk_remote_follow", 2, true),
     ("sk_store_migrate_settings", 1, true),
+    ("sk_remote_push_in_background", 2, true),
 ];
 
 /// Seeds: each fixture log's lines as messages, batches, state, patches and
@@ -689,6 +708,7 @@ pub fn seeds(root: &Path) -> Vec<Vec<u8>> {
         ("sk_remote_pull", &[b"@S"]),
         ("sk_remote_follow", &[b"@S", b"0"]),
         ("sk_store_migrate_settings", &[b"project"]),
+        ("sk_remote_push_in_background", &[b"@S", b"20"]),
     ];
     for (name, args) in plausible {
         out.push(prog(name, args));

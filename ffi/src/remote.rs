@@ -5,12 +5,12 @@ use std::ffi::c_char;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use sessionkit::{Follower, Lease, Remote, RemoteOptions, Store};
+use sessionkit::{BackgroundPush, Follower, Lease, Remote, RemoteOptions, Store};
 
 use crate::store::sk_store;
 use crate::{
     arg_handle, arg_out, arg_str, close_handle, guard, opt_str, put_handle, put_json, put_string,
-    sk_status, FfiResult,
+    sk_status, take_handle, FfiError, FfiResult,
 };
 
 /// A connection to the shared PostgreSQL database for the project of the store
@@ -471,4 +471,141 @@ pub unsafe extern "C" fn sk_follower_next(
             put_json(out, &lines)
         }
     })
+}
+
+/// A session pushed in the background while this process writes it, on a
+/// thread and a connection of its own (the core's `BackgroundPush`).
+///
+/// Thread safety: any number of threads may flush and read it at once; only
+/// `sk_background_push_stop` and `_close` must not race other uses. A child
+/// forked from the process that started it must neither use nor stop it: the
+/// thread is the parent's (its calls fail with `SK_INVALID_INPUT` there).
+pub struct sk_background_push {
+    push: BackgroundPush,
+}
+
+/// Push session `session_id` in the background while this process writes it:
+/// take its lease on a connection of its own, then push what its log gained
+/// every `interval_ms` milliseconds (10 to a third of the lease time) and renew
+/// the lease on time, so that no append waits for the network. End it with
+/// `sk_background_push_stop` (which pushes the rest and gives the lease back).
+///
+/// Errors: `SK_BUSY` (another holder has the lease), `SK_INVALID_INPUT` (an
+/// invalid id or interval), `SK_NOT_FOUND`, `SK_IO`.
+///
+/// # Safety
+///
+/// `remote` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+/// `out_push` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_remote_push_in_background(
+    remote: *const sk_remote,
+    session_id: *const c_char,
+    interval_ms: u32,
+    out_push: *mut *mut sk_background_push,
+) -> sk_status {
+    guard("sk_remote_push_in_background", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let h = arg_handle(remote, "remote")?;
+            let id = arg_str(session_id, "session_id")?;
+            let out = arg_out(out_push, "out_push")?;
+            let every = Duration::from_millis(u64::from(interval_ms));
+            let push = h.remote.push_in_background(&h.store, id, every)?;
+            put_handle(out, sk_background_push { push })
+        }
+    })
+}
+
+/// Push what the log holds now and wait for it. `out_report_json` receives
+/// `{"sessionId", "from", "to", "batches", "blobs"}`.
+///
+/// Errors: `SK_BUSY` once the lease was taken over by another holder (nothing
+/// more is pushed), `SK_IO` (the push failed; the next interval retries).
+///
+/// # Safety
+///
+/// `push` is NULL or a live handle; `out_report_json` is NULL or writable.
+/// Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_background_push_flush(
+    push: *const sk_background_push,
+    out_report_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_background_push_flush", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let h = arg_handle(push, "push")?;
+            let out = arg_out(out_report_json, "out_report_json")?;
+            put_json(out, &h.push.flush()?)
+        }
+    })
+}
+
+/// Bytes of the session's log the remote holds, as of the last push.
+///
+/// # Safety
+///
+/// `push` is NULL or a live handle; `out_bytes` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_background_push_pushed(
+    push: *const sk_background_push,
+    out_bytes: *mut u64,
+) -> sk_status {
+    guard("sk_background_push_pushed", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let h = arg_handle(push, "push")?;
+            let out = arg_out(out_bytes, "out_bytes")?;
+            *out = h.push.pushed();
+            Ok(())
+        }
+    })
+}
+
+/// Push the rest, give the lease back, end the thread, free the handle and set
+/// `*push` to NULL (whatever the result, once `out_report_json` was given).
+/// `out_report_json` receives the last push's report.
+///
+/// Errors: as `sk_background_push_flush`; `SK_NULL_ARGUMENT` for a NULL
+/// handle or out-parameter (then nothing is stopped).
+///
+/// # Safety
+///
+/// `push` is NULL or points to a handle pointer from
+/// `sk_remote_push_in_background` (or NULL); no other thread uses the handle
+/// during or after the call. `out_report_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_background_push_stop(
+    push: *mut *mut sk_background_push,
+    out_report_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_background_push_stop", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let out = arg_out(out_report_json, "out_report_json")?;
+            let h = take_handle(push).ok_or_else(|| {
+                FfiError::new(
+                    sk_status::SK_NULL_ARGUMENT,
+                    "handle `push` is NULL (never started, or already stopped)".to_string(),
+                )
+            })?;
+            put_json(out, &h.push.stop()?)
+        }
+    })
+}
+
+/// Stop a background push without its report (the rest is pushed and the
+/// lease given back, as `sk_background_push_stop` does; errors are dropped),
+/// free the handle and set `*push` to NULL. NULL and a pointer to a NULL
+/// handle do nothing.
+///
+/// # Safety
+///
+/// As `sk_background_push_stop`'s `push`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_background_push_close(push: *mut *mut sk_background_push) {
+    // SAFETY: per the function's contract.
+    unsafe { close_handle(push) }
 }

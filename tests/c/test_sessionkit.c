@@ -2511,7 +2511,15 @@ static void test_remote_null_arguments(void) {
     NUL(sk_remote_follow(NULL, "s", 0, &f), "remote");
     NUL(sk_follower_offset(NULL, &at), "follower");
     NUL(sk_follower_next(NULL, 0, &o), "follower");
-    CHECK(o == SENTINEL && v == 7 && at == 7 && f == NULL);
+    sk_background_push *bp = NULL;
+    NUL(sk_remote_push_in_background(NULL, "s", 50, &bp), "remote");
+    NUL(sk_background_push_flush(NULL, &o), "push");
+    NUL(sk_background_push_pushed(NULL, &at), "push");
+    NUL(sk_background_push_stop(&bp, &o), "push");
+    NUL(sk_background_push_stop(NULL, &o), "push");
+    sk_background_push_close(&bp);
+    sk_background_push_close(NULL);
+    CHECK(o == SENTINEL && v == 7 && at == 7 && f == NULL && bp == NULL);
     /* A bad options object is refused before any connection is tried. */
     ERR(sk_remote_open(st, "{\"nope\": 1}", &r), SK_INVALID_INPUT, "nope");
     ERR(sk_remote_open(st, "{\"url\": \"host=/x\", \"leaseTtlMs\": 0}", &r), SK_INVALID_INPUT,
@@ -2769,6 +2777,47 @@ static void test_remote_two_machines(void) {
     free(after_list);
     free(home_b);
     free(dir);
+
+    /* A background push: appends go out on the interval, a flush waits for
+     * them, the other machine is BUSY meanwhile, stop pushes the rest and
+     * frees the lease. */
+    sk_background_push *bp = NULL;
+    ERR(sk_remote_push_in_background(ra, "shared-1", 1, &bp), SK_INVALID_INPUT, "interval");
+    ST(sk_remote_push_in_background(ra, "../x", 50, &bp), SK_INVALID_INPUT);
+    CHECK(bp == NULL);
+    OK(sk_remote_push_in_background(ra, "shared-1", 20, &bp));
+    for (int i = 0; i < 20; i++) {
+        free(append(w, "{\"role\": \"assistant\", \"content\": \"in the background\"}"));
+    }
+    char *flushed = NULL;
+    OK(sk_background_push_flush(bp, &flushed));
+    free(log_bytes(a, "shared-1", &total));
+    CHECK(flushed && mj_int(mj_get(flushed, "to")) == (long long)total);
+    sk_string_free(flushed);
+    uint64_t pushed = 0;
+    OK(sk_background_push_pushed(bp, &pushed));
+    CHECK(pushed == total);
+    char *busy = NULL;
+    ERR(sk_remote_acquire(rb, "shared-1", &busy), SK_BUSY, "laptop");
+    free(append(w, "{\"role\": \"assistant\", \"content\": \"the last line\"}"));
+    char *stopped = NULL;
+    OK(sk_background_push_stop(&bp, &stopped));
+    CHECK(bp == NULL);
+    free(log_bytes(a, "shared-1", &total));
+    CHECK(stopped && mj_int(mj_get(stopped, "to")) == (long long)total);
+    sk_string_free(stopped);
+    char *pulled = NULL;
+    OK(sk_remote_pull(rb, "shared-1", &pulled));
+    sk_string_free(pulled);
+    size_t bga = 0, bgb = 0;
+    char *bg_a = log_bytes(a, "shared-1", &bga), *bg_b = log_bytes(b, "shared-1", &bgb);
+    CHECK(bg_a && bg_b && bga == bgb && memcmp(bg_a, bg_b, bga) == 0);
+    free(bg_a);
+    free(bg_b);
+    char *freed = NULL;
+    OK(sk_remote_acquire(rb, "shared-1", &freed));
+    OK(sk_remote_release(rb, freed));
+    sk_string_free(freed);
 
     OK(sk_session_close(&w));
 done:

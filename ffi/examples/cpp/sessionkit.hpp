@@ -169,6 +169,9 @@ struct CloseRemote {
 struct CloseFollower {
     void operator()(sk_follower **h) const noexcept { sk_follower_close(h); }
 };
+struct CloseBackgroundPush {
+    void operator()(sk_background_push **h) const noexcept { sk_background_push_close(h); }
+};
 // From a destructor or a move-assignment there is no one to tell of a failed
 // index flush; Session::close() reports it.
 struct CloseSession {
@@ -567,6 +570,27 @@ public:
     }
 };
 
+// A session pushed in the background while this process writes it; the
+// destructor stops it without its report, `stop()` with it.
+class BackgroundPush : public detail::Handle<sk_background_push, detail::CloseBackgroundPush> {
+public:
+    using Handle::Handle;
+
+    // The report of a push of what the log holds now.
+    std::string flush() {
+        return detail::string_result([&](char **o) { return sk_background_push_flush(h_, o); });
+    }
+    std::uint64_t pushed() const {
+        std::uint64_t n = 0;
+        detail::check(sk_background_push_pushed(h_, &n));
+        return n;
+    }
+    // Push the rest, give the lease back; the last report.
+    std::string stop() {
+        return detail::string_result([&](char **o) { return sk_background_push_stop(&h_, o); });
+    }
+};
+
 // The project's sessions shared through PostgreSQL (docs/DISTRIBUTED.md),
 // pushed from and pulled into the store it was opened with.
 class Remote : public detail::Handle<sk_remote, detail::CloseRemote> {
@@ -621,6 +645,13 @@ public:
         sk_follower *f = nullptr;
         detail::check(sk_remote_follow(h_, session_id.c_str(), from_offset, &f));
         return Follower(f);
+    }
+    // Push `session_id` every `interval_ms` while this process writes it.
+    BackgroundPush push_in_background(const std::string &session_id,
+                                      std::uint32_t interval_ms = 200) const {
+        sk_background_push *p = nullptr;
+        detail::check(sk_remote_push_in_background(h_, session_id.c_str(), interval_ms, &p));
+        return BackgroundPush(p);
     }
 };
 
