@@ -441,3 +441,42 @@ fn a_lease_is_read_back_only_from_the_object_it_was_given_as() {
         assert!(e.to_string().contains("lease"), "{bad}: {e}");
     }
 }
+
+#[test]
+fn a_pull_whose_pushed_entry_lags_the_lines_folds_the_log_it_wrote() {
+    let Some(url) = server() else { return };
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(60));
+    let rb = remote(&url, &m, &m.b, "ci", Duration::from_secs(60));
+    let s =
+        m.a.create_session(CreateOptions::default())
+            .expect("create");
+    let id = s.id().to_string();
+    s.append(json!({"role": "user", "content": "Count the lines"}))
+        .expect("append");
+    s.append(json!({"role": "assistant", "content": "Two."}))
+        .expect("append");
+    s.close().expect("close");
+    // A writer killed mid-line: the push sends whole lines only, while the
+    // entry pushed with them counts the torn tail, so it describes no prefix
+    // the remote holds.
+    let log = m.a.dir().join(format!("{id}.jsonl"));
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .expect("open log");
+    std::io::Write::write_all(&mut file, br#"{"role":"user","cont"#).expect("torn tail");
+    let pushed = ra.push(&m.a, &id).expect("push");
+    let listed = rb.list().expect("list");
+    let remote_entry = listed[0].entry.as_ref().expect("entry pushed");
+    assert!(remote_entry.log_bytes > pushed.to, "{remote_entry:?}");
+
+    let pulled = rb.pull(&m.b, &id).expect("pull");
+    assert_eq!(pulled.to, pushed.to);
+    let entry = m.b.session_entry(&id).expect("entry in B");
+    assert_eq!(entry.log_bytes, pulled.to);
+    assert_eq!(entry.message_count, 2);
+    assert_eq!(entry.title, "Count the lines");
+    assert_eq!(entry.last_assistant_reply.as_deref(), Some("Two."));
+}
