@@ -543,3 +543,135 @@ fn a_background_push_whose_lease_was_taken_over_says_busy_and_pushes_nothing_mor
     );
     again.renew(&lease).expect("the new holder keeps its lease");
 }
+
+#[test]
+fn a_pull_whose_pushed_entry_lags_the_lines_folds_the_log_it_wrote() {
+    let Some(url) = server() else { return };
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(60));
+    let rb = remote(&url, &m, &m.b, "ci", Duration::from_secs(60));
+    let s =
+        m.a.create_session(CreateOptions::default())
+            .expect("create");
+    let id = s.id().to_string();
+    s.append(json!({"role": "user", "content": "Count the lines"}))
+        .expect("append");
+    s.append(json!({"role": "assistant", "content": "Two."}))
+        .expect("append");
+    s.close().expect("close");
+    // A writer killed mid-line: the push sends whole lines only, while the
+    // entry pushed with them counts the torn tail, so it describes no prefix
+    // the remote holds.
+    let log = m.a.dir().join(format!("{id}.jsonl"));
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .expect("open log");
+    std::io::Write::write_all(&mut file, br#"{"role":"user","cont"#).expect("torn tail");
+    let pushed = ra.push(&m.a, &id).expect("push");
+    let listed = rb.list().expect("list");
+    let remote_entry = listed[0].entry.as_ref().expect("entry pushed");
+    assert!(remote_entry.log_bytes > pushed.to, "{remote_entry:?}");
+
+    let pulled = rb.pull(&m.b, &id).expect("pull");
+    assert_eq!(pulled.to, pushed.to);
+    let entry = m.b.session_entry(&id).expect("entry in B");
+    assert_eq!(entry.log_bytes, pulled.to);
+    assert_eq!(entry.message_count, 2);
+    assert_eq!(entry.title, "Count the lines");
+    assert_eq!(entry.last_assistant_reply.as_deref(), Some("Two."));
+}
+
+/// The TLS side of the test server (`tests/pg/server.sh start --tls`): its TCP
+/// connection string without `sslmode`, and the directory of its certificates.
+fn tls_server() -> Option<(String, PathBuf)> {
+    let dir = PathBuf::from(std::env::var("SESSIONKIT_TEST_PG_DIR").ok()?);
+    let tls = dir.join("tls");
+    if !tls.join("ca.crt").exists() {
+        eprintln!("skipped: the test server was not started with --tls (tests/run-all.sh does)");
+        return None;
+    }
+    let port = std::fs::read_to_string(dir.join("port")).expect("the server's port");
+    Some((
+        format!(
+            "host=localhost port={} user=sessionkit dbname=sessionkit",
+            port.trim()
+        ),
+        tls,
+    ))
+}
+
+#[test]
+fn tls_as_libpq_users_write_it_connects_verifies_and_refuses_clearly() {
+    let Some(_) = server() else { return };
+    let Some((tcp, tls)) = tls_server() else {
+        return;
+    };
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    let connect = |url: String| {
+        Remote::connect(
+            &m.a,
+            RemoteOptions {
+                url: Some(url),
+                project: Some(m.project.clone()),
+                holder: Some("tls".into()),
+                lease_ttl: None,
+            },
+        )
+    };
+    let ca = tls.join("ca.crt").display().to_string();
+    let other_ca = tls.join("other-ca.crt").display().to_string();
+    // The certificate names `localhost` only.
+    let by_ip = tcp.replace("host=localhost", "host=127.0.0.1");
+
+    // require: encrypted, the certificate not checked; a push goes through.
+    let r = connect(format!("{tcp} sslmode=require")).expect("sslmode=require");
+    let s =
+        m.a.create_session(CreateOptions::default())
+            .expect("create");
+    let id = s.id().to_string();
+    s.append(json!({"role": "user", "content": "Over TLS"}))
+        .expect("append");
+    let pushed = r.push(&m.a, &id).expect("push over TLS");
+    assert_eq!(pushed.to, log_bytes(&m.a, &id).len() as u64);
+
+    // verify-full with the authority that signed the server's certificate, in
+    // both forms of the string; verify-ca checks the chain, not the name.
+    connect(format!("{tcp} sslmode=verify-full sslrootcert='{ca}'")).expect("verify-full");
+    let port = tcp.split("port=").nth(1).and_then(|p| p.split(' ').next());
+    let uri = format!(
+        "postgresql://sessionkit@localhost:{}/sessionkit?sslmode=verify-full&sslrootcert={ca}",
+        port.expect("port")
+    );
+    let listed = connect(uri)
+        .expect("verify-full, URI")
+        .list()
+        .expect("list");
+    assert_eq!(listed.len(), 1);
+    connect(format!("{by_ip} sslmode=verify-ca sslrootcert={ca}")).expect("verify-ca");
+
+    // Refusals name TLS and what did not match.
+    let wrong_root = connect(format!("{tcp} sslmode=verify-full sslrootcert={other_ca}"))
+        .expect_err("an authority that signed nothing here");
+    assert_eq!(wrong_root.kind(), ErrorKind::Io, "{wrong_root}");
+    let text = wrong_root.to_string();
+    assert!(
+        text.contains("TLS") && text.contains("UnknownIssuer"),
+        "{text}"
+    );
+    let wrong_name = connect(format!("{by_ip} sslmode=verify-full sslrootcert={ca}"))
+        .expect_err("a certificate for another name");
+    let text = wrong_name.to_string();
+    assert!(text.contains("TLS") && text.contains("127.0.0.1"), "{text}");
+    let plain = connect(format!("{tcp} sslmode=disable")).expect_err("the server wants TLS");
+    let text = plain.to_string();
+    assert!(text.contains("without TLS (sslmode=disable)"), "{text}");
+    let bad = connect(format!(
+        "{tcp} sslmode=verify-full sslrootcert=/nonexistent/ca.crt"
+    ))
+    .expect_err("a root file that is not there");
+    assert_eq!(bad.kind(), ErrorKind::InvalidInput, "{bad}");
+    assert!(bad.to_string().contains("/nonexistent/ca.crt"), "{bad}");
+}

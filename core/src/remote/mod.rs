@@ -6,10 +6,11 @@
 mod background;
 mod follow;
 mod sync;
+mod tls;
 
 use std::time::Duration;
 
-use postgres::{Client, NoTls};
+use postgres::Client;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -128,15 +129,31 @@ impl Lease {
 
 impl Connection {
     /// Connect with a libpq connection string (`host=… dbname=…` or a
-    /// `postgresql://` URI) and create or migrate the schema.
+    /// `postgresql://` URI, with libpq's `sslmode` and `sslrootcert`) and
+    /// create or migrate the schema.
     pub(crate) fn open(url: &str) -> Result<Connection> {
-        let config: postgres::Config = url.parse().map_err(|e| {
-            Error::InvalidInput(format!("remote connection string is not valid: {e}"))
+        let split = tls::split(url)?;
+        let mut config: postgres::Config = split.rest.parse().map_err(|e| {
+            Error::InvalidInput(format!(
+                "remote connection string is not valid: {}",
+                with_causes(&e)
+            ))
         })?;
+        let (mode, connector) = tls::connector(&split, &mut config)?;
         let target = describe(&config);
-        let client = config
-            .connect(NoTls)
-            .map_err(|e| remote_error(&target, "connecting", e))?;
+        let client = config.connect(connector).map_err(|e| {
+            // The server's refusal of a plain connection says "no encryption":
+            // say which setting caused it.
+            let refused = mode == tls::Mode::Disable
+                && e.as_db_error()
+                    .is_some_and(|db| db.message().contains("no encryption"));
+            let doing = if refused {
+                "connecting without TLS (sslmode=disable), which the server refuses".to_string()
+            } else {
+                format!("connecting (sslmode={})", mode.name())
+            };
+            remote_error(&target, &doing, e)
+        })?;
         let mut c = Connection { client, target };
         c.migrate()?;
         Ok(c)
@@ -370,12 +387,24 @@ fn describe(config: &postgres::Config) -> String {
     )
 }
 
+/// An error's message with its causes: the driver's own says only what failed
+/// ("error performing TLS handshake"), its cause says why.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    text
+}
+
 /// A driver error as the library's: a lost or refused connection and server
 /// errors are I/O on the remote (the message names it and what was being done).
 fn remote_error(target: &str, doing: &str, e: postgres::Error) -> Error {
     let detail = match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => e.to_string(),
+        None => with_causes(&e),
     };
     Error::Io {
         path: std::path::PathBuf::from(target),

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::{lost_lease, remote_error, Connection, Lease, BATCH_BYTES, MAX_LINE_BYTES};
 use crate::error::{Error, IoContext, Result};
+use crate::index::IndexEntry;
 use crate::log::writer::LogWriter;
 use crate::options::Durability;
 use crate::store::StoreCore;
@@ -252,8 +253,13 @@ fn upload_blobs(conn: &mut Connection, store: &StoreCore, lines: &[u8]) -> Resul
 /// Bring the local copy of session `id` up to what the remote holds: the lines
 /// it lacks are appended through the session's writer (its lock: a session open
 /// here for writing is `Busy`), the blobs they name fetched first, and the index
-/// entry refolded. A local log that is not a prefix of the remote one is a
+/// entry set. A local log that is not a prefix of the remote one is a
 /// `Conflict`.
+///
+/// The entry is the one pushed with the lines when it describes exactly the
+/// bytes now held (its `logBytes` is the pushed length): a pull parses nothing.
+/// Otherwise (a push cut between its lines and its entry, a log that grew while
+/// it was pushed) the log is folded here, as an index rebuild would.
 pub(crate) fn pull(
     conn: &mut Connection,
     store: &StoreCore,
@@ -263,9 +269,25 @@ pub(crate) fn pull(
     let path = store.log_path(id)?;
     let target = conn.target.clone();
     let err = |doing: &str, e| remote_error(&target, &format!("{doing} session {id}"), e);
-    let pushed = super::follow::pushed(conn, project, id)? as i64;
+    let row = conn
+        .client
+        .query_opt(
+            "SELECT pushed, entry FROM sessionkit_sessions WHERE project = $1 AND id = $2",
+            &[&project, &id],
+        )
+        .map_err(|e| err("reading", e))?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "session {id} of project {project} on the remote {target}"
+            ))
+        })?;
+    let pushed = row.get::<_, i64>(0) as u64;
+    let pushed_entry: Option<String> = row.get(1);
     let durability = store.options().durability;
     let exists = path.exists();
+    // The index read (or, in a store without one, built from the logs) before
+    // the pulled bytes land: built after, it would fold them all again.
+    store.update_index(false, |_| Ok(()))?;
     let writer = LogWriter::open(&path, !exists, durability, &format!("session {id}"))?;
     let from = writer.len();
     let mut report = PullReport {
@@ -274,22 +296,26 @@ pub(crate) fn pull(
         to: from,
         blobs: 0,
     };
-    if from > pushed as u64 {
+    if from > pushed {
         return Err(Error::Conflict(format!(
             "the local log of session {id} ({}) has {from} bytes, the remote {target} only {pushed}: push it, or fork",
             path.display()
         )));
     }
     let mut at = from;
-    while at < pushed as u64 {
+    let mut seq = 0;
+    while at < pushed {
+        // The chunk holding byte `at` and those after it, in order: `at` is a
+        // chunk's start after the first batch, the key's range scan then.
         let rows = conn
             .client
             .query(
                 "SELECT byte_offset, bytes FROM sessionkit_log_chunks
-                 WHERE project = $1 AND id = $2 AND byte_offset + length(bytes) > $3
-                   AND byte_offset < $4
+                 WHERE project = $1 AND id = $2 AND byte_offset < $4
+                   AND byte_offset >= coalesce((SELECT max(byte_offset) FROM sessionkit_log_chunks
+                       WHERE project = $1 AND id = $2 AND byte_offset <= $3), 0)
                  ORDER BY byte_offset LIMIT 16",
-                &[&project, &id, &(at as i64), &pushed],
+                &[&project, &id, &(at as i64), &(pushed as i64)],
             )
             .map_err(|e| err("pulling lines of", e))?;
         if rows.is_empty() {
@@ -299,10 +325,10 @@ pub(crate) fn pull(
         }
         for row in rows {
             let offset = row.get::<_, i64>(0) as u64;
-            let bytes: Vec<u8> = row.get(1);
-            if offset > at {
+            let bytes: &[u8] = row.get(1);
+            if offset > at || offset + bytes.len() as u64 <= at {
                 return Err(Error::Corrupt(format!(
-                    "the remote {target} lacks bytes {at}..{offset} of session {id}"
+                    "the remote {target} lacks the bytes of session {id} from byte {at}"
                 )));
             }
             let skip = (at - offset) as usize;
@@ -318,21 +344,40 @@ pub(crate) fn pull(
             }
             let new = &bytes[skip..];
             report.blobs += fetch_blobs(conn, store, new, durability != Durability::Never)?;
-            let seq = writer.write(new)?;
-            writer.after_append(seq)?;
+            seq = writer.write(new)?;
             at += new.len() as u64;
         }
     }
     report.to = at;
-    if at != from || !exists {
-        let (mut entry, _) = crate::index::fold_log(id, &path, store.blobs())?;
-        entry.log_bytes = at;
-        store.update_index(store.durable(), |idx| {
-            idx.upsert(entry);
-            Ok(())
-        })?;
+    if at == from && exists {
+        return Ok(report);
     }
+    // One fsync for the whole pull, before the index names its length: a crash
+    // before it leaves a prefix of whole chunks, which the next pull continues.
+    writer.after_append(seq)?;
+    if !exists && durability != Durability::Never {
+        crate::fsutil::sync_dir_of(&path)?;
+    }
+    let entry = match pushed_entry.and_then(|text| entry_for(&text, id, at)) {
+        Some(entry) => entry,
+        None => {
+            let (mut entry, _) = crate::index::fold_log(id, &path, store.blobs())?;
+            entry.log_bytes = at;
+            entry
+        }
+    };
+    store.update_index(store.durable(), |idx| {
+        idx.upsert(entry);
+        Ok(())
+    })?;
     Ok(report)
+}
+
+/// The pushed index entry of session `id`, when it describes exactly the first
+/// `len` bytes of its log; `None` (fold the log instead) for any other.
+fn entry_for(text: &str, id: &str, len: u64) -> Option<IndexEntry> {
+    let entry: IndexEntry = serde_json::from_str(text).ok()?;
+    (entry.id == id && entry.log_bytes == len).then_some(entry)
 }
 
 /// Fetch the blobs `lines` name that the local store lacks; each is checked

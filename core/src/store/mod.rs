@@ -110,23 +110,47 @@ pub(crate) fn blob_digests_in(bytes: &[u8]) -> Vec<String> {
         }
     }
     let mut out = Vec::new();
-    for line in bytes.split(|&b| b == b'\n') {
-        let maybe = memchr::memmem::find(line, b"sha256").is_some()
-            || memchr::memmem::find(line, b"\\u").is_some();
-        if maybe {
-            match serde_json::from_slice::<Value>(line) {
-                Ok(v) => walk(&v, &mut out),
-                // A line the reader skips may still be repaired by hand: keep every
-                // digest-shaped run it holds.
-                Err(_) => out.extend(
-                    line.split(|b| !b.is_ascii_hexdigit())
-                        .filter(|run| run.len() == 64)
-                        .map(|run| String::from_utf8_lossy(run).to_ascii_lowercase()),
-                ),
-            }
+    for line in candidate_lines(bytes) {
+        match serde_json::from_slice::<Value>(line) {
+            Ok(v) => walk(&v, &mut out),
+            // A line the reader skips may still be repaired by hand: keep every
+            // digest-shaped run it holds.
+            Err(_) => out.extend(
+                line.split(|b| !b.is_ascii_hexdigit())
+                    .filter(|run| run.len() == 64)
+                    .map(|run| String::from_utf8_lossy(run).to_ascii_lowercase()),
+            ),
         }
     }
     out
+}
+
+/// The lines of `bytes` holding `sha256` or `\u`, found by searching the
+/// whole buffer rather than each line: a pull scans every byte it fetches, and
+/// most lines name no blob.
+fn candidate_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let sha = memchr::memmem::Finder::new(b"sha256");
+    let esc = memchr::memmem::Finder::new(b"\\u");
+    // The next hit of each, kept until passed: searching again from every
+    // line would go over the same bytes again.
+    let (mut next_sha, mut next_esc) = (sha.find(bytes), esc.find(bytes));
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        let refresh = |at: &mut Option<usize>, f: &memchr::memmem::Finder<'_>| {
+            if at.is_some_and(|p| p < start) {
+                *at = f.find(&bytes[start..]).map(|i| start + i);
+            }
+            *at
+        };
+        let hit = match (refresh(&mut next_sha, &sha), refresh(&mut next_esc, &esc)) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        let from = memchr::memrchr(b'\n', &bytes[start..hit]).map_or(start, |i| start + i + 1);
+        let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |i| hit + i);
+        start = (end + 1).min(bytes.len());
+        Some(&bytes[from..end])
+    })
 }
 
 /// The index as this handle last left it under the project lock, with the files
@@ -1179,4 +1203,30 @@ pub(crate) fn log_ids_in(dir: &Path) -> Result<Vec<String>> {
     }
     ids.sort();
     Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::blob_digests_in;
+
+    #[test]
+    fn blob_digests_are_found_on_any_line_and_only_lines_that_may_name_one_are_parsed() {
+        let a = "a".repeat(64);
+        let b = "b".repeat(64);
+        let c = "c".repeat(64);
+        let log = format!(
+            "{{\"role\":\"user\",\"content\":\"no blob\"}}\n\
+             {{\"contentBlob\":{{\"sha256\":\"{a}\"}}}}\n\
+             {{\"content\":\"x\"}}\n\
+             {{\"x\":{{\"\\u0073ha256\":\"{b}\"}}}}\n\
+             not json but sha256 {c} stays\n\
+             {{\"contentBlob\":{{\"sha256\":\"{a}\"}}}}"
+        );
+        assert_eq!(
+            blob_digests_in(log.as_bytes()),
+            [&a, &b, &c, &a].map(String::clone)
+        );
+        assert!(blob_digests_in(b"{\"content\":\"plain\"}\n").is_empty());
+        assert!(blob_digests_in(b"").is_empty());
+    }
 }
