@@ -18,7 +18,8 @@
 # (so `host=127.0.0.1` with sslmode=verify-full is a wrong host name);
 # $dir/tls/other-ca.crt is an authority that signed nothing here. TCP
 # connections without TLS are refused (pg_hba `hostnossl ... reject`); the Unix
-# socket stays open without TLS. Needs the openssl command.
+# socket stays open without TLS. Needs the openssl command (installed from
+# Debian's packages when missing).
 #
 # Needs: PostgreSQL's server programs (initdb, pg_ctl). When they are missing they
 # are installed from Debian's packages (apt-get install -y postgresql). initdb and
@@ -67,7 +68,12 @@ url_of() {
 # the server set to use them and to take TCP connections with TLS only.
 setup_tls() {
     local dir="$1" tls="$1/tls"
-    command -v openssl >/dev/null || die "--tls needs the openssl command (apt-get install -y openssl)"
+    if ! command -v openssl >/dev/null; then
+        echo "openssl missing: installing it (apt-get install -y openssl)" >&2
+        (DEBIAN_FRONTEND=noninteractive apt-get install -y openssl ||
+            (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y openssl)) >&2
+        command -v openssl >/dev/null || die "--tls needs the openssl command, and installing it failed"
+    fi
     mkdir -p "$tls"
     (
         cd "$tls"
