@@ -11,7 +11,8 @@ Agents SDK's ``SQLAlchemySession`` on the same server, in one run.
    back with ``get_items()``.
 3. A local append with a remote attached costs what it costs without one: the
    remote is not on the append path (measured: ``append`` of the push's items
-   into a store with and without a connected ``Remote``).
+   into a store with and without a connected ``Remote``, and while
+   ``push_in_background`` sends them).
 
 Each figure is the median of ``--rounds`` rounds. Needs a server
 (``SESSIONKIT_TEST_PG``, e.g. from ``tests/pg/server.sh``), the package
@@ -98,13 +99,23 @@ def sessionkit_round(url: str, tmp: Path, items: list[dict[str, Any]], big: list
     a, b = store("a"), store("b")
     ra = sessionkit.Remote(a, url=url, project=project, holder="a")
     rb = sessionkit.Remote(b, url=url, project=project, holder="b")
-    # Appends without and with a remote connected (ra is, for store a).
+    # Appends without and with a remote connected (ra is, for store a), and
+    # while a background push sends them (every 50 ms). A first, untimed
+    # session warms the page cache and the allocator for all three.
     plain = store("plain")
+    with plain.create_session() as s:
+        for it in items:
+            s.append(it)
     with plain.create_session() as s:
         out["append_alone"] = timed(lambda: [s.append(it) for it in items])
     with a.create_session() as s:
         out["append_with_remote"] = timed(lambda: [s.append(it) for it in items])
         out["push"] = timed(lambda: ra.push(s.id))
+    with a.create_session() as s, ra.push_in_background(s.id, interval=0.05) as pusher:
+        out["append_background"] = timed(lambda: [s.append(it) for it in items])
+        # What was still to send when the writer finished.
+        out["background_flush"] = timed(pusher.flush)
+        assert pusher.pushed == Path(a.log_path(s.id)).stat().st_size
     with a.create_session() as s:
         s.append_batch(big)
         ra.push(s.id)
@@ -151,7 +162,9 @@ def main() -> None:
           f"(SDK all at once / sessionkit): {med(sdk, 'push_all') / med(sk, 'push'):.1f}x; "
           f"pull ratio: {med(sdk, 'pull') / med(sk, 'pull'):.1f}x")
     print(f"  local append of {n} messages: alone {med(sk, 'append_alone') * 1000:.0f} ms, "
-          f"with a remote connected {med(sk, 'append_with_remote') * 1000:.0f} ms")
+          f"with a remote connected {med(sk, 'append_with_remote') * 1000:.0f} ms, "
+          f"while a background push sends them {med(sk, 'append_background') * 1000:.0f} ms "
+          f"(then its flush {med(sk, 'background_flush') * 1000:.0f} ms)")
 
 
 if __name__ == "__main__":
