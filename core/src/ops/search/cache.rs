@@ -249,7 +249,15 @@ impl Cache {
                 c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
             Ok((app, ver, tables))
         };
-        let (app, ver, tables) = read_marks(&self.conn).map_err(fail)?;
+        // The three marks from one snapshot: read one by one, they could
+        // straddle another connection's creation of the tables and look like
+        // a file of another application.
+        let (app, ver, tables) = {
+            let tx = self.conn.unchecked_transaction().map_err(fail)?;
+            let marks = read_marks(&tx).map_err(fail)?;
+            tx.commit().map_err(fail)?;
+            marks
+        };
         if (app, ver) == (APPLICATION_ID, CACHE_VERSION) {
             return Ok(());
         }
