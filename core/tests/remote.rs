@@ -496,6 +496,12 @@ fn a_background_push_follows_the_writer_keeps_its_lease_and_hands_it_back_at_sto
         .expect("append");
     let stopped = pusher.stop().expect("stop");
     assert_eq!(stopped.to, log_bytes(&m.a, &id).len() as u64);
+    // Once only: a flush or a stop after it says so, and waits for nothing.
+    for after in [pusher.flush(), pusher.stop()] {
+        let e = after.expect_err("stopped already");
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+        assert!(e.to_string().contains("stopped already"), "{e}");
+    }
     rb.pull(&m.b, &id).expect("pull the rest");
     assert_eq!(log_bytes(&m.b, &id), log_bytes(&m.a, &id));
     let lease = rb.acquire(&id).expect("free after stop");

@@ -138,10 +138,7 @@ impl NativeRemote {
     ) -> AsyncTask<Job<sessionkit::BackgroundPush, NativeBackgroundPush>> {
         let b = self.b.clone();
         job_as(
-            |p| NativeBackgroundPush {
-                id: p.session_id().to_string(),
-                p: Arc::new(Mutex::new(Some(p))),
-            },
+            |p| NativeBackgroundPush { p: Arc::new(p) },
             move || {
                 let every = Duration::from_millis(u64::from(interval_ms));
                 b.remote.push_in_background(&b.store, &session_id, every)
@@ -185,8 +182,7 @@ impl NativeFollower {
 
 #[napi]
 pub struct NativeBackgroundPush {
-    p: Arc<Mutex<Option<sessionkit::BackgroundPush>>>,
-    id: String,
+    p: Arc<sessionkit::BackgroundPush>,
 }
 
 #[napi]
@@ -194,32 +190,20 @@ impl NativeBackgroundPush {
     /// Bytes of the session's log the remote holds, as of the last push.
     #[napi(getter)]
     pub fn pushed(&self) -> i64 {
-        self.p.lock().as_ref().map_or(0, |p| p.pushed() as i64)
+        self.p.pushed() as i64
     }
 
     /// Push what the log holds now; the report as JSON.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn flush(&self) -> AsyncTask<Job<String, String>> {
-        let (p, id) = (self.p.clone(), self.id.clone());
-        job(move || match p.lock().as_ref() {
-            Some(pusher) => text(&pusher.flush()?),
-            None => Err(stopped(&id)),
-        })
+        let p = self.p.clone();
+        job(move || text(&p.flush()?))
     }
 
     /// Push the rest, give the lease back, end (once); the report as JSON.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn stop(&self) -> AsyncTask<Job<String, String>> {
-        let (p, id) = (self.p.clone(), self.id.clone());
-        job(move || {
-            let pusher = p.lock().take().ok_or_else(|| stopped(&id))?;
-            text(&pusher.stop()?)
-        })
+        let p = self.p.clone();
+        job(move || text(&p.stop()?))
     }
-}
-
-fn stopped(id: &str) -> sessionkit::Error {
-    sessionkit::Error::InvalidInput(format!(
-        "the background push of session {id} was stopped already"
-    ))
 }

@@ -116,10 +116,7 @@ impl Remote {
         let pusher = detach(py, || {
             self.remote.push_in_background(&self.store, &id, every)
         })?;
-        Ok(BackgroundPush {
-            pusher: Mutex::new(Some(pusher)),
-            id,
-        })
+        Ok(BackgroundPush { pusher })
     }
 
     fn pull(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -160,47 +157,26 @@ fn seconds(py: Python<'_>, value: f64, name: &str) -> PyResult<Duration> {
     })
 }
 
-/// A session pushed in the background (the core's `BackgroundPush`); `stop`
-/// ends it, once.
+/// A session pushed in the background (the core's `BackgroundPush`).
 #[pyclass(module = "sessionkit._native", frozen)]
 pub(crate) struct BackgroundPush {
-    pusher: Mutex<Option<sessionkit::BackgroundPush>>,
-    id: String,
-}
-
-impl BackgroundPush {
-    fn stopped(&self, py: Python<'_>) -> PyErr {
-        error(
-            py,
-            &sessionkit::Error::InvalidInput(format!(
-                "the background push of session {} was stopped already",
-                self.id
-            )),
-        )
-    }
+    pusher: sessionkit::BackgroundPush,
 }
 
 #[pymethods]
 impl BackgroundPush {
     #[getter]
     fn pushed(&self) -> u64 {
-        self.pusher.lock().as_ref().map_or(0, |p| p.pushed())
+        self.pusher.pushed()
     }
 
     fn flush(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let guard = self.pusher.lock();
-        let Some(pusher) = guard.as_ref() else {
-            return Err(self.stopped(py));
-        };
-        let v = detach(py, || pusher.flush())?;
+        let v = detach(py, || self.pusher.flush())?;
         to_py(py, &v)
     }
 
     fn stop(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let Some(pusher) = self.pusher.lock().take() else {
-            return Err(self.stopped(py));
-        };
-        let v = detach(py, || pusher.stop())?;
+        let v = detach(py, || self.pusher.stop())?;
         to_py(py, &v)
     }
 }

@@ -29,10 +29,11 @@ pub(crate) const MIN_INTERVAL: Duration = Duration::from_millis(10);
 #[derive(Debug)]
 pub struct BackgroundPush {
     shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
+    /// Taken by the stop that joins it.
+    thread: Mutex<Option<JoinHandle<()>>>,
     id: String,
-    /// The fork count of the process that started the thread.
-    forks: Option<u64>,
+    /// The process that started the thread: a forked child has another id.
+    pid: u32,
 }
 
 #[derive(Debug)]
@@ -107,7 +108,6 @@ impl BackgroundPush {
             ttl,
             renewed: Instant::now(),
         };
-        let forks = platform::fork_count();
         let thread_shared = Arc::clone(&shared);
         let thread = platform::spawn_kept("sessionkit-push", move || {
             let run = std::panic::AssertUnwindSafe(|| pusher.run(&thread_shared, interval));
@@ -120,9 +120,9 @@ impl BackgroundPush {
         .map_err(|e| Error::io(std::path::Path::new("background push thread"), e))?;
         Ok(BackgroundPush {
             shared,
-            thread: Some(thread),
+            thread: Mutex::new(Some(thread)),
             id: id.to_string(),
-            forks,
+            pid: std::process::id(),
         })
     }
 
@@ -131,6 +131,9 @@ impl BackgroundPush {
     pub fn flush(&self) -> Result<PushReport> {
         self.check_process()?;
         let mut state = self.shared.lock();
+        if state.stop {
+            return Err(self.stopped());
+        }
         state.asked += 1;
         let ticket = state.asked;
         self.shared.wake.notify_all();
@@ -155,18 +158,17 @@ impl BackgroundPush {
     }
 
     /// Push the rest, give the lease back and end the thread: the report of
-    /// the last push, or the error of the push or of the release.
-    pub fn stop(mut self) -> Result<PushReport> {
+    /// the last push, or the error of the push or of the release. Once only:
+    /// a second stop, or a flush after it, is `InvalidInput`.
+    pub fn stop(&self) -> Result<PushReport> {
         self.check_process()?;
         self.end()
     }
 
-    fn end(&mut self) -> Result<PushReport> {
-        let Some(thread) = self.thread.take() else {
-            return Err(Error::InvalidInput(format!(
-                "the background push of session {} was stopped already",
-                self.id
-            )));
+    fn end(&self) -> Result<PushReport> {
+        let taken = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let Some(thread) = taken else {
+            return Err(self.stopped());
         };
         self.shared.lock().stop = true;
         self.shared.wake.notify_all();
@@ -196,9 +198,16 @@ impl BackgroundPush {
         })
     }
 
+    fn stopped(&self) -> Error {
+        Error::InvalidInput(format!(
+            "the background push of session {} was stopped already",
+            self.id
+        ))
+    }
+
     /// A handle inherited across `fork()` has no thread behind it.
     fn check_process(&self) -> Result<()> {
-        if platform::fork_count() != self.forks {
+        if std::process::id() != self.pid {
             return Err(Error::InvalidInput(format!(
                 "the background push of session {} belongs to the parent process of this fork",
                 self.id
@@ -210,7 +219,8 @@ impl BackgroundPush {
 
 impl Drop for BackgroundPush {
     fn drop(&mut self) {
-        if self.thread.is_some() && self.check_process().is_ok() {
+        if self.check_process().is_ok() {
+            // Nothing to do when it was stopped already.
             let _ = self.end();
         }
     }
