@@ -163,7 +163,8 @@ fn a_leased_session_is_busy_for_another_machine_and_a_stale_holder_is_fenced_off
     let Some(url) = server() else { return };
     let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
     let m = machines();
-    let ra = remote(&url, &m, &m.a, "laptop", Duration::from_millis(300));
+    // Long enough that the push and pull below (slow under load) end inside it.
+    let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(2));
     let rb = remote(&url, &m, &m.b, "sandbox", Duration::from_secs(60));
 
     let s =
@@ -187,7 +188,7 @@ fn a_leased_session_is_busy_for_another_machine_and_a_stale_holder_is_fenced_off
     );
 
     // A vanishes; its lease expires and B takes over with a larger token.
-    std::thread::sleep(Duration::from_millis(600));
+    std::thread::sleep(Duration::from_millis(2500));
     let taken = rb.acquire(&id).expect("B takes the expired lease");
     assert!(taken.token > lease.token);
     let w = m.b.open_session(&id).expect("write in B");

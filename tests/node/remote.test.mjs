@@ -96,7 +96,8 @@ test('a follower gets exactly the lines pushed elsewhere', { skip }, async () =>
 
 test('a held lease is BUSY elsewhere, and a stale one is refused', { skip }, async () => {
   const m = await machines();
-  const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop', leaseTtlMs: 300 });
+  // The lease outlives the push and pull below, however slow the machine is.
+  const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop', leaseTtlMs: 2000 });
   const rb = await m.b.connectRemote({ url, project: m.project, holder: 'sandbox' });
   const s = await m.a.createSession();
   await s.append({ role: 'user', content: 'one' });
@@ -108,7 +109,7 @@ test('a held lease is BUSY elsewhere, and a stale one is refused', { skip }, asy
   await rejects(rb.acquire(s.id), ErrorCode.BUSY, /laptop/);
   await rejects(rb.push(s.id), ErrorCode.BUSY);
 
-  await sleep(600); // A's lease expires; B takes over with a larger token
+  await sleep(2500); // A's lease expires; B takes over with a larger token
   const taken = await rb.acquire(s.id);
   assert.ok(taken.token > lease.token);
   const w = await m.b.openSession(s.id);

@@ -111,7 +111,8 @@ def test_a_follower_gets_exactly_the_lines_pushed_elsewhere(machines: Machines) 
 @needs_server
 def test_a_held_lease_is_busy_elsewhere_and_a_stale_one_is_refused(machines: Machines) -> None:
     m = machines
-    ra, rb = remote(m, m.a, "laptop", ttl_ms=300), remote(m, m.b, "sandbox")
+    # The lease outlives the push and pull below, however slow the machine is.
+    ra, rb = remote(m, m.a, "laptop", ttl_ms=2000), remote(m, m.b, "sandbox")
     s = m.a.create_session()
     s.append({"role": "user", "content": "one"})
     lease = ra.acquire(s.id)
@@ -124,7 +125,7 @@ def test_a_held_lease_is_busy_elsewhere_and_a_stale_one_is_refused(machines: Mac
     with pytest.raises(sessionkit.BusyError):
         rb.push(s.id)
 
-    time.sleep(0.6)  # A's lease expires; B takes over with a larger token
+    time.sleep(2.5)  # A's lease expires; B takes over with a larger token
     taken = rb.acquire(s.id)
     assert taken["token"] > lease["token"]
     with m.b.open_session(s.id) as w:
