@@ -208,6 +208,11 @@ impl Dir {
         open(&self.0, name, flags, mode).map(File::from)
     }
 
+    /// The status of `name`, or of the file a symlink `name` points to.
+    pub fn stat(&self, name: &CStr) -> Result<Stat, Errno> {
+        rustix::fs::statat(&self.0, name, AtFlags::empty()).map(|st| Stat::of(&st))
+    }
+
     /// The status of `name` itself, a symlink included (`lstat`).
     pub fn stat_nofollow(&self, name: &CStr) -> Result<Stat, Errno> {
         rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW).map(|st| Stat::of(&st))

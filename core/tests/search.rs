@@ -221,6 +221,58 @@ fn deleted_erased_and_rewritten_sessions_leave_no_stale_hits() {
 }
 
 #[test]
+fn the_cache_keeps_no_copy_of_the_text_and_snippets_come_from_the_log() {
+    let env = env_with(StoreOptions::default());
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    s.append(json!({"role": "user", "content": "a quetzalcoatl in the parse_config docs"}))
+        .unwrap();
+    let r = find(&env.store, q("quetzalcoatl"));
+    assert!(
+        r.hits[0].snippet.contains("«quetzalcoatl»"),
+        "{}",
+        r.hits[0].snippet
+    );
+    let id = s.id().to_string();
+    s.close().unwrap();
+
+    // Every file of the cache, the WAL included, holds the words as index
+    // terms, never the text.
+    let text = b"a quetzalcoatl in the parse_config docs";
+    let dir = cache_file(&env.store).parent().unwrap().to_path_buf();
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(f.unwrap().path()).unwrap();
+        assert!(!bytes.windows(text.len()).any(|w| w == text));
+    }
+
+    // While another process holds the cache's write lock, the log is
+    // rewritten: the cache still matches the old word, but its line no longer
+    // holds that message, so the hit is dropped, never shown from a copy.
+    let lock = rusqlite::Connection::open(cache_file(&env.store)).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let log = env.store.log_path(&id).unwrap();
+    let tmp = log.with_extension("tmp");
+    std::fs::write(
+        &tmp,
+        format!(
+            "{}\n",
+            json!({"id": "m-new", "parentId": null, "role": "user", "content": "rewritten without it"})
+        ),
+    )
+    .unwrap();
+    std::fs::rename(&tmp, &log).unwrap();
+    let r = find(&env.store, q("quetzalcoatl"));
+    assert_eq!(
+        r.stale.len(),
+        1,
+        "the update waited for the lock and gave up"
+    );
+    assert!(r.hits.is_empty(), "{:?}", r.hits);
+    lock.execute_batch("ROLLBACK").unwrap();
+    assert!(find(&env.store, q("quetzalcoatl")).hits.is_empty());
+    assert_eq!(message_ids(&find(&env.store, q("rewritten"))), ["m-new"]);
+}
+
+#[test]
 fn a_damaged_cache_is_set_aside_and_rebuilt() {
     let env = env_with(StoreOptions::default());
     let s = env.store.create_session(CreateOptions::default()).unwrap();

@@ -1188,8 +1188,26 @@ pub(crate) fn subagent_logs_in(session_dir: &Path) -> Result<Vec<(String, PathBu
 
 /// Ids of every session log in the store directory `dir`, sorted.
 pub(crate) fn log_ids_in(dir: &Path) -> Result<Vec<String>> {
+    Ok(list_store(dir)?.logs)
+}
+
+/// What one listing of a store directory finds: the ids of its session logs,
+/// sorted, and the names of its subdirectories (a session's sidecar
+/// directory `<id>/` among them: only a session that has one can have
+/// subagent logs).
+pub(crate) struct StoreListing {
+    pub logs: Vec<String>,
+    pub dirs: std::collections::HashSet<String>,
+}
+
+/// List the store directory `dir` once (the entry types come with the
+/// listing: no call per entry).
+pub(crate) fn list_store(dir: &Path) -> Result<StoreListing> {
     let layout = Layout::new(dir.to_path_buf());
-    let mut ids = Vec::new();
+    let mut out = StoreListing {
+        logs: Vec::new(),
+        dirs: Default::default(),
+    };
     for d in fs::read_dir(dir).at(dir)? {
         let d = d.at(dir)?;
         let name = d.file_name();
@@ -1197,12 +1215,14 @@ pub(crate) fn log_ids_in(dir: &Path) -> Result<Vec<String>> {
         if let Some(id) = name.strip_suffix(".jsonl") {
             // Only ids a log path can be made of: not `blobs.jsonl` and the like.
             if layout.log_path(id).is_ok() {
-                ids.push(id.to_string());
+                out.logs.push(id.to_string());
             }
+        } else if d.file_type().at(&d.path())?.is_dir() {
+            out.dirs.insert(name.to_string());
         }
     }
-    ids.sort();
-    Ok(ids)
+    out.logs.sort();
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! The search cache of one store (FORMAT.md §23): an SQLite database with an
-//! FTS5 table of message text, derived from the logs and kept up to date by
+//! FTS5 index of message text, derived from the logs and kept up to date by
 //! reading only the bytes appended since it last looked. It is never trusted
 //! over the logs: a file that is not a cache of this version is set aside and
-//! rebuilt, and a log that was rewritten is indexed again from its start.
+//! rebuilt, and a log that was rewritten is indexed again from its start. It
+//! keeps no copy of the text: a hit's snippet is made from its line in the log.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -14,7 +15,7 @@ use rusqlite::{
     params, params_from_iter, Connection, ErrorCode, OpenFlags, OptionalExtension, ToSql,
     Transaction, TransactionBehavior,
 };
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
@@ -25,7 +26,7 @@ use super::document;
 
 /// The cache's own version (FORMAT.md §23.2): a cache of another version is
 /// set aside and rebuilt, never read.
-pub(crate) const CACHE_VERSION: i64 = 2;
+pub(crate) const CACHE_VERSION: i64 = 3;
 
 /// Marks the file as a sessionkit search cache (`sks1`), so a stray SQLite
 /// database in its place is not mistaken for one.
@@ -62,9 +63,14 @@ const RANKED: usize = 2000;
 /// it answers from the cache as it is.
 const BUSY_WAIT: Duration = Duration::from_millis(2000);
 
-/// The tables (FORMAT.md §23.3). `unicode61` with `_` as a token character
-/// keeps identifiers such as `parse_config` whole; `/` and `.` separate, so a
-/// path is a phrase of its parts and `main.rs` finds `src/main.rs`.
+/// The tokenizer: `unicode61` with `_` as a token character keeps identifiers
+/// such as `parse_config` whole; `/` and `.` separate, so a path is a phrase of
+/// its parts and `main.rs` finds `src/main.rs`.
+const TOKENIZE: &str = "tokenize = \"unicode61 remove_diacritics 2 tokenchars '_'\"";
+
+/// The tables (FORMAT.md §23.3). `messages` is contentless: the text is only
+/// indexed (a copy made the cache larger than the logs), while the columns
+/// that filters and hits read are kept.
 const SCHEMA: &str = "
 CREATE TABLE logs(
   session TEXT NOT NULL,
@@ -86,9 +92,8 @@ CREATE TABLE calls(
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE messages USING fts5(
   text, session UNINDEXED, agent UNINDEXED, message UNINDEXED, role UNINDEXED, ts UNINDEXED,
-  tools UNINDEXED,
-  tokenize = \"unicode61 remove_diacritics 2 tokenchars '_'\"
-);
+  tools UNINDEXED, at UNINDEXED, len UNINDEXED,
+  content = '', contentless_delete = 1, contentless_unindexed = 1,
 ";
 
 /// One log of a store: a session's own (`agent` empty) or one of its
@@ -97,6 +102,8 @@ pub(crate) struct LogRef {
     pub session: String,
     pub agent: String,
     pub path: PathBuf,
+    /// Its inode, size and modification time (nanoseconds) when it was listed.
+    pub seen: (i64, i64, i64),
 }
 
 /// Where the cache of the store in `dir` lives.
@@ -149,6 +156,9 @@ pub(crate) struct Row {
     pub role: Option<String>,
     pub ts: Option<i64>,
     pub tools: String,
+    /// Where its line is in the log, and its length.
+    pub at: i64,
+    pub len: i64,
     pub snippet: String,
     pub rank: f64,
 }
@@ -270,7 +280,8 @@ impl Cache {
         let tx = self.conn.unchecked_transaction().map_err(fail)?;
         let (app, _, tables) = read_marks(&tx).map_err(fail)?;
         if tables == 0 {
-            tx.execute_batch(SCHEMA).map_err(fail)?;
+            tx.execute_batch(&format!("{SCHEMA}  {TOKENIZE}\n);"))
+                .map_err(fail)?;
             tx.pragma_update(None, "application_id", APPLICATION_ID)
                 .map_err(fail)?;
             tx.pragma_update(None, "user_version", CACHE_VERSION)
@@ -298,7 +309,7 @@ impl Cache {
             .iter()
             .map(|l| (l.session.as_str(), l.agent.as_str()))
             .collect();
-        for (session, agent) in known.keys() {
+        for ((session, agent), _) in &known {
             if live.contains(&(session.as_str(), agent.as_str())) {
                 continue;
             }
@@ -312,23 +323,18 @@ impl Cache {
         let mut work = Vec::new();
         let mut pending = 0;
         for log in logs {
-            let meta = match std::fs::metadata(&log.path) {
-                Ok(m) => m,
-                // Deleted since it was listed: the next query forgets it.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::io(&log.path, e).into()),
-            };
-            let old = known.get(&(log.session.clone(), log.agent.clone()));
-            let unchanged = old.is_some_and(|s| {
-                (s.ino, s.size, s.mtime_ns)
-                    == (meta.ino() as i64, meta.len() as i64, mtime_ns(&meta))
-            });
-            if !unchanged {
-                pending += meta
-                    .len()
-                    .saturating_sub(old.map_or(0, |s| s.indexed as u64));
-                work.push(log);
+            let key = (log.session.as_str(), log.agent.as_str());
+            let old = known
+                .binary_search_by(|((s, a), _)| (s.as_str(), a.as_str()).cmp(&key))
+                .ok()
+                .map(|i| &known[i].1);
+            if old.is_some_and(|s| (s.ino, s.size, s.mtime_ns) == log.seen) {
+                continue;
             }
+            // The appended bytes; a shorter log is read again from its start.
+            let (size, from) = (log.seen.1.max(0), old.map_or(0, |s| s.indexed));
+            pending += (if size >= from { size - from } else { size }) as u64;
+            work.push(log);
         }
         if work.is_empty() {
             return Ok(0);
@@ -377,17 +383,27 @@ impl Cache {
         Ok(read)
     }
 
-    fn states(&self) -> rusqlite::Result<HashMap<(String, String), LogState>> {
-        let mut st = self.conn.prepare(
-            "SELECT session, agent, ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs",
+    /// Every log's state, sorted by session and agent (the table's key: no
+    /// sort is run) for a lookup that neither hashes nor allocates.
+    fn states(&self) -> rusqlite::Result<Vec<((String, String), LogState)>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT session, agent, ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs
+             ORDER BY session, agent",
         )?;
         let rows = st.query_map([], |r| Ok(((r.get(0)?, r.get(1)?), state_of(r, 2)?)))?;
         rows.collect()
     }
 
     /// The best `filter.limit` matches, best first (BM25; lower is better),
-    /// among the newest [`RANKED`] matches.
-    pub(crate) fn query(&self, filter: &Filter<'_>) -> std::result::Result<Vec<Row>, Failure> {
+    /// among the newest [`RANKED`] matches, each with a snippet of its text.
+    /// The cache keeps no text: `text_of` reads a hit's message from its log
+    /// (the line at `at`, `len` bytes), and a hit whose line no longer holds
+    /// it (its log deleted or rewritten since) is dropped.
+    pub(crate) fn query(
+        &self,
+        filter: &Filter<'_>,
+        text_of: impl Fn(&Row) -> Result<Option<String>>,
+    ) -> std::result::Result<Vec<Row>, Failure> {
         let fail = |e| failure(&self.path, e);
         let (filters, mut args) = filter.sql();
         // Walking the matches newest first costs no score: find where the
@@ -404,21 +420,16 @@ impl Cache {
             return Ok(Vec::new());
         };
         let n = args.len();
-        args.push(Box::new(filter.marks.0.to_string()));
-        args.push(Box::new(filter.marks.1.to_string()));
         args.push(Box::new(oldest));
         args.push(Box::new(filter.limit as i64));
         let mut st = self
             .conn
             .prepare_cached(&format!(
-                "SELECT session, agent, message, role, ts, tools,
-                        snippet(messages, 0, ?{}, ?{}, '…', 24), rank
+                "SELECT session, agent, message, role, ts, tools, at, len, rank
                  FROM messages WHERE {filters} AND rowid >= ?{}
                  ORDER BY rank LIMIT ?{}",
                 n + 1,
-                n + 2,
-                n + 3,
-                n + 4
+                n + 2
             ))
             .map_err(fail)?;
         let rows = st
@@ -430,13 +441,79 @@ impl Cache {
                     role: r.get(3)?,
                     ts: r.get(4)?,
                     tools: r.get(5)?,
-                    snippet: r.get(6)?,
-                    rank: r.get(7)?,
+                    at: r.get(6)?,
+                    len: r.get(7)?,
+                    snippet: String::new(),
+                    rank: r.get(8)?,
                 })
             })
+            .map_err(fail)?
+            .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(fail)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(fail)
+        let mut hits = Vec::with_capacity(rows.len());
+        let mut texts = Vec::with_capacity(rows.len());
+        for row in rows {
+            if let Some(text) = text_of(&row)? {
+                hits.push(row);
+                texts.push(text);
+            }
+        }
+        let snippets = self.snippets(filter, &texts).map_err(fail)?;
+        for (i, hit) in hits.iter_mut().enumerate() {
+            if let Some(s) = snippets.get(&(i as i64)) {
+                hit.snippet.clone_from(s);
+            }
+        }
+        Ok(hits)
     }
+
+    /// FTS5's snippets of `texts` for the query of `filter`, by index: the
+    /// hits' texts go into a temporary table of the same tokenizer (in
+    /// memory, this connection only), so the words marked are the ones the
+    /// cache matched.
+    fn snippets(
+        &self,
+        filter: &Filter<'_>,
+        texts: &[String],
+    ) -> rusqlite::Result<HashMap<i64, String>> {
+        self.conn.execute_batch(&format!(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.hits USING fts5(text, {TOKENIZE});
+             DELETE FROM temp.hits;"
+        ))?;
+        let mut insert = self
+            .conn
+            .prepare_cached("INSERT INTO temp.hits(rowid, text) VALUES (?1, ?2)")?;
+        for (i, text) in texts.iter().enumerate() {
+            insert.execute(params![i as i64, text])?;
+        }
+        let mut st = self.conn.prepare_cached(
+            "SELECT rowid, snippet(hits, 0, ?2, ?3, '…', 24) FROM temp.hits WHERE hits MATCH ?1",
+        )?;
+        let rows = st.query_map(params![filter.expr, filter.marks.0, filter.marks.1], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        rows.collect()
+    }
+}
+
+/// The message a log line holds, with its id, blob references resolved; `None`
+/// for a line that is not a message record (§6) or not JSON.
+pub(crate) fn message_of(
+    bytes: &[u8],
+    blobs: &BlobStore,
+) -> Result<Option<(String, Map<String, Value>)>> {
+    let Ok((text, probe)) = log::probe(bytes) else {
+        return Ok(None);
+    };
+    let Ok(Class::Message { id, .. }) = classify(&probe) else {
+        return Ok(None);
+    };
+    let id = id.to_string();
+    let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
+        return Ok(None);
+    };
+    blobs.inline(&mut m)?;
+    Ok(Some((id, m)))
 }
 
 /// The state of a log as a row of `logs` holds it, from column `at` on.
@@ -500,8 +577,8 @@ fn index_log(
     let end = {
         let mut insert = tx
             .prepare_cached(
-                "INSERT INTO messages(text, session, agent, message, role, ts, tools)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO messages(text, session, agent, message, role, ts, tools, at, len)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )
             .map_err(fail)?;
         let mut remember = tx
@@ -519,16 +596,9 @@ fn index_log(
             if sql_error.is_some() {
                 return Ok(());
             }
-            let Ok((text, probe)) = log::probe(line.bytes) else {
+            let Some((message, m)) = message_of(line.bytes, blobs)? else {
                 return Ok(());
             };
-            let Ok(Class::Message { id: message, .. }) = classify(&probe) else {
-                return Ok(());
-            };
-            let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
-                return Ok(());
-            };
-            blobs.inline(&mut m)?;
             let doc = document::of(&m);
             let row = (|| -> rusqlite::Result<()> {
                 for (call, tool) in &doc.calls {
@@ -555,7 +625,9 @@ fn index_log(
                     message,
                     doc.role,
                     doc.ts,
-                    tools.join("\n")
+                    tools.join("\n"),
+                    line.offset as i64,
+                    line.bytes.len() as i64
                 ])?;
                 Ok(())
             })();
@@ -609,7 +681,9 @@ fn forget(tx: &Transaction<'_>, session: &str, agent: &str) -> rusqlite::Result<
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
-    meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec()
+    meta.mtime()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(meta.mtime_nsec())
 }
 
 /// Hashes of the first bytes of a log and of the bytes just before `end`.

@@ -7,6 +7,9 @@ mod cache;
 mod document;
 mod query;
 
+use std::ffi::CString;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -15,7 +18,8 @@ use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::format::ids::{format_ms, parse_ms, validate_path_id};
 use crate::format::layout::subagents_dir_in;
-use crate::store::{log_ids_in, subagent_logs_in, StoreCore};
+use crate::platform;
+use crate::store::{list_store, subagent_logs_in, StoreCore};
 use cache::{Cache, Failure, Filter, LogRef};
 
 /// How many hits a query returns when it does not say.
@@ -177,14 +181,10 @@ fn search_store(
                 Err(Failure::Busy) => out.stale.push(project.to_string()),
                 Err(e) => return Err(e),
             }
-            c.query(filter)
+            c.query(filter, |row| hit_text(dir, row, &blobs))
         });
         match result {
-            Ok(mut rows) => {
-                // A session deleted while another process held the cache.
-                rows.retain(|r| log_path(dir, &r.session, &r.agent).exists());
-                return Ok(rows);
-            }
+            Ok(rows) => return Ok(rows),
             Err(Failure::Damaged(_)) if attempt == 1 => {
                 out.set_aside.push(cache::set_aside(&path)?);
             }
@@ -203,27 +203,80 @@ fn search_store(
     }
 }
 
-/// Every log of the store in `dir`: each session's, then its subagents'.
+/// The indexed text of a hit's message, read from its line in the log; `None`
+/// when the log is gone (a session deleted while another process held the
+/// cache) or the line no longer holds that message (the log rewritten since).
+fn hit_text(dir: &Path, row: &cache::Row, blobs: &BlobStore) -> Result<Option<String>> {
+    let path = log_path(dir, &row.session, &row.agent);
+    let file = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let (Ok(at), Ok(len)) = (u64::try_from(row.at), usize::try_from(row.len)) else {
+        return Ok(None);
+    };
+    let mut line = vec![0; len];
+    match file.read_exact_at(&mut line, at) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    }
+    Ok(cache::message_of(&line, blobs)?
+        .filter(|(id, _)| *id == row.message)
+        .map(|(_, m)| document::of(&m).text))
+}
+
+/// Every log of the store in `dir`: each session's, then its subagents', with
+/// their state as listed. This runs before every query, so it costs one
+/// listing of the store and one `stat` per log, relative to the open store
+/// directory; only a session with a sidecar directory is looked into for
+/// subagent logs. A log deleted while it is listed is left out (the cache
+/// then forgets it).
 fn logs_in(dir: &Path) -> Result<Vec<LogRef>> {
+    let listing = list_store(dir)?;
+    let c_name = |b: &[u8]| {
+        CString::new(b).map_err(|_| Error::invalid(format!("{} has a NUL", dir.display())))
+    };
+    let store = platform::Dir::open(&c_name(platform::path_bytes(dir))?)
+        .map_err(|e| Error::io(dir, e.into()))?;
+    let ns = |(s, n): (i64, i64)| s.saturating_mul(1_000_000_000).saturating_add(n);
     let mut logs = Vec::new();
-    for session in log_ids_in(dir)? {
-        let agents = subagent_logs_in(&dir.join(&session))?;
-        logs.push(LogRef {
-            path: log_path(dir, &session, ""),
-            session: session.clone(),
-            agent: String::new(),
-        });
+    for session in listing.logs {
+        let name = format!("{session}.jsonl");
+        match store.stat(&c_name(name.as_bytes())?) {
+            Ok(st) => logs.push(LogRef {
+                path: dir.join(&name),
+                session: session.clone(),
+                agent: String::new(),
+                seen: (st.ino as i64, st.size, ns(st.mtime)),
+            }),
+            Err(rustix::io::Errno::NOENT) => {}
+            Err(e) => return Err(Error::io(&dir.join(&name), e.into())),
+        }
+        if !listing.dirs.contains(&session) {
+            continue;
+        }
         // Only what can be an agent id: not a `.tmp-` file of a crash.
-        logs.extend(
-            agents
-                .into_iter()
-                .filter(|(agent, _)| validate_path_id("agent id", agent).is_ok())
-                .map(|(agent, path)| LogRef {
+        for (agent, path) in subagent_logs_in(&dir.join(&session))? {
+            if validate_path_id("agent id", &agent).is_err() {
+                continue;
+            }
+            match std::fs::metadata(&path) {
+                Ok(m) => logs.push(LogRef {
                     path,
                     session: session.clone(),
                     agent,
+                    seen: (
+                        m.ino() as i64,
+                        m.len() as i64,
+                        ns((m.mtime(), m.mtime_nsec())),
+                    ),
                 }),
-        );
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&path, e)),
+            }
+        }
     }
     Ok(logs)
 }
