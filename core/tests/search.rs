@@ -30,6 +30,16 @@ fn cache_file(store: &Store) -> std::path::PathBuf {
     store.dir().join("search").join("index.sqlite")
 }
 
+/// Replace the log of `id` by another file holding one message, `m-new`, with
+/// `content`: a rewrite of the whole log, as a vacuum does.
+fn rewrite_log(store: &Store, id: &str, content: &str) {
+    let log = store.log_path(id).unwrap();
+    let tmp = log.with_extension("tmp");
+    let line = json!({"id": "m-new", "parentId": null, "role": "user", "content": content});
+    std::fs::write(&tmp, format!("{line}\n")).unwrap();
+    std::fs::rename(&tmp, &log).unwrap();
+}
+
 #[test]
 fn code_paths_phrases_and_prefixes_are_found() {
     let env = env_with(StoreOptions::default());
@@ -202,18 +212,7 @@ fn deleted_erased_and_rewritten_sessions_leave_no_stale_hits() {
     erased
         .append(json!({"role": "user", "content": "fresh start"}))
         .unwrap();
-    // A rewrite of the whole log (as a vacuum does): another file, other lines.
-    let log = env.store.log_path(&rewritten_id).unwrap();
-    let tmp = log.with_extension("tmp");
-    std::fs::write(
-        &tmp,
-        format!(
-            "{}\n",
-            json!({"id": "m-new", "parentId": null, "role": "user", "content": "final heron"})
-        ),
-    )
-    .unwrap();
-    std::fs::rename(&tmp, &log).unwrap();
+    rewrite_log(&env.store, &rewritten_id, "final heron");
 
     assert!(find(&env.store, q("pelican")).hits.is_empty());
     assert_eq!(message_ids(&find(&env.store, q("heron"))), ["m-new"]);
@@ -249,17 +248,7 @@ fn the_cache_keeps_no_copy_of_the_text_and_snippets_come_from_the_log() {
     // holds that message, so the hit is dropped, never shown from a copy.
     let lock = rusqlite::Connection::open(cache_file(&env.store)).unwrap();
     lock.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let log = env.store.log_path(&id).unwrap();
-    let tmp = log.with_extension("tmp");
-    std::fs::write(
-        &tmp,
-        format!(
-            "{}\n",
-            json!({"id": "m-new", "parentId": null, "role": "user", "content": "rewritten without it"})
-        ),
-    )
-    .unwrap();
-    std::fs::rename(&tmp, &log).unwrap();
+    rewrite_log(&env.store, &id, "rewritten without it");
     let r = find(&env.store, q("quetzalcoatl"));
     assert_eq!(
         r.stale.len(),
