@@ -262,6 +262,34 @@ fn the_cache_keeps_no_copy_of_the_text_and_snippets_come_from_the_log() {
 }
 
 #[test]
+fn a_message_stored_in_a_blob_is_found_and_its_snippet_read_through_the_blob() {
+    let env = env_with(StoreOptions {
+        blob_threshold: 64,
+        ..StoreOptions::default()
+    });
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    let long = format!(
+        "{} the archipelago_loader fails {}",
+        "x ".repeat(100),
+        "y ".repeat(100)
+    );
+    let m = s.append(json!({"role": "tool", "content": long})).unwrap();
+    let log = std::fs::read_to_string(env.store.log_path(s.id()).unwrap()).unwrap();
+    assert!(
+        !log.contains("archipelago_loader"),
+        "the content went to a blob"
+    );
+
+    let r = find(&env.store, q("archipelago_loader"));
+    assert_eq!(message_ids(&r), [m.id()]);
+    assert!(
+        r.hits[0].snippet.contains("«archipelago_loader» fails"),
+        "{}",
+        r.hits[0].snippet
+    );
+}
+
+#[test]
 fn a_damaged_cache_is_set_aside_and_rebuilt() {
     let env = env_with(StoreOptions::default());
     let s = env.store.create_session(CreateOptions::default()).unwrap();
