@@ -13,7 +13,7 @@ target="${CARGO_TARGET_DIR:-target}"
 mkdir -p "$target"
 free_kib="$(df -Pk "$target" | awk 'NR == 2 { print $4 }')"
 if [ "${free_kib:-0}" -lt $((10 * 1024 * 1024)) ]; then
-  echo "warning: $((free_kib / 1024)) MiB free under $target; a clean build of every suite takes about 8 GiB" >&2
+  echo "warning: $((free_kib / 1024)) MiB free under $target; a clean build of every suite takes about 4 GiB" >&2
 fi
 
 step "format (cargo fmt --check)"
