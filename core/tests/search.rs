@@ -549,3 +549,42 @@ fn processes_building_the_same_cache_at_once_index_each_line_once() {
     );
     assert_eq!(r.hits.len(), 55);
 }
+
+#[test]
+fn a_store_of_many_sessions_is_searched_whole_with_its_subagents() {
+    // Enough sessions that the logs are listed on two threads, with subagents
+    // in a session of each half and a sidecar directory without subagents.
+    let env = env_with(StoreOptions::default());
+    let mut ids = Vec::new();
+    for n in 0..300 {
+        let id = format!("0190a4b0-0000-7000-8000-{n:012}");
+        let line = json!({"id": format!("m{n}"), "parentId": null, "role": "user", "content": format!("common marmot number{n}")});
+        std::fs::write(env.store.log_path(&id).unwrap(), format!("{line}\n")).unwrap();
+        ids.push(id);
+    }
+    std::fs::create_dir(env.store.dir().join(&ids[7])).unwrap();
+    for i in [3, 250] {
+        let s = env.store.open_session(&ids[i]).unwrap();
+        let agent = s.spawn_subagent(Some("digger"), json!({})).unwrap();
+        agent
+            .append(json!({"role": "assistant", "content": format!("burrow of marmot {i}")}))
+            .unwrap();
+    }
+    let all = find(
+        &env.store,
+        SearchQuery {
+            limit: Some(1000),
+            ..q("marmot")
+        },
+    );
+    assert_eq!(all.hits.len(), 302);
+    let burrows = find(&env.store, q("burrow"));
+    let mut sessions: Vec<&str> = burrows.hits.iter().map(|h| h.session_id.as_str()).collect();
+    sessions.sort();
+    assert_eq!(sessions, [ids[3].as_str(), ids[250].as_str()]);
+    assert!(burrows
+        .hits
+        .iter()
+        .all(|h| h.agent_id.as_deref() == Some("digger")));
+    assert_eq!(message_ids(&find(&env.store, q("number299"))), ["m299"]);
+}

@@ -28,19 +28,7 @@ impl Layout {
 
     /// A session's log, after checking that `id` may name files.
     pub fn log_path(&self, id: &str) -> Result<PathBuf> {
-        validate_path_id("session id", id)?;
-        // A session's sidecar directory is named by its id: it must not be one of
-        // the store's own entries, nor look like another session's files.
-        if RESERVED_NAMES.contains(&id)
-            || [".jsonl", ".json", ".corrupt"]
-                .iter()
-                .any(|x| id.ends_with(x))
-        {
-            return Err(Error::invalid(format!(
-                "session id {id:?} is reserved (it names store files: {})",
-                RESERVED_NAMES.join(", ")
-            )));
-        }
+        check_session_id(id)?;
         Ok(self.dir.join(format!("{id}.jsonl")))
     }
 
@@ -81,4 +69,24 @@ impl Layout {
 /// The subagents directory of a sidecar directory found by listing the store.
 pub(crate) fn subagents_dir_in(session_dir: &Path) -> PathBuf {
     session_dir.join(SUBAGENTS_DIR)
+}
+
+/// Check that `id` may name a session's files: a path id (no separator, not
+/// `.` or `..`), not one of the store's own entries, and not like another
+/// session's files.
+pub(crate) fn check_session_id(id: &str) -> Result<()> {
+    validate_path_id("session id", id)?;
+    // A session's sidecar directory is named by its id: it must not be one of
+    // the store's own entries, nor look like another session's files.
+    if RESERVED_NAMES.contains(&id)
+        || [".jsonl", ".json", ".corrupt"]
+            .iter()
+            .any(|x| id.ends_with(x))
+    {
+        return Err(Error::invalid(format!(
+            "session id {id:?} is reserved (it names store files: {})",
+            RESERVED_NAMES.join(", ")
+        )));
+    }
+    Ok(())
 }

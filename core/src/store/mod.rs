@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::format::ids::IdSource;
-use crate::format::layout::{subagents_dir_in, Layout, STRUCTURE_CACHE_FILE};
+use crate::format::layout::{check_session_id, subagents_dir_in, Layout, STRUCTURE_CACHE_FILE};
 use crate::format::project::project_code;
 use crate::fsutil;
 use crate::history::{GcPhase, GcProgress};
@@ -1203,7 +1203,6 @@ pub(crate) struct StoreListing {
 /// List the store directory `dir` once (the entry types come with the
 /// listing: no call per entry).
 pub(crate) fn list_store(dir: &Path) -> Result<StoreListing> {
-    let layout = Layout::new(dir.to_path_buf());
     let mut out = StoreListing {
         logs: Vec::new(),
         dirs: Default::default(),
@@ -1214,7 +1213,7 @@ pub(crate) fn list_store(dir: &Path) -> Result<StoreListing> {
         let Some(name) = name.to_str() else { continue };
         if let Some(id) = name.strip_suffix(".jsonl") {
             // Only ids a log path can be made of: not `blobs.jsonl` and the like.
-            if layout.log_path(id).is_ok() {
+            if check_session_id(id).is_ok() {
                 out.logs.push(id.to_string());
             }
         } else if d.file_type().at(&d.path())?.is_dir() {

@@ -138,7 +138,7 @@ fn failure(path: &Path, e: rusqlite::Error) -> Failure {
 
 /// One log's state as last indexed.
 #[derive(PartialEq, Eq, Clone, Copy)]
-struct LogState {
+pub(crate) struct LogState {
     ino: i64,
     size: i64,
     mtime_ns: i64,
@@ -146,6 +146,9 @@ struct LogState {
     head_hash: i64,
     tail_hash: i64,
 }
+
+/// The state of every log the cache knows, by (session, agent), sorted.
+pub(crate) type Known = Vec<((String, String), LogState)>;
 
 /// A hit as the cache returns it.
 pub(crate) struct Row {
@@ -297,19 +300,21 @@ impl Cache {
     /// log that was rewritten. A log's rows and its state change in one
     /// transaction, which holds several logs (up to [`BATCH_BYTES`]). Returns
     /// the bytes of log read.
+    /// `known` is [`Cache::open_known`]'s: it may be stale, as the state of
+    /// each log to index is read again under the write lock.
     pub(crate) fn refresh(
         &mut self,
         logs: &[LogRef],
+        known: &Known,
         blobs: &BlobStore,
     ) -> std::result::Result<u64, Failure> {
         let path = self.path.clone();
         let fail = |e| failure(&path, e);
-        let known = self.states().map_err(fail)?;
         let live: HashSet<(&str, &str)> = logs
             .iter()
             .map(|l| (l.session.as_str(), l.agent.as_str()))
             .collect();
-        for ((session, agent), _) in &known {
+        for ((session, agent), _) in known {
             if live.contains(&(session.as_str(), agent.as_str())) {
                 continue;
             }
@@ -383,9 +388,17 @@ impl Cache {
         Ok(read)
     }
 
+    /// Open the cache (as [`Cache::open`]) and read the state of every log it
+    /// knows.
+    pub(crate) fn open_known(path: &Path) -> std::result::Result<(Cache, Known), Failure> {
+        let cache = Cache::open(path)?;
+        let known = cache.states().map_err(|e| failure(path, e))?;
+        Ok((cache, known))
+    }
+
     /// Every log's state, sorted by session and agent (the table's key: no
     /// sort is run) for a lookup that neither hashes nor allocates.
-    fn states(&self) -> rusqlite::Result<Vec<((String, String), LogState)>> {
+    fn states(&self) -> rusqlite::Result<Known> {
         let mut st = self.conn.prepare_cached(
             "SELECT session, agent, ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs
              ORDER BY session, agent",

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::format::ids::{format_ms, parse_ms, validate_path_id};
-use crate::format::layout::subagents_dir_in;
+use crate::format::layout::{subagents_dir_in, SUBAGENTS_DIR};
 use crate::platform;
 use crate::store::{list_store, subagent_logs_in, StoreCore};
 use cache::{Cache, Failure, Filter, LogRef};
@@ -170,19 +170,31 @@ fn search_store(
     out: &mut SearchResults,
 ) -> Result<Vec<cache::Row>> {
     let path = cache::cache_path(dir);
-    let logs = logs_in(dir)?;
     let blobs = BlobStore::new(dir);
+    // Listing the logs (a stat per log) is most of what a query costs before
+    // it matches: the cache opens and reads what it knows meanwhile.
+    let (logs, opened) = std::thread::scope(|sc| {
+        let opening = sc.spawn(|| Cache::open_known(&path));
+        let logs = logs_in(dir);
+        let opened = opening.join().unwrap_or_else(|_| Cache::open_known(&path));
+        (logs, opened)
+    });
+    let logs = logs?;
+    let mut opened = Some(opened);
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let result = Cache::open(&path).and_then(|mut c| {
-            match c.refresh(&logs, &blobs) {
-                Ok(n) => out.indexed_bytes += n,
-                Err(Failure::Busy) => out.stale.push(project.to_string()),
-                Err(e) => return Err(e),
-            }
-            c.query(filter, |row| hit_text(dir, row, &blobs))
-        });
+        let result = opened
+            .take()
+            .unwrap_or_else(|| Cache::open_known(&path))
+            .and_then(|(mut c, known)| {
+                match c.refresh(&logs, &known, &blobs) {
+                    Ok(n) => out.indexed_bytes += n,
+                    Err(Failure::Busy) => out.stale.push(project.to_string()),
+                    Err(e) => return Err(e),
+                }
+                c.query(filter, |row| hit_text(dir, row, &blobs))
+            });
         match result {
             Ok(rows) => return Ok(rows),
             Err(Failure::Damaged(_)) if attempt == 1 => {
@@ -230,55 +242,98 @@ fn hit_text(dir: &Path, row: &cache::Row, blobs: &BlobStore) -> Result<Option<St
 /// Every log of the store in `dir`: each session's, then its subagents', with
 /// their state as listed. This runs before every query, so it costs one
 /// listing of the store and one `stat` per log, relative to the open store
-/// directory; only a session with a sidecar directory is looked into for
-/// subagent logs. A log deleted while it is listed is left out (the cache
-/// then forgets it).
+/// directory (on two threads for a large store: the calls are the kernel's
+/// work, a few microseconds each); only a session with a `subagents/`
+/// directory is listed for subagent logs. A log deleted while it is listed is
+/// left out (the cache then forgets it).
 fn logs_in(dir: &Path) -> Result<Vec<LogRef>> {
+    const PARALLEL_SESSIONS: usize = 256;
     let listing = list_store(dir)?;
-    let c_name = |b: &[u8]| {
-        CString::new(b).map_err(|_| Error::invalid(format!("{} has a NUL", dir.display())))
-    };
-    let store = platform::Dir::open(&c_name(platform::path_bytes(dir))?)
+    let store = platform::Dir::open(&c_name(dir, platform::path_bytes(dir))?)
         .map_err(|e| Error::io(dir, e.into()))?;
-    let ns = |(s, n): (i64, i64)| s.saturating_mul(1_000_000_000).saturating_add(n);
-    let mut logs = Vec::new();
-    for session in listing.logs {
-        let name = format!("{session}.jsonl");
-        match store.stat(&c_name(name.as_bytes())?) {
-            Ok(st) => logs.push(LogRef {
-                path: dir.join(&name),
-                session: session.clone(),
-                agent: String::new(),
-                seen: (st.ino as i64, st.size, ns(st.mtime)),
-            }),
-            Err(rustix::io::Errno::NOENT) => {}
-            Err(e) => return Err(Error::io(&dir.join(&name), e.into())),
+    let look = |sessions: &[String]| -> Result<Vec<LogRef>> {
+        let mut logs = Vec::with_capacity(sessions.len());
+        for session in sessions {
+            session_logs(
+                dir,
+                &store,
+                session,
+                listing.dirs.contains(session),
+                &mut logs,
+            )?;
         }
-        if !listing.dirs.contains(&session) {
+        Ok(logs)
+    };
+    if listing.logs.len() < PARALLEL_SESSIONS {
+        return look(&listing.logs);
+    }
+    let (first, second) = listing.logs.split_at(listing.logs.len() / 2);
+    std::thread::scope(|sc| {
+        let other = sc.spawn(|| look(second));
+        let mut logs = look(first)?;
+        match other.join() {
+            Ok(rest) => logs.extend(rest?),
+            Err(_) => logs.extend(look(second)?),
+        }
+        Ok(logs)
+    })
+}
+
+/// Add the logs of `session` to `logs`: its own, then (when it has a sidecar
+/// directory, `has_dir`) its subagents'.
+fn session_logs(
+    dir: &Path,
+    store: &platform::Dir,
+    session: &str,
+    has_dir: bool,
+    logs: &mut Vec<LogRef>,
+) -> Result<()> {
+    let ns = |(s, n): (i64, i64)| s.saturating_mul(1_000_000_000).saturating_add(n);
+    let name = format!("{session}.jsonl");
+    match store.stat(&c_name(dir, name.as_bytes())?) {
+        Ok(st) => logs.push(LogRef {
+            path: dir.join(&name),
+            session: session.to_string(),
+            agent: String::new(),
+            seen: (st.ino as i64, st.size, ns(st.mtime)),
+        }),
+        Err(rustix::io::Errno::NOENT) => {}
+        Err(e) => return Err(Error::io(&dir.join(&name), e.into())),
+    }
+    // A sidecar directory without `subagents/` (most: it holds the structure
+    // cache) costs one lookup relative to the store.
+    let subagents = format!("{session}/{SUBAGENTS_DIR}");
+    if !has_dir || store.stat(&c_name(dir, subagents.as_bytes())?) == Err(rustix::io::Errno::NOENT)
+    {
+        return Ok(());
+    }
+    // Only what can be an agent id: not a `.tmp-` file of a crash.
+    for (agent, path) in subagent_logs_in(&dir.join(session))? {
+        if validate_path_id("agent id", &agent).is_err() {
             continue;
         }
-        // Only what can be an agent id: not a `.tmp-` file of a crash.
-        for (agent, path) in subagent_logs_in(&dir.join(&session))? {
-            if validate_path_id("agent id", &agent).is_err() {
-                continue;
-            }
-            match std::fs::metadata(&path) {
-                Ok(m) => logs.push(LogRef {
-                    path,
-                    session: session.clone(),
-                    agent,
-                    seen: (
-                        m.ino() as i64,
-                        m.len() as i64,
-                        ns((m.mtime(), m.mtime_nsec())),
-                    ),
-                }),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(&path, e)),
-            }
+        match std::fs::metadata(&path) {
+            Ok(m) => logs.push(LogRef {
+                path,
+                session: session.to_string(),
+                agent,
+                seen: (
+                    m.ino() as i64,
+                    m.len() as i64,
+                    ns((m.mtime(), m.mtime_nsec())),
+                ),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&path, e)),
         }
     }
-    Ok(logs)
+    Ok(())
+}
+
+/// `name` (a path relative to the store directory `dir`, or `dir` itself) for
+/// a system call.
+fn c_name(dir: &Path, name: &[u8]) -> Result<CString> {
+    CString::new(name).map_err(|_| Error::invalid(format!("{} has a NUL", dir.display())))
 }
 
 /// The log of `session` in `dir`, or of its subagent `agent` when not empty.
