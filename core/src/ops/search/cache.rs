@@ -418,49 +418,54 @@ impl Cache {
         text_of: impl Fn(&Row) -> Result<Option<String>>,
     ) -> std::result::Result<Vec<Row>, Failure> {
         let fail = |e| failure(&self.path, e);
-        let (filters, mut args) = filter.sql();
-        // Walking the matches newest first costs no score: find where the
-        // newest RANKED of them start, then score only those.
-        let oldest: Option<i64> = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT min(rowid) FROM (SELECT rowid FROM messages WHERE {filters}
-                 ORDER BY rowid DESC LIMIT {RANKED})"
-            ))
-            .and_then(|mut st| st.query_row(params_from_iter(&args), |r| r.get(0)))
-            .map_err(fail)?;
-        let Some(oldest) = oldest else {
-            return Ok(Vec::new());
-        };
-        let n = args.len();
-        args.push(Box::new(oldest));
-        args.push(Box::new(filter.limit as i64));
+        let (filters, args) = filter.sql();
+        // The matches are walked newest first, which costs no sort, and each
+        // of the newest RANKED is scored in the same walk; the best are taken
+        // here. (Ordering by rank in SQL would walk the matches twice: once to
+        // find where the newest RANKED start, once to score them.)
         let mut st = self
             .conn
             .prepare_cached(&format!(
-                "SELECT session, agent, message, role, ts, tools, at, len, rank
-                 FROM messages WHERE {filters} AND rowid >= ?{}
-                 ORDER BY rank LIMIT ?{}",
-                n + 1,
-                n + 2
+                "SELECT rowid, rank FROM messages WHERE {filters}
+                 ORDER BY rowid DESC LIMIT {RANKED}"
             ))
             .map_err(fail)?;
-        let rows = st
+        let mut ranked = st
             .query_map(params_from_iter(&args), |r| {
-                Ok(Row {
-                    session: r.get(0)?,
-                    agent: r.get(1)?,
-                    message: r.get(2)?,
-                    role: r.get(3)?,
-                    ts: r.get(4)?,
-                    tools: r.get(5)?,
-                    at: r.get(6)?,
-                    len: r.get(7)?,
-                    snippet: String::new(),
-                    rank: r.get(8)?,
-                })
+                Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
             })
             .map_err(fail)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(fail)?;
+        // Best first; among equal scores, the newest first (as walked). Only
+        // the best are read whole.
+        ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
+        ranked.truncate(filter.limit);
+        let mut read = self
+            .conn
+            .prepare_cached(
+                "SELECT session, agent, message, role, ts, tools, at, len FROM messages
+                 WHERE rowid = ?1",
+            )
+            .map_err(fail)?;
+        let rows = ranked
+            .into_iter()
+            .map(|(rowid, rank)| {
+                read.query_row([rowid], |r| {
+                    Ok(Row {
+                        session: r.get(0)?,
+                        agent: r.get(1)?,
+                        message: r.get(2)?,
+                        role: r.get(3)?,
+                        ts: r.get(4)?,
+                        tools: r.get(5)?,
+                        at: r.get(6)?,
+                        len: r.get(7)?,
+                        snippet: String::new(),
+                        rank,
+                    })
+                })
+            })
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(fail)?;
         let mut hits = Vec::with_capacity(rows.len());
