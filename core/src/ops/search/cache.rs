@@ -5,7 +5,8 @@
 //! rebuilt, and a log that was rewritten is indexed again from its start. It
 //! keeps no copy of the text: a hit's snippet is made from its line in the log.
 
-use std::collections::{HashMap, HashSet};
+use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -310,14 +311,8 @@ impl Cache {
     ) -> std::result::Result<u64, Failure> {
         let path = self.path.clone();
         let fail = |e| failure(&path, e);
-        let live: HashSet<(&str, &str)> = logs
-            .iter()
-            .map(|l| (l.session.as_str(), l.agent.as_str()))
-            .collect();
-        for ((session, agent), _) in known {
-            if live.contains(&(session.as_str(), agent.as_str())) {
-                continue;
-            }
+        let Changes { gone, read: work } = changes(logs, known);
+        for (session, agent) in gone {
             let tx = self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -325,21 +320,11 @@ impl Cache {
             forget(&tx, session, agent).map_err(fail)?;
             tx.commit().map_err(fail)?;
         }
-        let mut work = Vec::new();
         let mut pending = 0;
-        for log in logs {
-            let key = (log.session.as_str(), log.agent.as_str());
-            let old = known
-                .binary_search_by(|((s, a), _)| (s.as_str(), a.as_str()).cmp(&key))
-                .ok()
-                .map(|i| &known[i].1);
-            if old.is_some_and(|s| (s.ino, s.size, s.mtime_ns) == log.seen) {
-                continue;
-            }
+        for (log, old) in &work {
             // The appended bytes; a shorter log is read again from its start.
             let (size, from) = (log.seen.1.max(0), old.map_or(0, |s| s.indexed));
             pending += (if size >= from { size - from } else { size }) as u64;
-            work.push(log);
         }
         if work.is_empty() {
             return Ok(0);
@@ -348,7 +333,7 @@ impl Cache {
         let mut read = 0;
         let mut batch = 0;
         let mut tx: Option<Transaction<'_>> = None;
-        for (i, log) in work.iter().enumerate() {
+        for (i, (log, _)) in work.iter().enumerate() {
             let t = match tx.take() {
                 Some(t) => t,
                 None => {
@@ -532,6 +517,48 @@ pub(crate) fn message_of(
     };
     blobs.inline(&mut m)?;
     Ok(Some((id, m)))
+}
+
+/// What a refresh must do (see [`changes`]).
+struct Changes<'a> {
+    /// The logs the cache knows that are gone (session, agent).
+    gone: Vec<(&'a str, &'a str)>,
+    /// The logs to read, each with its known state.
+    read: Vec<(&'a LogRef, Option<LogState>)>,
+}
+
+/// What a refresh must do, from the logs as listed and the states the cache
+/// knows: the logs it knows that are gone, and the logs it must read (new, or
+/// changed since it looked: inode, size or time), each with its known state.
+/// One walk of both lists in key order: this runs before every query, over
+/// every log of the store.
+fn changes<'a>(logs: &'a [LogRef], known: &'a Known) -> Changes<'a> {
+    let key = |l: &'a LogRef| (l.session.as_str(), l.agent.as_str());
+    // Listed in session order already, so this sort is one pass.
+    let mut listed: Vec<&LogRef> = logs.iter().collect();
+    listed.sort_by(|a, b| key(a).cmp(&key(b)));
+    let (mut gone, mut work) = (Vec::new(), Vec::new());
+    let mut known = known.iter().peekable();
+    for log in listed {
+        let mut old = None;
+        while let Some(((s, a), state)) = known.peek() {
+            match (s.as_str(), a.as_str()).cmp(&key(log)) {
+                Ordering::Less => gone.push((s.as_str(), a.as_str())),
+                Ordering::Equal => old = Some(*state),
+                Ordering::Greater => break,
+            }
+            known.next();
+            if old.is_some() {
+                break;
+            }
+        }
+        if old.is_some_and(|s| (s.ino, s.size, s.mtime_ns) == log.seen) {
+            continue;
+        }
+        work.push((log, old));
+    }
+    gone.extend(known.map(|((s, a), _)| (s.as_str(), a.as_str())));
+    Changes { gone, read: work }
 }
 
 /// The state of a log as a row of `logs` holds it, from column `at` on.
@@ -724,4 +751,58 @@ pub(crate) fn set_aside(path: &Path) -> Result<PathBuf> {
         crate::fsutil::remove_file_if_exists(&path.with_extension(ext))?;
     }
     Ok(aside)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(session: &str, agent: &str, size: i64) -> LogRef {
+        LogRef {
+            session: session.into(),
+            agent: agent.into(),
+            path: PathBuf::from(format!("{session}-{agent}")),
+            seen: (1, size, 7),
+        }
+    }
+
+    fn state(size: i64) -> LogState {
+        LogState {
+            ino: 1,
+            size,
+            mtime_ns: 7,
+            indexed: size,
+            head_hash: 0,
+            tail_hash: 0,
+        }
+    }
+
+    #[test]
+    fn changes_names_the_logs_gone_and_those_to_read_in_any_listed_order() {
+        let known: Known = [("a", "", 10), ("b", "", 20), ("b", "x", 5), ("d", "", 1)]
+            .into_iter()
+            .map(|(s, a, n)| ((s.to_string(), a.to_string()), state(n)))
+            .collect();
+        // Subagents come in the order their directory lists them.
+        let logs = [
+            log("b", "", 20),
+            log("b", "y", 3),
+            log("b", "x", 6),
+            log("c", "", 4),
+        ];
+        let c = changes(&logs, &known);
+        assert_eq!(c.gone, [("a", ""), ("d", "")]);
+        let work: Vec<_> = c
+            .read
+            .iter()
+            .map(|(l, old)| (l.session.as_str(), l.agent.as_str(), old.map(|s| s.size)))
+            .collect();
+        assert_eq!(
+            work,
+            [("b", "x", Some(5)), ("b", "y", None), ("c", "", None)]
+        );
+        let c = changes(&[], &known);
+        assert_eq!(c.gone.len(), 4);
+        assert!(c.read.is_empty());
+    }
 }
