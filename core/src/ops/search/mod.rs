@@ -137,7 +137,18 @@ pub(crate) fn search(store: &StoreCore, q: &SearchQuery) -> Result<SearchResults
         }
     }
     // BM25 from FTS5 is negative, lower is better; merged across stores as is.
-    scored.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Equal scores (a fork's copy of a message scores as its original) go
+    // newest first, then by session and message id: the order never depends
+    // on the order in which the cache indexed the logs.
+    scored.sort_by(|(rank_a, project_a, a), (rank_b, project_b, b)| {
+        rank_a
+            .total_cmp(rank_b)
+            .then(b.ts.cmp(&a.ts))
+            .then_with(|| a.session.cmp(&b.session))
+            .then_with(|| a.agent.cmp(&b.agent))
+            .then_with(|| a.message.cmp(&b.message))
+            .then_with(|| project_a.cmp(project_b))
+    });
     scored.truncate(filter.limit);
     out.hits = scored
         .into_iter()
