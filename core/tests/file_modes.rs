@@ -1,7 +1,8 @@
 //! A transcript is never readable by others: every file the library writes is
 //! 0600 and every directory 0700, however permissive the process's umask, and
 //! also after the operations that rewrite or add files (a rewind, a repair, a
-//! fork, a compaction, a gc, an index rebuild, blobs, file history).
+//! fork, a compaction, a gc, an index rebuild, blobs, file history, the search
+//! cache).
 //!
 //! Alone in its test binary: the umask is the whole process's.
 
@@ -12,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use sessionkit::{
-    CompactionPolicy, CreateOptions, DoctorOptions, ForkOptions, RewindMode, Store, StoreOptions,
+    CompactionPolicy, CreateOptions, DoctorOptions, ForkOptions, RewindMode, SearchQuery, Store,
+    StoreOptions,
 };
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -121,6 +123,23 @@ fn every_file_is_private_under_a_permissive_umask() {
     store.gc_all(&mut |_| {}).unwrap();
     check("an index rebuild, a read (structure cache) and a gc");
 
+    // The search cache holds every word of the transcripts: its files, and
+    // SQLite's -wal and -shm files beside them, while a connection is open
+    // and after a damaged file is set aside and built again.
+    let query = SearchQuery {
+        text: "secret".into(),
+        ..SearchQuery::default()
+    };
+    assert!(!store.search(&query).unwrap().hits.is_empty());
+    let held = rusqlite::Connection::open(store.dir().join("search/index.sqlite")).unwrap();
+    held.execute_batch("BEGIN; SELECT count(*) FROM logs;")
+        .unwrap();
+    check("a search, with the cache open");
+    drop(held);
+    std::fs::write(store.dir().join("search/index.sqlite"), [0x5a; 8192]).unwrap();
+    assert_eq!(store.search(&query).unwrap().set_aside.len(), 1);
+    check("a damaged search cache set aside and rebuilt");
+
     // The walk saw what these operations write.
     let mut all = Vec::new();
     walk(home.path(), &mut all);
@@ -131,6 +150,8 @@ fn every_file_is_private_under_a_permissive_umask() {
         "/subagents/",
         "/objects/",
         "sessions-index.json",
+        "/search/index.sqlite",
+        "/search/index.sqlite.damaged",
     ] {
         assert!(
             names.iter().any(|n| n.contains(part)),

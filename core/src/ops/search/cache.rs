@@ -8,7 +8,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fs::File;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -233,6 +233,16 @@ impl Cache {
         if let Some(parent) = path.parent() {
             crate::fsutil::create_private_dir(parent)?;
         }
+        // The file is made here, 0600, before SQLite would make it 0644: it
+        // holds every word of the transcripts, and SQLite gives its -wal and
+        // -shm files the database file's mode.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)
+            .at(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -747,6 +757,8 @@ fn hashes(file: &File, path: &Path, end: u64) -> Result<(i64, i64)> {
 pub(crate) fn set_aside(path: &Path) -> Result<PathBuf> {
     let aside = path.with_extension("sqlite.damaged");
     std::fs::rename(path, &aside).at(path)?;
+    // A file of an older version may have been made 0644 by SQLite.
+    std::fs::set_permissions(&aside, std::fs::Permissions::from_mode(0o600)).at(&aside)?;
     for ext in ["sqlite-wal", "sqlite-shm"] {
         crate::fsutil::remove_file_if_exists(&path.with_extension(ext))?;
     }
