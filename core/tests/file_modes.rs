@@ -136,7 +136,7 @@ fn every_file_is_private_under_a_permissive_umask() {
         .unwrap();
     check("a search, with the cache open");
     drop(held);
-    std::fs::write(store.dir().join("search/index.sqlite"), [0x5a; 8192]).unwrap();
+    std::fs::write(store.dir().join("search/index-1.sqlite"), [0x5a; 8192]).unwrap();
     assert_eq!(store.search(&query).unwrap().set_aside.len(), 1);
     check("a damaged search cache set aside and rebuilt");
 
@@ -151,7 +151,7 @@ fn every_file_is_private_under_a_permissive_umask() {
         "/objects/",
         "sessions-index.json",
         "/search/index.sqlite",
-        "/search/index.sqlite.damaged",
+        "/search/index-1.sqlite.damaged",
     ] {
         assert!(
             names.iter().any(|n| n.contains(part)),

@@ -26,8 +26,15 @@ fn message_ids(r: &SearchResults) -> Vec<&str> {
     r.hits.iter().map(|h| h.message_id.as_str()).collect()
 }
 
-fn cache_file(store: &Store) -> std::path::PathBuf {
-    store.dir().join("search").join("index.sqlite")
+/// The first file of the cache (FORMAT.md §23.1).
+fn cache_file(store: &Store) -> PathBuf {
+    cache_files(store)[0].clone()
+}
+
+/// Every file of the cache: each indexes the sessions whose id hashes to it.
+fn cache_files(store: &Store) -> [PathBuf; 2] {
+    let dir = store.dir().join("search");
+    [dir.join("index.sqlite"), dir.join("index-1.sqlite")]
 }
 
 /// Replace the log of `id` by another file holding one message, `m-new`, with
@@ -246,8 +253,11 @@ fn the_cache_keeps_no_copy_of_the_text_and_snippets_come_from_the_log() {
     // While another process holds the cache's write lock, the log is
     // rewritten: the cache still matches the old word, but its line no longer
     // holds that message, so the hit is dropped, never shown from a copy.
-    let lock = rusqlite::Connection::open(cache_file(&env.store)).unwrap();
-    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let locks = cache_files(&env.store).map(|f| {
+        let lock = rusqlite::Connection::open(f).unwrap();
+        lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+        lock
+    });
     rewrite_log(&env.store, &id, "rewritten without it");
     let r = find(&env.store, q("quetzalcoatl"));
     assert_eq!(
@@ -256,7 +266,7 @@ fn the_cache_keeps_no_copy_of_the_text_and_snippets_come_from_the_log() {
         "the update waited for the lock and gave up"
     );
     assert!(r.hits.is_empty(), "{:?}", r.hits);
-    lock.execute_batch("ROLLBACK").unwrap();
+    drop(locks);
     assert!(find(&env.store, q("quetzalcoatl")).hits.is_empty());
     assert_eq!(message_ids(&find(&env.store, q("rewritten"))), ["m-new"]);
 }
@@ -308,6 +318,49 @@ fn a_damaged_cache_is_set_aside_and_rebuilt() {
     assert!(cache.with_extension("sqlite.damaged").exists());
     // Rebuilt: the next query trusts it again.
     assert!(find(&env.store, q("bridge")).set_aside.is_empty());
+}
+
+#[test]
+fn sessions_are_spread_over_the_caches_files_and_a_damaged_one_is_rebuilt_alone() {
+    let env = env_with(StoreOptions::default());
+    let mut ids = Vec::new();
+    for i in 0..16 {
+        let s = env.store.create_session(CreateOptions::default()).unwrap();
+        s.append(json!({"role": "user", "content": format!("spread pangolin {i}")}))
+            .unwrap();
+        ids.push(s.id().to_string());
+    }
+    let sessions = |r: &SearchResults| {
+        let mut s: Vec<String> = r.hits.iter().map(|h| h.session_id.clone()).collect();
+        s.sort();
+        s
+    };
+    ids.sort();
+    let all = SearchQuery {
+        limit: Some(100),
+        ..q("pangolin")
+    };
+    assert_eq!(sessions(&find(&env.store, all.clone())), ids);
+    // Each file holds some of the sessions (16 ids all hashing to one file
+    // has a chance of 1 in 32,768), and none holds a session twice.
+    let [first, second] = cache_files(&env.store);
+    let count = |f: &PathBuf| -> i64 {
+        let c = rusqlite::Connection::open(f).unwrap();
+        c.query_row("SELECT count(*) FROM logs", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert!(count(&first) > 0 && count(&second) > 0);
+    assert_eq!(count(&first) + count(&second), 16);
+
+    for ext in ["sqlite-wal", "sqlite-shm"] {
+        let _ = std::fs::remove_file(second.with_extension(ext));
+    }
+    std::fs::write(&second, vec![0x5a; 8192]).unwrap();
+    let r = find(&env.store, all.clone());
+    assert_eq!(r.set_aside, [second.with_extension("sqlite.damaged")]);
+    assert_eq!(sessions(&r), ids);
+    assert!(!first.with_extension("sqlite.damaged").exists());
+    assert!(find(&env.store, all).set_aside.is_empty());
 }
 
 #[test]

@@ -27,7 +27,7 @@ use super::document;
 
 /// The cache's own version (FORMAT.md §23.2): a cache of another version is
 /// set aside and rebuilt, never read.
-pub(crate) const CACHE_VERSION: i64 = 3;
+pub(crate) const CACHE_VERSION: i64 = 4;
 
 /// Marks the file as a sessionkit search cache (`sks1`), so a stray SQLite
 /// database in its place is not mistaken for one.
@@ -55,10 +55,11 @@ const AUTOMERGE: i64 = 4;
 const BULK_HASH_SIZE: i64 = 16 << 20;
 const HASH_SIZE: i64 = 1 << 20;
 
-/// A query scores at most this many matches per store, the newest (the last
-/// indexed): FTS5 computes BM25 for every match it is asked to order by, and
-/// a word in a tenth of the messages then costs a score each.
-const RANKED: usize = 2000;
+/// A query scores at most this many matches per file, the newest (the last
+/// indexed in it): FTS5 computes BM25 for every match it is asked to order
+/// by, and a word in a tenth of the messages then costs a score each. The
+/// files together score 2,000 per store, as one file did.
+const RANKED: usize = 2000 / SHARDS;
 
 /// How long a query waits for another process updating the same cache before
 /// it answers from the cache as it is.
@@ -107,9 +108,27 @@ pub(crate) struct LogRef {
     pub seen: (i64, i64, i64),
 }
 
-/// Where the cache of the store in `dir` lives.
-pub(crate) fn cache_path(dir: &Path) -> PathBuf {
-    dir.join("search").join("index.sqlite")
+/// How many files the cache is (FORMAT.md §23.1): each indexes the logs of
+/// the sessions whose id hashes to it. SQLite writes a file on one thread at a
+/// time, and FTS5 spends most of a build tokenizing and writing its index, so
+/// a build of two files runs on two threads at nearly twice one file's rate.
+pub(crate) const SHARDS: usize = 2;
+
+/// Where the files of the cache of the store in `dir` live: `index.sqlite`,
+/// then `index-1.sqlite`.
+pub(crate) fn cache_paths(dir: &Path) -> Vec<PathBuf> {
+    (0..SHARDS)
+        .map(|k| match k {
+            0 => dir.join("search").join("index.sqlite"),
+            k => dir.join("search").join(format!("index-{k}.sqlite")),
+        })
+        .collect()
+}
+
+/// Which file of the cache indexes the logs of `session` (its own and its
+/// subagents'): the XXH3-64 hash of its id, modulo [`SHARDS`].
+pub(crate) fn shard_of(session: &str) -> usize {
+    (twox_hash::XxHash3_64::oneshot(session.as_bytes()) % SHARDS as u64) as usize
 }
 
 /// Why an operation on the cache failed.

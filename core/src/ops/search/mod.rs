@@ -136,10 +136,10 @@ pub(crate) fn search(store: &StoreCore, q: &SearchQuery) -> Result<SearchResults
             scored.push((row.rank, project.clone(), row));
         }
     }
-    // BM25 from FTS5 is negative, lower is better; merged across stores as is.
-    // Equal scores (a fork's copy of a message scores as its original) go
-    // newest first, then by session and message id: the order never depends
-    // on the order in which the cache indexed the logs.
+    // BM25 from FTS5 is negative, lower is better; merged across files and
+    // stores as is. Equal scores (a fork's copy of a message scores as its
+    // original) go newest first, then by session and message id, so the
+    // order never depends on which file or thread answered first.
     scored.sort_by(|(rank_a, project_a, a), (rank_b, project_b, b)| {
         rank_a
             .total_cmp(rank_b)
@@ -172,44 +172,113 @@ pub(crate) fn search(store: &StoreCore, q: &SearchQuery) -> Result<SearchResults
     Ok(out)
 }
 
-/// Bring the cache of the store in `dir` up to date and query it; a damaged
-/// cache is set aside and rebuilt once.
+/// Bring the cache of the store in `dir` up to date and query it: each of its
+/// files on its own thread, so a build indexes on several cores and a query
+/// matches the files at once.
 fn search_store(
     dir: &Path,
     project: &str,
     filter: &Filter<'_>,
     out: &mut SearchResults,
 ) -> Result<Vec<cache::Row>> {
-    let path = cache::cache_path(dir);
+    let paths = cache::cache_paths(dir);
     let blobs = BlobStore::new(dir);
+    let open_all = || paths.iter().map(|p| Cache::open_known(p)).collect();
     // Listing the logs (a stat per log) is most of what a query costs before
     // it matches: the cache opens and reads what it knows meanwhile.
-    let (logs, opened) = std::thread::scope(|sc| {
-        let opening = sc.spawn(|| Cache::open_known(&path));
+    let (logs, opened): (_, Vec<_>) = std::thread::scope(|sc| {
+        let opening = sc.spawn(open_all);
         let logs = logs_in(dir);
-        let opened = opening.join().unwrap_or_else(|_| Cache::open_known(&path));
+        let opened = opening.join().unwrap_or_else(|_| open_all());
         (logs, opened)
     });
-    let logs = logs?;
+    let mut shards: Vec<Vec<LogRef>> = (0..paths.len()).map(|_| Vec::new()).collect();
+    for log in logs? {
+        shards[cache::shard_of(&log.session)].push(log);
+    }
+    let blobs = &blobs;
+    let answers: Vec<_> = std::thread::scope(|sc| {
+        let mut work = paths.iter().zip(opened).zip(&shards);
+        let here = work.next();
+        let others: Vec<_> = work
+            .map(|((path, opened), logs)| {
+                sc.spawn(move || search_file(dir, path, opened, logs, filter, blobs))
+            })
+            .collect();
+        let mut answers = Vec::new();
+        if let Some(((path, opened), logs)) = here {
+            answers.push(search_file(dir, path, opened, logs, filter, blobs));
+        }
+        for other in others {
+            answers.push(
+                other
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            );
+        }
+        answers
+    });
+    let mut rows = Vec::new();
+    for answer in answers {
+        let answer = answer?;
+        out.indexed_bytes += answer.indexed_bytes;
+        out.set_aside.extend(answer.set_aside);
+        if answer.stale && !out.stale.iter().any(|p| p == project) {
+            out.stale.push(project.to_string());
+        }
+        rows.extend(answer.rows);
+    }
+    Ok(rows)
+}
+
+/// What one file of a store's cache answered.
+struct FileAnswer {
+    rows: Vec<cache::Row>,
+    indexed_bytes: u64,
+    set_aside: Vec<PathBuf>,
+    /// Another process held the file: the rows may miss the latest appends.
+    stale: bool,
+}
+
+/// Bring the cache file at `path` up to date with `logs` (those of the
+/// sessions it indexes) and query it; a damaged file is set aside and rebuilt
+/// once.
+fn search_file(
+    dir: &Path,
+    path: &Path,
+    opened: std::result::Result<(Cache, cache::Known), Failure>,
+    logs: &[LogRef],
+    filter: &Filter<'_>,
+    blobs: &BlobStore,
+) -> Result<FileAnswer> {
+    let mut answer = FileAnswer {
+        rows: Vec::new(),
+        indexed_bytes: 0,
+        set_aside: Vec::new(),
+        stale: false,
+    };
     let mut opened = Some(opened);
     let mut attempt = 0;
     loop {
         attempt += 1;
         let result = opened
             .take()
-            .unwrap_or_else(|| Cache::open_known(&path))
+            .unwrap_or_else(|| Cache::open_known(path))
             .and_then(|(mut c, known)| {
-                match c.refresh(&logs, &known, &blobs) {
-                    Ok(n) => out.indexed_bytes += n,
-                    Err(Failure::Busy) => out.stale.push(project.to_string()),
+                match c.refresh(logs, &known, blobs) {
+                    Ok(n) => answer.indexed_bytes += n,
+                    Err(Failure::Busy) => answer.stale = true,
                     Err(e) => return Err(e),
                 }
-                c.query(filter, |row| hit_text(dir, row, &blobs))
+                c.query(filter, |row| hit_text(dir, row, blobs))
             });
         match result {
-            Ok(rows) => return Ok(rows),
+            Ok(rows) => {
+                answer.rows = rows;
+                return Ok(answer);
+            }
             Err(Failure::Damaged(_)) if attempt == 1 => {
-                out.set_aside.push(cache::set_aside(&path)?);
+                answer.set_aside.push(cache::set_aside(path)?);
             }
             Err(Failure::Damaged(why)) => {
                 return Err(Error::Corrupt(format!(
@@ -218,8 +287,8 @@ fn search_store(
                 )))
             }
             Err(Failure::Busy) => {
-                out.stale.push(project.to_string());
-                return Ok(Vec::new());
+                answer.stale = true;
+                return Ok(answer);
             }
             Err(Failure::Other(e)) => return Err(e),
         }
