@@ -187,6 +187,15 @@ impl Dir {
         open(rustix::fs::CWD, path, OFlags::RDONLY | OFlags::DIRECTORY, 0).map(Dir)
     }
 
+    /// Open the directory at `path`, as [`Dir::open`]; a path with a NUL byte
+    /// is `InvalidInput`.
+    pub fn open_path(path: &std::path::Path) -> std::io::Result<Dir> {
+        let c = std::ffi::CString::new(path_bytes(path)).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "a NUL byte in the path")
+        })?;
+        Ok(Dir::open(&c)?)
+    }
+
     /// Open the subdirectory `name`; a symlink is refused (`ELOOP`), a file too
     /// (`ENOTDIR`).
     pub fn open_dir_nofollow(&self, name: &CStr) -> Result<Dir, Errno> {
@@ -206,6 +215,29 @@ impl Dir {
     pub fn create_file(&self, name: &CStr, mode: u32) -> Result<File, Errno> {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW;
         open(&self.0, name, flags, mode).map(File::from)
+    }
+
+    /// Call `f` with the name of each entry (not `.` or `..`) and whether it
+    /// is a directory (a symlink is not). The type comes with the listing: a
+    /// call per entry only where the file system does not give it.
+    pub fn for_each_entry(&self, mut f: impl FnMut(&[u8], bool)) -> Result<(), Errno> {
+        for entry in rustix::fs::Dir::read_from(&self.0)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            if matches!(name.to_bytes(), b"." | b"..") {
+                continue;
+            }
+            let is_dir = match entry.file_type() {
+                FileType::Directory => true,
+                // Gone since it was listed: not a directory.
+                FileType::Unknown => self
+                    .stat_nofollow(name)
+                    .is_ok_and(|st| st.kind == Kind::Dir),
+                _ => false,
+            };
+            f(name.to_bytes(), is_dir);
+        }
+        Ok(())
     }
 
     /// The status of `name`, or of the file a symlink `name` points to.

@@ -1188,40 +1188,48 @@ pub(crate) fn subagent_logs_in(session_dir: &Path) -> Result<Vec<(String, PathBu
 
 /// Ids of every session log in the store directory `dir`, sorted.
 pub(crate) fn log_ids_in(dir: &Path) -> Result<Vec<String>> {
-    Ok(list_store(dir)?.logs)
+    let store = crate::platform::Dir::open_path(dir).at(dir)?;
+    Ok(list_store(&store, dir)?.into_iter().map(|l| l.id).collect())
 }
 
-/// What one listing of a store directory finds: the ids of its session logs,
-/// sorted, and the names of its subdirectories (a session's sidecar
-/// directory `<id>/` among them: only a session that has one can have
-/// subagent logs).
-pub(crate) struct StoreListing {
-    pub logs: Vec<String>,
-    pub dirs: std::collections::HashSet<String>,
+/// A session log found by [`list_store`].
+pub(crate) struct ListedLog {
+    pub id: String,
+    /// Whether the session has a sidecar directory `<id>/`: only such a
+    /// session can have subagent logs.
+    pub has_dir: bool,
 }
 
-/// List the store directory `dir` once (the entry types come with the
-/// listing: no call per entry).
-pub(crate) fn list_store(dir: &Path) -> Result<StoreListing> {
-    let mut out = StoreListing {
-        logs: Vec::new(),
-        dirs: Default::default(),
-    };
-    for d in fs::read_dir(dir).at(dir)? {
-        let d = d.at(dir)?;
-        let name = d.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if let Some(id) = name.strip_suffix(".jsonl") {
-            // Only ids a log path can be made of: not `blobs.jsonl` and the like.
-            if check_session_id(id).is_ok() {
-                out.logs.push(id.to_string());
+/// The session logs of the open store directory `store` (at `dir`), sorted by
+/// id: one listing, with no call per entry and no allocation but for the
+/// names kept (a query lists the store before it answers).
+pub(crate) fn list_store(store: &crate::platform::Dir, dir: &Path) -> Result<Vec<ListedLog>> {
+    let (mut logs, mut dirs) = (Vec::new(), Vec::new());
+    store
+        .for_each_entry(|name, is_dir| {
+            let Ok(name) = std::str::from_utf8(name) else {
+                return;
+            };
+            match name.strip_suffix(".jsonl") {
+                // Only ids a log path can be made of: not `blobs.jsonl` and the like.
+                Some(id) if check_session_id(id).is_ok() => logs.push(id.to_string()),
+                Some(_) => {}
+                None if is_dir => dirs.push(name.to_string()),
+                None => {}
             }
-        } else if d.file_type().at(&d.path())?.is_dir() {
-            out.dirs.insert(name.to_string());
-        }
-    }
-    out.logs.sort();
-    Ok(out)
+        })
+        .map_err(|e| Error::io(dir, e.into()))?;
+    logs.sort_unstable();
+    dirs.sort_unstable();
+    let mut dirs = dirs.iter().peekable();
+    Ok(logs
+        .into_iter()
+        .map(|id| {
+            while dirs.next_if(|d| d.as_str() < id.as_str()).is_some() {}
+            let has_dir = dirs.next_if(|d| **d == id).is_some();
+            ListedLog { id, has_dir }
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -490,6 +490,10 @@ impl Cache {
                 texts.push(text);
             }
         }
+        if hits.is_empty() {
+            // No temporary table to make: most files have no hit for a rare word.
+            return Ok(hits);
+        }
         let snippets = self.snippets(filter, &texts).map_err(fail)?;
         for (i, hit) in hits.iter_mut().enumerate() {
             if let Some(s) = snippets.get(&(i as i64)) {

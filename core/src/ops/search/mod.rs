@@ -7,7 +7,7 @@ mod cache;
 mod document;
 mod query;
 
-use std::ffi::CString;
+use std::ffi::CStr;
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -19,7 +19,7 @@ use crate::error::{Error, IoContext, Result};
 use crate::format::ids::{format_ms, parse_ms, validate_path_id};
 use crate::format::layout::{subagents_dir_in, SUBAGENTS_DIR};
 use crate::platform;
-use crate::store::{list_store, subagent_logs_in, StoreCore};
+use crate::store::{list_store, subagent_logs_in, ListedLog, StoreCore};
 use cache::{Cache, Failure, Filter, LogRef};
 
 /// How many hits a query returns when it does not say.
@@ -328,26 +328,20 @@ fn hit_text(dir: &Path, row: &cache::Row, blobs: &BlobStore) -> Result<Option<St
 /// left out (the cache then forgets it).
 fn logs_in(dir: &Path) -> Result<Vec<LogRef>> {
     const PARALLEL_SESSIONS: usize = 256;
-    let listing = list_store(dir)?;
-    let store = platform::Dir::open(&c_name(dir, platform::path_bytes(dir))?)
-        .map_err(|e| Error::io(dir, e.into()))?;
-    let look = |sessions: &[String]| -> Result<Vec<LogRef>> {
+    let store = platform::Dir::open_path(dir).at(dir)?;
+    let listed = list_store(&store, dir)?;
+    let look = |sessions: &[ListedLog]| -> Result<Vec<LogRef>> {
         let mut logs = Vec::with_capacity(sessions.len());
+        let mut name = Vec::new();
         for session in sessions {
-            session_logs(
-                dir,
-                &store,
-                session,
-                listing.dirs.contains(session),
-                &mut logs,
-            )?;
+            session_logs(dir, &store, session, &mut name, &mut logs)?;
         }
         Ok(logs)
     };
-    if listing.logs.len() < PARALLEL_SESSIONS {
-        return look(&listing.logs);
+    if listed.len() < PARALLEL_SESSIONS {
+        return look(&listed);
     }
-    let (first, second) = listing.logs.split_at(listing.logs.len() / 2);
+    let (first, second) = listed.split_at(listed.len() / 2);
     std::thread::scope(|sc| {
         let other = sc.spawn(|| look(second));
         let mut logs = look(first)?;
@@ -360,30 +354,31 @@ fn logs_in(dir: &Path) -> Result<Vec<LogRef>> {
 }
 
 /// Add the logs of `session` to `logs`: its own, then (when it has a sidecar
-/// directory, `has_dir`) its subagents'.
+/// directory) its subagents'. `name` is a buffer for the names looked up.
 fn session_logs(
     dir: &Path,
     store: &platform::Dir,
-    session: &str,
-    has_dir: bool,
+    listed: &ListedLog,
+    name: &mut Vec<u8>,
     logs: &mut Vec<LogRef>,
 ) -> Result<()> {
+    let session = listed.id.as_str();
     let ns = |(s, n): (i64, i64)| s.saturating_mul(1_000_000_000).saturating_add(n);
-    let name = format!("{session}.jsonl");
-    match store.stat(&c_name(dir, name.as_bytes())?) {
+    match store.stat(c_name(name, &[session, ".jsonl"])?) {
         Ok(st) => logs.push(LogRef {
-            path: dir.join(&name),
+            path: dir.join(format!("{session}.jsonl")),
             session: session.to_string(),
             agent: String::new(),
             seen: (st.ino as i64, st.size, ns(st.mtime)),
         }),
         Err(rustix::io::Errno::NOENT) => {}
-        Err(e) => return Err(Error::io(&dir.join(&name), e.into())),
+        Err(e) => return Err(Error::io(&dir.join(format!("{session}.jsonl")), e.into())),
     }
     // A sidecar directory without `subagents/` (most: it holds the structure
     // cache) costs one lookup relative to the store.
-    let subagents = format!("{session}/{SUBAGENTS_DIR}");
-    if !has_dir || store.stat(&c_name(dir, subagents.as_bytes())?) == Err(rustix::io::Errno::NOENT)
+    if !listed.has_dir
+        || store.stat(c_name(name, &[session, "/", SUBAGENTS_DIR])?)
+            == Err(rustix::io::Errno::NOENT)
     {
         return Ok(());
     }
@@ -410,10 +405,17 @@ fn session_logs(
     Ok(())
 }
 
-/// `name` (a path relative to the store directory `dir`, or `dir` itself) for
-/// a system call.
-fn c_name(dir: &Path, name: &[u8]) -> Result<CString> {
-    CString::new(name).map_err(|_| Error::invalid(format!("{} has a NUL", dir.display())))
+/// `parts` joined into `buf` as a name for a system call, relative to the
+/// store directory: the ids in it were checked when listed, so a NUL is
+/// `InvalidInput` only in theory.
+fn c_name<'b>(buf: &'b mut Vec<u8>, parts: &[&str]) -> Result<&'b CStr> {
+    buf.clear();
+    for p in parts {
+        buf.extend_from_slice(p.as_bytes());
+    }
+    buf.push(0);
+    CStr::from_bytes_with_nul(buf)
+        .map_err(|_| Error::invalid(format!("{:?} has a NUL", parts.concat())))
 }
 
 /// The log of `session` in `dir`, or of its subagent `agent` when not empty.
