@@ -25,6 +25,8 @@ use crate::log::{self, ReadReport};
 
 use super::document;
 
+mod rank;
+
 /// The cache's own version (FORMAT.md §23.2): a cache of another version is
 /// set aside and rebuilt, never read.
 pub(crate) const CACHE_VERSION: i64 = 4;
@@ -268,6 +270,7 @@ impl Cache {
         let conn = Connection::open_with_flags(path, flags).map_err(|e| failure(path, e))?;
         let fail = |e| failure(path, e);
         conn.busy_timeout(BUSY_WAIT).map_err(fail)?;
+        rank::register(&conn).map_err(fail)?;
         // WAL: readers never wait for the process updating the cache. NORMAL
         // sync keeps the file whole across a power loss (a lost update is
         // redone from the logs).
@@ -440,8 +443,9 @@ impl Cache {
         let mut st = self
             .conn
             .prepare_cached(&format!(
-                "SELECT rowid, rank FROM messages WHERE {filters}
-                 ORDER BY rowid DESC LIMIT {RANKED}"
+                "SELECT rowid, {}(messages) FROM messages WHERE {filters}
+                 ORDER BY rowid DESC LIMIT {RANKED}",
+                rank::NAME
             ))
             .map_err(fail)?;
         let mut ranked = st
@@ -810,6 +814,96 @@ mod tests {
             head_hash: 0,
             tail_hash: 0,
         }
+    }
+
+    #[test]
+    fn the_rank_is_fts5s_bm25_while_a_phrase_is_in_fewer_rows_than_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache =
+            Cache::open(&dir.path().join("index.sqlite")).unwrap_or_else(|_| panic!("open"));
+        let texts = [
+            "parse_config fails in src/main.rs",
+            "src/main.rs and src/lib.rs, src/main.rs again",
+            "nothing here but words and words",
+            "parse_config parse_config in src/lib.rs",
+            "a longer message that mentions parse_config once among many other words",
+        ];
+        for t in texts {
+            cache
+                .conn
+                .execute(
+                    "INSERT INTO messages(text, session, agent, message) VALUES (?1, 's', '', 'm')",
+                    [t],
+                )
+                .unwrap();
+        }
+        let scores = |f: &str, q: &str| -> Vec<(i64, f64)> {
+            let mut st = cache
+                .conn
+                .prepare(&format!(
+                    "SELECT rowid, {f}(messages) FROM messages WHERE messages MATCH ?1 ORDER BY rowid"
+                ))
+                .unwrap();
+            st.query_map([q], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        for q in [
+            "parse_config",
+            "\"src main rs\"",
+            "parse_config OR words",
+            "src lib",
+        ] {
+            let (ours, theirs) = (scores(rank::NAME, q), scores("bm25", q));
+            assert!(!ours.is_empty(), "{q}");
+            assert_eq!(ours.len(), theirs.len(), "{q}");
+            for ((a, x), (b, y)) in ours.iter().zip(&theirs) {
+                assert_eq!(a, b);
+                assert!((x - y).abs() < 1e-9, "{q}: row {a}: {x} against bm25 {y}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_phrase_in_more_rows_than_are_counted_weighs_as_one_in_that_many() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache =
+            Cache::open(&dir.path().join("index.sqlite")).unwrap_or_else(|_| panic!("open"));
+        let (rows, with) = (4 * rank::COUNTED, rank::COUNTED + rank::COUNTED / 5);
+        cache.conn.execute_batch("BEGIN").unwrap();
+        for i in 0..rows {
+            let text = if i < with {
+                "common word"
+            } else {
+                "other word"
+            };
+            cache
+                .conn
+                .execute(
+                    "INSERT INTO messages(text, session, agent, message) VALUES (?1, 's', '', 'm')",
+                    [text],
+                )
+                .unwrap();
+        }
+        cache.conn.execute_batch("COMMIT").unwrap();
+        let score = |f: &str| -> f64 {
+            cache
+                .conn
+                .query_row(
+                    &format!("SELECT {f}(messages) FROM messages WHERE messages MATCH 'common' AND rowid = 1"),
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap()
+        };
+        // One phrase: the scores differ only by its weight, BM25's IDF.
+        let idf = |hits: i64| ((rows - hits) as f64 + 0.5).ln() - (hits as f64 + 0.5).ln();
+        let ratio = score(rank::NAME) / score("bm25");
+        assert!(
+            (ratio - idf(rank::COUNTED) / idf(with)).abs() < 1e-9,
+            "{ratio}"
+        );
     }
 
     #[test]
