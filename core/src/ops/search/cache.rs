@@ -410,6 +410,12 @@ impl Cache {
     pub(crate) fn open_known(path: &Path) -> std::result::Result<(Cache, Known), Failure> {
         let cache = Cache::open(path)?;
         let known = cache.states().map_err(|e| failure(path, e))?;
+        // The snippets' table is made here, as the cache opens while the logs
+        // are listed, rather than after the match, when a query waits on it.
+        cache
+            .conn
+            .execute_batch(&hits_table())
+            .map_err(|e| failure(path, e))?;
         Ok((cache, known))
     }
 
@@ -516,10 +522,8 @@ impl Cache {
         filter: &Filter<'_>,
         texts: &[String],
     ) -> rusqlite::Result<HashMap<i64, String>> {
-        self.conn.execute_batch(&format!(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.hits USING fts5(text, {TOKENIZE});
-             DELETE FROM temp.hits;"
-        ))?;
+        self.conn
+            .execute_batch(&format!("{} DELETE FROM temp.hits;", hits_table()))?;
         let mut insert = self
             .conn
             .prepare_cached("INSERT INTO temp.hits(rowid, text) VALUES (?1, ?2)")?;
@@ -534,6 +538,12 @@ impl Cache {
         })?;
         rows.collect()
     }
+}
+
+/// The temporary table (of this connection only) that hits' texts go into
+/// for their snippets.
+fn hits_table() -> String {
+    format!("CREATE VIRTUAL TABLE IF NOT EXISTS temp.hits USING fts5(text, {TOKENIZE});")
 }
 
 /// The message a log line holds, with its id, blob references resolved; `None`
