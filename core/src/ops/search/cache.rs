@@ -58,8 +58,8 @@ const BULK_HASH_SIZE: i64 = 16 << 20;
 const HASH_SIZE: i64 = 1 << 20;
 
 /// A query scores at most this many matches per file, the newest (the last
-/// indexed in it): FTS5 computes BM25 for every match it is asked to order
-/// by, and a word in a tenth of the messages then costs a score each. The
+/// indexed in it): every match ordered by its score costs a score, and a
+/// word in a tenth of the messages is in tens of thousands of rows. The
 /// files together score 2,000 per store, as one file did.
 const RANKED: usize = 2000 / SHARDS;
 
@@ -271,6 +271,13 @@ impl Cache {
         let fail = |e| failure(path, e);
         conn.busy_timeout(BUSY_WAIT).map_err(fail)?;
         rank::register(&conn).map_err(fail)?;
+        // The table a query's snippets are made in (in memory, this connection
+        // only), made as the cache opens while the logs are listed, rather
+        // than after the match, when a query waits on it.
+        conn.execute_batch(&format!(
+            "CREATE VIRTUAL TABLE temp.hits USING fts5(text, {TOKENIZE});"
+        ))
+        .map_err(fail)?;
         // WAL: readers never wait for the process updating the cache. NORMAL
         // sync keeps the file whole across a power loss (a lost update is
         // redone from the logs).
@@ -410,12 +417,6 @@ impl Cache {
     pub(crate) fn open_known(path: &Path) -> std::result::Result<(Cache, Known), Failure> {
         let cache = Cache::open(path)?;
         let known = cache.states().map_err(|e| failure(path, e))?;
-        // The snippets' table is made here, as the cache opens while the logs
-        // are listed, rather than after the match, when a query waits on it.
-        cache
-            .conn
-            .execute_batch(&hits_table())
-            .map_err(|e| failure(path, e))?;
         Ok((cache, known))
     }
 
@@ -451,7 +452,7 @@ impl Cache {
             .prepare_cached(&format!(
                 "SELECT rowid, {}(messages) FROM messages WHERE {filters}
                  ORDER BY rowid DESC LIMIT {RANKED}",
-                rank::NAME
+                rank::NAME.to_string_lossy()
             ))
             .map_err(fail)?;
         let mut ranked = st
@@ -501,7 +502,7 @@ impl Cache {
             }
         }
         if hits.is_empty() {
-            // No temporary table to make: most files have no hit for a rare word.
+            // Nothing to mark: most files have no hit for a rare word.
             return Ok(hits);
         }
         let snippets = self.snippets(filter, &texts).map_err(fail)?;
@@ -522,8 +523,7 @@ impl Cache {
         filter: &Filter<'_>,
         texts: &[String],
     ) -> rusqlite::Result<HashMap<i64, String>> {
-        self.conn
-            .execute_batch(&format!("{} DELETE FROM temp.hits;", hits_table()))?;
+        self.conn.execute_batch("DELETE FROM temp.hits;")?;
         let mut insert = self
             .conn
             .prepare_cached("INSERT INTO temp.hits(rowid, text) VALUES (?1, ?2)")?;
@@ -538,12 +538,6 @@ impl Cache {
         })?;
         rows.collect()
     }
-}
-
-/// The temporary table (of this connection only) that hits' texts go into
-/// for their snippets.
-fn hits_table() -> String {
-    format!("CREATE VIRTUAL TABLE IF NOT EXISTS temp.hits USING fts5(text, {TOKENIZE});")
 }
 
 /// The message a log line holds, with its id, blob references resolved; `None`
@@ -772,10 +766,14 @@ fn forget(tx: &Transaction<'_>, session: &str, agent: &str) -> rusqlite::Result<
     Ok(())
 }
 
-fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
-    meta.mtime()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(meta.mtime_nsec())
+/// A log's modification time in nanoseconds, as `logs.mtime_ns` holds it.
+pub(crate) fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    nanos((meta.mtime(), meta.mtime_nsec()))
+}
+
+/// Seconds and nanoseconds as nanoseconds, saturating.
+pub(crate) fn nanos((secs, nsec): (i64, i64)) -> i64 {
+    secs.saturating_mul(1_000_000_000).saturating_add(nsec)
 }
 
 /// Hashes of the first bytes of a log and of the bytes just before `end`.
@@ -865,7 +863,7 @@ mod tests {
             "parse_config OR words",
             "src lib",
         ] {
-            let (ours, theirs) = (scores(rank::NAME, q), scores("bm25", q));
+            let (ours, theirs) = (scores(rank::NAME.to_str().unwrap(), q), scores("bm25", q));
             assert!(!ours.is_empty(), "{q}");
             assert_eq!(ours.len(), theirs.len(), "{q}");
             for ((a, x), (b, y)) in ours.iter().zip(&theirs) {
@@ -909,7 +907,7 @@ mod tests {
         };
         // One phrase: the scores differ only by its weight, BM25's IDF.
         let idf = |hits: i64| ((rows - hits) as f64 + 0.5).ln() - (hits as f64 + 0.5).ln();
-        let ratio = score(rank::NAME) / score("bm25");
+        let ratio = score(rank::NAME.to_str().unwrap()) / score("bm25");
         assert!(
             (ratio - idf(rank::COUNTED) / idf(with)).abs() < 1e-9,
             "{ratio}"

@@ -363,16 +363,15 @@ fn session_logs(
     logs: &mut Vec<LogRef>,
 ) -> Result<()> {
     let session = listed.id.as_str();
-    let ns = |(s, n): (i64, i64)| s.saturating_mul(1_000_000_000).saturating_add(n);
     match store.stat(c_name(name, &[session, ".jsonl"])?) {
         Ok(st) => logs.push(LogRef {
-            path: dir.join(format!("{session}.jsonl")),
+            path: log_path(dir, session, ""),
             session: session.to_string(),
             agent: String::new(),
-            seen: (st.ino as i64, st.size, ns(st.mtime)),
+            seen: (st.ino as i64, st.size, cache::nanos(st.mtime)),
         }),
         Err(rustix::io::Errno::NOENT) => {}
-        Err(e) => return Err(Error::io(&dir.join(format!("{session}.jsonl")), e.into())),
+        Err(e) => return Err(Error::io(&log_path(dir, session, ""), e.into())),
     }
     // A sidecar directory without `subagents/` (most: it holds the structure
     // cache) costs one lookup relative to the store.
@@ -392,11 +391,7 @@ fn session_logs(
                 path,
                 session: session.to_string(),
                 agent,
-                seen: (
-                    m.ino() as i64,
-                    m.len() as i64,
-                    ns((m.mtime(), m.mtime_nsec())),
-                ),
+                seen: (m.ino() as i64, m.len() as i64, cache::mtime_ns(&m)),
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(&path, e)),

@@ -9,7 +9,7 @@
 //! took 0.2 ms. Counted to the cap, a phrase in more rows than that weighs
 //! as one in exactly that many; a rarer phrase weighs exactly as in BM25.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 
 use rusqlite::ffi;
@@ -19,7 +19,7 @@ use rusqlite::Connection;
 pub(crate) const COUNTED: i64 = 5000;
 
 /// The name the function is registered under, on each connection.
-pub(crate) const NAME: &str = "sk_rank";
+pub(crate) const NAME: &CStr = c"sk_rank";
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
@@ -58,8 +58,7 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
                 Some("FTS5's API is not available".into()),
             ));
         };
-        let name = c"sk_rank";
-        let rc = create(api, name.as_ptr(), ptr::null_mut(), Some(rank), None);
+        let rc = create(api, NAME.as_ptr(), ptr::null_mut(), Some(rank), None);
         if rc != ffi::SQLITE_OK {
             return Err(rusqlite::Error::SqliteFailure(ffi::Error::new(rc), None));
         }
