@@ -131,6 +131,7 @@ pub use store::session::CreateOptions;
 pub use store::{BlobGcReport, RebuildReport, StoreGcReport, TempGcReport, BLOB_GC_GRACE};
 pub use view::{to_json_array, Branch, Message, ModelViewOptions, TreeNode};
 
+pub use format::layout::{conversation_session_id, MAX_CONVERSATION_ID_BYTES};
 pub use format::project::project_code;
 pub use format::records::{content_text, type_name};
 pub use instructions::{

@@ -32,6 +32,9 @@ pub struct StoreOptions {
     /// Sessions kept in a project; older ones are pruned (and reported) on create.
     /// 0 keeps all.
     pub max_sessions: usize,
+    /// How long a shared writer waits for another holder of a session's writer
+    /// lock before a write fails with `Busy`, in milliseconds (default 5000).
+    pub busy_timeout_ms: u64,
     /// Message `content` / `contentParams` values whose JSON is larger than this
     /// many bytes are stored once as a blob and referenced from the log.
     pub blob_threshold: usize,
@@ -54,6 +57,7 @@ impl Default for StoreOptions {
             home: None,
             durability: Durability::OnSync,
             max_sessions: 50,
+            busy_timeout_ms: 5000,
             blob_threshold: 256 * 1024,
             max_record_bytes: 4 * 1024 * 1024,
             deterministic: None,
@@ -66,6 +70,11 @@ impl StoreOptions {
     /// Parse options from a JSON object (the form the C ABI and bindings use).
     pub fn from_json(json: &str) -> Result<StoreOptions> {
         crate::format::json::options_from_json("store options", json)
+    }
+
+    /// [`StoreOptions::busy_timeout_ms`] as a duration.
+    pub(crate) fn busy_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.busy_timeout_ms)
     }
 
     /// The home directory, absolute. A relative one is taken from the current

@@ -311,6 +311,29 @@ pub(crate) fn set_permissions(file: &File, mode: u32) -> Result<(), Errno> {
     rustix::fs::fchmod(file, Mode::from_raw_mode(mode as _))
 }
 
+/// The process holding the `flock` on `file`, when the system says
+/// (Linux's `/proc/locks`); for an error message only, so `None` elsewhere or
+/// when the lock was let go meanwhile.
+pub(crate) fn flock_holder(file: &File) -> Option<u32> {
+    let st = rustix::fs::fstat(file).ok()?;
+    let dev = st.st_dev as u64;
+    // `/proc/locks` names a file as `major:minor:inode`, the device in hex.
+    let want = format!(
+        "{:02x}:{:02x}:{}",
+        rustix::fs::major(dev),
+        rustix::fs::minor(dev),
+        st.st_ino
+    );
+    let locks = fs::read_to_string("/proc/locks").ok()?;
+    locks.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a waiter's line has "->".
+        (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&want.as_str()))
+            .then(|| f.get(4)?.parse().ok())
+            .flatten()
+    })
+}
+
 // ---------------------------------------------------------------------------
 // Forks of the process, so that a writer handle can tell it was inherited.
 

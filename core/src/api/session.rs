@@ -32,6 +32,12 @@ impl Session {
         Session { core, store }
     }
 
+    /// Whether this handle is a shared writer ([`Store::open_shared`]), which
+    /// holds the session's writer lock only while it writes.
+    pub fn is_shared(&self) -> bool {
+        self.core.is_shared()
+    }
+
     /// Ask the policy what to compact. Changes nothing.
     pub fn select_compaction(&self, policy: &CompactionPolicy) -> Result<Option<CompactionPlan>> {
         self.core.select_compaction(policy)

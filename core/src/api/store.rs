@@ -393,6 +393,55 @@ impl Store {
         crate::ops::export::export(&self.core, id, format)
     }
 
+    /// Open session `id` as a *shared writer*: the handle takes the session's
+    /// writer lock only for the moment of each write (append, batch, patch,
+    /// state, head, pop, compaction), waiting up to
+    /// [`StoreOptions::busy_timeout_ms`] for another holder, then `Busy` naming
+    /// it. Under the lock it first reads what other writers appended, so each
+    /// write continues from the head at that moment. Any number of shared
+    /// handles, in any threads and processes, write one session; an exclusive
+    /// handle ([`Store::open_session`]) holds the lock throughout and shared
+    /// writers wait behind it. Reads take no lock. Fails with `NotFound` for an
+    /// unknown session.
+    ///
+    /// [`StoreOptions::busy_timeout_ms`]: crate::StoreOptions::busy_timeout_ms
+    pub fn open_shared(&self, id: &str) -> Result<Session> {
+        self.core
+            .open_shared(id)
+            .map(|core| Session::from_core(core, self.clone()))
+    }
+
+    /// The conversation a framework names `conversation_id` (any non-empty
+    /// string of at most 1,024 UTF-8 bytes: `"user@example.com"`,
+    /// `"tenant/123"`), as a shared writer ([`Store::open_shared`]), created on
+    /// first use. Its session id is [`conversation_session_id`]; the original
+    /// id is kept in the header and the index when the two differ.
+    ///
+    /// ```
+    /// # use sessionkit::{Store, StoreOptions};
+    /// # use serde_json::json;
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(tmp.path(), options)?;
+    /// let a = store.open_conversation("user@example.com")?;
+    /// let b = store.open_conversation("user@example.com")?; // a second handle: no Busy
+    /// a.append(json!({"role": "user", "content": "hi"}))?;
+    /// b.append(json!({"role": "assistant", "content": "hello"}))?; // continues from "hi"
+    /// let path = store.read_session(a.id())?.active_path()?;
+    /// assert_eq!(path.len(), 2);
+    /// assert_eq!(store.session_entry(a.id())?.conversation_id.as_deref(), Some("user@example.com"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// [`conversation_session_id`]: crate::conversation_session_id
+    pub fn open_conversation(&self, conversation_id: &str) -> Result<Session> {
+        self.core
+            .open_conversation(conversation_id)
+            .map(|core| Session::from_core(core, self.clone()))
+    }
+
     /// Open session `id` for writing, creating it with that id if it does not
     /// exist yet (as an adapter given a fresh id by its host must). Two
     /// processes racing to create it both end up opening the one session

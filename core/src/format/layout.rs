@@ -90,3 +90,91 @@ pub(crate) fn check_session_id(id: &str) -> Result<()> {
     }
     Ok(())
 }
+
+/// The longest conversation id an adapter accepts, in UTF-8 bytes.
+pub const MAX_CONVERSATION_ID_BYTES: usize = 1024;
+/// How much of a mapped conversation id stays readable in its session id.
+const CONVERSATION_PREFIX_BYTES: usize = 48;
+
+/// The session id that holds the conversation `conversation_id` (FORMAT.md
+/// §3.3): the id itself when it is a valid, unreserved session id; otherwise
+/// `c-`, the first 48 bytes of the id with every byte outside `[A-Za-z0-9]`
+/// made `-`, `-`, and the first 16 lowercase hex digits of SHA-256 of the id's
+/// bytes. Deterministic, and never a path outside the store: the result is a
+/// valid session id by construction.
+pub fn conversation_session_id(conversation_id: &str) -> Result<String> {
+    if conversation_id.is_empty() {
+        return Err(Error::invalid("conversation id is empty"));
+    }
+    if conversation_id.len() > MAX_CONVERSATION_ID_BYTES {
+        return Err(Error::invalid(format!(
+            "conversation id is {} bytes, over the limit of {MAX_CONVERSATION_ID_BYTES} (UTF-8)",
+            conversation_id.len()
+        )));
+    }
+    if check_session_id(conversation_id).is_ok() {
+        return Ok(conversation_id.to_owned());
+    }
+    use sha2::{Digest, Sha256};
+    let prefix: String = conversation_id
+        .bytes()
+        .take(CONVERSATION_PREFIX_BYTES)
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                b as char
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let digest = Sha256::digest(conversation_id.as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("c-{prefix}-{hex}"))
+}
+
+#[cfg(test)]
+mod conversation_tests {
+    use super::*;
+
+    #[test]
+    fn valid_session_ids_are_their_own_session_ids() {
+        for id in ["abc", "user_1", "019b76da-0000-7000-8000-000000000000"] {
+            assert_eq!(conversation_session_id(id).unwrap(), id);
+        }
+    }
+
+    #[test]
+    fn other_ids_map_to_a_readable_prefix_and_a_hash() {
+        let id = conversation_session_id("user@example.com").unwrap();
+        assert!(id.starts_with("c-user-example-com-"), "{id}");
+        assert_eq!(id.len(), "c-user-example-com-".len() + 16);
+        check_session_id(&id).unwrap();
+        for hostile in [
+            "../x",
+            "..",
+            ".",
+            "a/b",
+            "tenant/123",
+            "blobs",
+            "x.jsonl",
+            "日本語",
+            " ",
+            "a\0b",
+        ] {
+            let id = conversation_session_id(hostile).unwrap();
+            check_session_id(&id).unwrap();
+            assert!(
+                !id.contains('/') && !id.starts_with('.'),
+                "{hostile:?} -> {id}"
+            );
+        }
+        assert_ne!(
+            conversation_session_id("a/b").unwrap(),
+            conversation_session_id("a:b").unwrap()
+        );
+        let long = "x".repeat(MAX_CONVERSATION_ID_BYTES);
+        assert!(conversation_session_id(&format!("{long}/")).is_err());
+        assert!(conversation_session_id(&format!("{}/", &long[1..])).is_ok());
+        assert!(conversation_session_id("").is_err());
+    }
+}

@@ -72,6 +72,10 @@ pub struct Lineage {
 pub struct IndexEntry {
     /// The session id.
     pub id: String,
+    /// The host's own id for the conversation when the session id was mapped
+    /// from it (FORMAT.md §3.3), from the header; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
     /// The title: given at create or by rename, else the first 100 characters
     /// of the first user message's text; `""` until there is one.
     pub title: String,
@@ -285,6 +289,7 @@ impl IndexEntry {
         // Destructured, so that a new field cannot be forgotten here.
         let IndexEntry {
             id,
+            conversation_id,
             title,
             title_set,
             created_at,
@@ -305,6 +310,7 @@ impl IndexEntry {
             extra,
         } = self;
         *id == other.id
+            && *conversation_id == other.conversation_id
             && *title == other.title
             && *title_set == other.title_set
             && *created_at == other.created_at
@@ -347,6 +353,9 @@ impl IndexEntry {
                 if let Some(t) = rec.get("title").and_then(Value::as_str) {
                     self.title = clip(t, TITLE_CHARS);
                     self.title_set = true;
+                }
+                if let Some(c) = rec.get("conversationId").and_then(Value::as_str) {
+                    self.conversation_id = Some(c.to_owned());
                 }
                 self.forked_from = rec
                     .get("forkedFrom")

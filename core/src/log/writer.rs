@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use parking_lot::Mutex;
@@ -23,6 +24,12 @@ use crate::log::message::Message;
 use crate::log::{ReadReport, SkippedLine};
 use crate::options::Durability;
 use crate::platform::{self, Private};
+
+/// How long opening a log retries a lock held for a moment (a child process
+/// forked by a writer that just closed).
+const OPEN_RETRY: Duration = Duration::from_millis(63);
+/// The longest sleep between two tries of a held lock.
+const MAX_LOCK_POLL: Duration = Duration::from_millis(4);
 
 /// An open, locked log file.
 #[derive(Debug)]
@@ -49,6 +56,22 @@ impl LogWriter {
         durability: Durability,
         what: &str,
     ) -> Result<LogWriter> {
+        let w = Self::open_unlocked(path, create_new, durability, what)?;
+        // A writer that just closed can still hold the lock for a moment: a child
+        // process forked by the host shares the lock's open file until it execs.
+        // Retry briefly before answering Busy.
+        w.lock_within(OPEN_RETRY, what)?;
+        Ok(w)
+    }
+
+    /// Open a log without taking its lock: a shared writer takes it around
+    /// each write ([`LogWriter::lock_within`]) and lets it go after.
+    pub fn open_unlocked(
+        path: &Path,
+        create_new: bool,
+        durability: Durability,
+        what: &str,
+    ) -> Result<LogWriter> {
         let mut oo = OpenOptions::new();
         oo.read(true).append(true);
         if create_new {
@@ -63,48 +86,84 @@ impl LogWriter {
             }
             _ => Error::io(path, e),
         })?;
-        // A writer that just closed can still hold the lock for a moment: a child
-        // process forked by the host shares the lock's open file until it execs.
-        // Retry briefly (about 60 ms in all) before answering Busy.
-        let mut wait = std::time::Duration::from_millis(1);
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(TryLockError::WouldBlock) if wait.as_millis() <= 32 => {
-                    std::thread::sleep(wait);
-                    wait *= 2;
-                }
-                Err(TryLockError::WouldBlock) => {
-                    return Err(Error::Busy(format!(
-                        "{what} is open for writing by another writer ({})",
-                        path.display()
-                    )))
-                }
-                Err(TryLockError::Error(e)) => return Err(Error::io(path, e)),
-            }
-        }
-        // The file may have been deleted between open and lock; writing to an
-        // unlinked inode would lose every append.
-        let meta = file.metadata().at(path)?;
-        match std::fs::metadata(path) {
-            Ok(m) if platform::file_id(&m) == platform::file_id(&meta) => {}
-            _ => {
-                return Err(Error::NotFound(format!(
-                    "{what} was deleted ({})",
-                    path.display()
-                )))
-            }
-        }
+        let len = file.metadata().at(path)?.len();
         Ok(LogWriter {
             path: path.to_path_buf(),
             file,
             durability,
-            len: AtomicU64::new(meta.len()),
+            len: AtomicU64::new(len),
             written: AtomicU64::new(0),
             synced: Mutex::new(0),
             fsyncs: AtomicU64::new(0),
             broken: AtomicBool::new(false),
         })
+    }
+
+    /// Take the log's exclusive lock, waiting up to `timeout` for another
+    /// holder (another handle, here or in another process) to let it go; then
+    /// `Busy`, naming the holder when the system says. Once held, the path must
+    /// still name this file: a log deleted (or moved away) meanwhile is
+    /// `NotFound`, one replaced by another file `Conflict`, so that no append
+    /// goes to a file nobody reads.
+    pub fn lock_within(&self, timeout: Duration, what: &str) -> Result<()> {
+        let start = Instant::now();
+        let mut wait = Duration::from_micros(100);
+        loop {
+            match self.file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) => {
+                    let waited = start.elapsed();
+                    if waited >= timeout {
+                        let holder = platform::flock_holder(&self.file)
+                            .map(|pid| format!(" (held by process {pid})"))
+                            .unwrap_or_default();
+                        return Err(Error::Busy(format!(
+                            "{what} is open for writing by another writer{holder}; waited {} ms ({})",
+                            waited.as_millis(),
+                            self.path.display()
+                        )));
+                    }
+                    std::thread::sleep(wait.min(timeout - waited));
+                    wait = (wait * 2).min(MAX_LOCK_POLL);
+                }
+                Err(TryLockError::Error(e)) => return Err(Error::io(&self.path, e)),
+            }
+        }
+        if let Err(e) = self.check_still_named() {
+            let _ = self.file.unlock();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Fail unless the path still names the open file.
+    fn check_still_named(&self) -> Result<()> {
+        let meta = self.file.metadata().at(&self.path)?;
+        match std::fs::metadata(&self.path) {
+            Ok(m) if platform::file_id(&m) == platform::file_id(&meta) => Ok(()),
+            Ok(_) => Err(Error::Conflict(format!(
+                "{} was replaced by another file since it was opened; open it again",
+                self.path.display()
+            ))),
+            Err(_) => Err(Error::NotFound(format!(
+                "{} was deleted or moved since it was opened",
+                self.path.display()
+            ))),
+        }
+    }
+
+    /// Let go of the lock taken by [`LogWriter::lock_within`].
+    pub fn unlock(&self) {
+        // Unlocking a held flock on an open descriptor cannot fail but for a
+        // bad descriptor, which an open `File` is not.
+        let _ = self.file.unlock();
+    }
+
+    /// Take the file's size as this writer's length (a shared writer, under
+    /// the lock, after others appended); returns the length it had before.
+    pub fn catch_up_len(&self) -> Result<u64> {
+        let size = self.file.metadata().at(&self.path)?.len();
+        Ok(self.len.swap(size, Ordering::AcqRel))
     }
 
     pub fn path(&self) -> &Path {

@@ -245,6 +245,11 @@ impl SessionCore {
         replaces: &[String],
         summary_msg: Value,
     ) -> Result<Message> {
+        // One write: a shared handle compacts the view as it is under the lock.
+        self.write_transaction(|| self.compact_locked(replaces, summary_msg))
+    }
+
+    fn compact_locked(&self, replaces: &[String], summary_msg: Value) -> Result<Message> {
         let view = self.read()?;
         let items = view.log().model_items()?;
         let (start, end) = check_run(&items, replaces)?;

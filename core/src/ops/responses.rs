@@ -230,10 +230,15 @@ pub(crate) fn replace_with_compaction(
             ))
         }
     }
-    let mut messages = items
+    let messages = items
         .into_iter()
         .map(item_to_message)
         .collect::<Result<Vec<_>>>()?;
+    // One write: a shared handle replaces the history as it is under the lock.
+    session.write_transaction(|| compact_locked(session, messages))
+}
+
+fn compact_locked(session: &SessionCore, mut messages: Vec<Value>) -> Result<Vec<Message>> {
     let view = session.read()?;
     let replaced = view.log().model_items()?;
     if view.head() != session.head().as_deref() {
@@ -268,12 +273,15 @@ pub(crate) fn replace_with_compaction(
 /// when the session has no head). The message stays in the log, on a branch
 /// that `resume_at` or a fork can reach again.
 pub(crate) fn pop_item(session: &SessionCore) -> Result<Option<String>> {
-    let Some(head) = session.head() else {
-        return Ok(None);
-    };
-    let message = session.read()?.message(&head)?;
-    session.set_head(message.parent_id())?;
-    message_to_item_json(&message).map(Some)
+    // One write: a shared handle pops the newest item whoever added it.
+    session.write_transaction(|| {
+        let Some(head) = session.head() else {
+            return Ok(None);
+        };
+        let message = session.read()?.message(&head)?;
+        session.set_head(message.parent_id())?;
+        message_to_item_json(&message).map(Some)
+    })
 }
 
 #[cfg(test)]

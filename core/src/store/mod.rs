@@ -2,6 +2,7 @@
 //! operations that do not need an open writer.
 
 pub(crate) mod session;
+pub(crate) mod shared;
 
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -957,6 +958,28 @@ impl StoreCore {
         SessionCore::open(self, id)
     }
 
+    /// Open a session as a shared writer ([`SessionCore::open_shared`]).
+    pub(crate) fn open_shared(&self, id: &str) -> Result<SessionCore> {
+        SessionCore::open_shared(self, id)
+    }
+
+    /// The conversation `conversation_id` as a shared writer: its session
+    /// (FORMAT.md §3.3) opened, or created when it does not exist yet. Two
+    /// processes racing to create it both end up writing the one session.
+    pub(crate) fn open_conversation(&self, conversation_id: &str) -> Result<SessionCore> {
+        let id = crate::format::layout::conversation_session_id(conversation_id)?;
+        match self.open_shared(&id) {
+            Err(Error::NotFound(_)) => {
+                match SessionCore::create_conversation(self, &id, conversation_id) {
+                    Ok(s) => Ok(s.into_shared()),
+                    Err(Error::Conflict(_)) => self.open_shared(&id),
+                    Err(e) => Err(e),
+                }
+            }
+            opened => opened,
+        }
+    }
+
     /// Load a session for reading, without a lock.
     pub(crate) fn read_session(&self, id: &str) -> Result<ViewCore> {
         let mut log = self.load_session_log(id)?;
@@ -1145,7 +1168,7 @@ impl StoreCore {
     }
 }
 
-fn not_found_as_session(e: Error, id: &str) -> Error {
+pub(crate) fn not_found_as_session(e: Error, id: &str) -> Error {
     match e {
         Error::NotFound(_) => Error::NotFound(format!("session {id}")),
         e => e,

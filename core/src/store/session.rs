@@ -1,7 +1,7 @@
 //! A session open for writing, and its subagents.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use serde::Deserialize;
@@ -17,7 +17,8 @@ use crate::log::writer::{
 };
 use crate::log::{self, ReadReport};
 use crate::options::Durability;
-use crate::store::{StoreCore, ViewCore};
+use crate::store::shared::{fold_tail, SharedLock, WriteGuard};
+use crate::store::{not_found_as_session, StoreCore, ViewCore};
 use crate::view::Message;
 
 /// Options for a new session.
@@ -99,6 +100,9 @@ pub(crate) struct SessionInner {
     state: Mutex<State>,
     open_report: ReadReport,
     pruned: Vec<String>,
+    /// `Some` for a shared writer, which holds the log's lock only while it
+    /// writes ([`crate::store::shared`]); `None` for the exclusive handle.
+    shared: OnceLock<SharedLock>,
     /// File history state (tracked files, read marks, last snapshot), loaded on first use.
     history: crate::history::SessionHistory,
 }
@@ -122,12 +126,36 @@ impl SessionCore {
         Self::create_at(store, opts, None)
     }
 
+    /// Create session `id` for the conversation `conversation_id`, which the
+    /// header and the index keep when it differs from `id` (FORMAT.md §3.3).
+    pub(crate) fn create_conversation(
+        store: &StoreCore,
+        id: &str,
+        conversation_id: &str,
+    ) -> Result<SessionCore> {
+        let opts = CreateOptions {
+            id: Some(id.to_owned()),
+            ..CreateOptions::default()
+        };
+        let conversation = (id != conversation_id).then_some(conversation_id);
+        Self::create_full(store, opts, None, conversation)
+    }
+
     /// [`SessionCore::create`] with the header's `createdAt` given (an imported
     /// session keeps its source's creation time) instead of now.
     pub(crate) fn create_at(
         store: &StoreCore,
         opts: CreateOptions,
         created_at: Option<String>,
+    ) -> Result<SessionCore> {
+        Self::create_full(store, opts, created_at, None)
+    }
+
+    fn create_full(
+        store: &StoreCore,
+        opts: CreateOptions,
+        created_at: Option<String>,
+        conversation_id: Option<&str>,
     ) -> Result<SessionCore> {
         let id = match opts.id {
             Some(id) => {
@@ -157,6 +185,9 @@ impl SessionCore {
         if let Some(t) = &opts.title {
             header.insert("title".into(), t.clone().into());
         }
+        if let Some(c) = conversation_id {
+            header.insert("conversationId".into(), c.into());
+        }
         // A header over the limit (a huge title) creates no log.
         record_line(&header, Some(store.options().max_record_bytes))?;
         let durability = store.options().durability;
@@ -181,6 +212,77 @@ impl SessionCore {
         entry.apply(&header);
         entry.log_bytes = writer.len();
         Self::started(store, id, writer, Chain::default(), entry)
+    }
+
+    /// Let go of the exclusive lock of a handle just created, and write
+    /// through it as a shared writer from now on.
+    pub(crate) fn into_shared(self) -> SessionCore {
+        let timeout = self.inner.store.options().busy_timeout();
+        if self.inner.shared.set(SharedLock::new(timeout)).is_ok() {
+            self.inner.writer.unlock();
+        }
+        self
+    }
+
+    /// Open a session as a shared writer: the log's lock is taken only for
+    /// the moment of each write, waiting up to the store's busy timeout for
+    /// another holder. Fails with `NotFound` for an unknown session, `Busy`
+    /// when the lock stays held past the timeout.
+    pub(crate) fn open_shared(store: &StoreCore, id: &str) -> Result<SessionCore> {
+        let path = store.log_path(id)?;
+        let what = format!("session {id}");
+        let writer = LogWriter::open_unlocked(&path, false, store.options().durability, &what)
+            .map_err(|e| not_found_as_session(e, id))?;
+        let shared = SharedLock::new(store.options().busy_timeout());
+        writer.lock_within(shared.timeout, &what)?;
+        let prepared = prepare_writer(&writer, &path, Some(&store.structure_cache_path(id)))
+            .and_then(|(chain, report)| {
+                let (entry, dirty) = entry_for(store, id, &path, &writer)?;
+                Ok((chain, report, entry, dirty))
+            });
+        writer.unlock();
+        let (chain, report, entry, dirty) = prepared?;
+        let s = SessionCore::assemble(store, id, writer, chain, entry, dirty, report, Some(shared));
+        if dirty {
+            s.flush_index()?;
+        }
+        Ok(s)
+    }
+
+    /// Whether this handle is a shared writer.
+    pub(crate) fn is_shared(&self) -> bool {
+        self.inner.shared.get().is_some()
+    }
+
+    /// Hold the writer lock for this thread (a shared handle takes it and
+    /// catches up with the log; an exclusive one holds it already).
+    fn write_guard(&self) -> Result<WriteGuard<'_>> {
+        let Some(shared) = self.inner.shared.get() else {
+            return Ok(WriteGuard::exclusive());
+        };
+        let what = format!("session {}", self.inner.id);
+        shared.hold(&self.inner.writer, &what, || {
+            let mut st = self.inner.state.lock();
+            let st = &mut *st;
+            let before = self.inner.writer.len();
+            fold_tail(
+                &self.inner.writer,
+                &mut st.chain,
+                &mut st.entry,
+                self.inner.store.blobs(),
+            )?;
+            st.dirty |= self.inner.writer.len() != before;
+            Ok(())
+        })
+    }
+
+    /// Run `f` as one write: a shared handle holds the writer lock throughout,
+    /// so what `f` reads of the session (its head, its view) is what it writes
+    /// after.
+    pub(crate) fn write_transaction<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.check_writer()?;
+        let _guard = self.write_guard()?;
+        f()
     }
 
     /// Register a freshly written log in the index (pruning older sessions) and
@@ -210,6 +312,7 @@ impl SessionCore {
                 }),
                 open_report: ReadReport::default(),
                 pruned,
+                shared: OnceLock::new(),
                 history: Default::default(),
             }),
         })
@@ -232,20 +335,26 @@ impl SessionCore {
         let cache = store.structure_cache_path(id);
         let (writer, chain, report) =
             open_for_writing(store, &path, Some(&cache), &format!("session {id}"))?;
-        let cached = store
-            .read_index()
-            .ok()
-            .flatten()
-            .and_then(|i| i.index.get(id).cloned());
-        let (entry, dirty) = match cached {
-            Some(e) if e.log_bytes == writer.len() => (e, false),
-            _ => {
-                let (mut e, _) = fold_log(id, &path, store.blobs())?;
-                e.log_bytes = writer.len();
-                (e, true)
-            }
-        };
-        let s = SessionCore {
+        let (entry, dirty) = entry_for(store, id, &path, &writer)?;
+        let s = SessionCore::assemble(store, id, writer, chain, entry, dirty, report, None);
+        if dirty {
+            s.flush_index()?;
+        }
+        Ok(s)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        store: &StoreCore,
+        id: &str,
+        writer: LogWriter,
+        chain: Chain,
+        entry: IndexEntry,
+        dirty: bool,
+        report: ReadReport,
+        shared: Option<SharedLock>,
+    ) -> SessionCore {
+        SessionCore {
             inner: Arc::new(SessionInner {
                 store: store.clone(),
                 id: id.to_string(),
@@ -259,13 +368,10 @@ impl SessionCore {
                 }),
                 open_report: report,
                 pruned: Vec::new(),
+                shared: shared.map(OnceLock::from).unwrap_or_default(),
                 history: Default::default(),
             }),
-        };
-        if dirty {
-            s.flush_index()?;
         }
-        Ok(s)
     }
 
     pub(crate) fn id(&self) -> &str {
@@ -348,6 +454,7 @@ impl SessionCore {
         extra: Option<ExtraRecords<'_>>,
     ) -> Result<Vec<Message>> {
         self.check_writer()?;
+        let guard = self.write_guard()?;
         let seq;
         let out;
         {
@@ -379,6 +486,8 @@ impl SessionCore {
             st.dirty = true;
             out = batch.messages;
         }
+        // The fsync (when asked for) needs no lock: the next writer may go on.
+        drop(guard);
         self.inner.writer.after_append(seq)?;
         Ok(out)
     }
@@ -387,6 +496,7 @@ impl SessionCore {
     /// import's records of source lines it keeps without modelling them).
     pub(crate) fn append_records(&self, records: Vec<Map<String, Value>>) -> Result<()> {
         self.check_writer()?;
+        let guard = self.write_guard()?;
         let max = Some(self.inner.store.options().max_record_bytes);
         let mut bytes = Vec::new();
         for rec in &records {
@@ -401,12 +511,19 @@ impl SessionCore {
             }
             st.dirty = true;
         }
+        drop(guard);
         self.inner.writer.after_append(seq)
     }
 
-    /// Write a non-message record and fold it into the entry.
-    fn write_record(&self, rec: Map<String, Value>) -> Result<IndexEntry> {
+    /// Write a non-message record and fold it into the entry. `names`, a
+    /// message the record refers to, must be in the log at the moment of the
+    /// write (`NotFound` otherwise).
+    fn write_record(&self, rec: Map<String, Value>, names: Option<&str>) -> Result<IndexEntry> {
         self.check_writer()?;
+        let guard = self.write_guard()?;
+        if let Some(id) = names {
+            self.check_message(id)?;
+        }
         let seq;
         let entry;
         {
@@ -423,6 +540,7 @@ impl SessionCore {
             st.dirty = true;
             entry = self.entry_of(&mut st);
         }
+        drop(guard);
         self.inner.writer.after_append(seq)?;
         Ok(entry)
     }
@@ -451,7 +569,6 @@ impl SessionCore {
     /// Change fields of a stored message (an RFC 7396 merge patch), e.g. usage that
     /// arrives after the text. Appends a record; the message line is not rewritten.
     pub(crate) fn patch_message(&self, id: &str, patch: Value) -> Result<()> {
-        self.check_message(id)?;
         let Value::Object(p) = &patch else {
             return Err(Error::invalid("a message patch must be a JSON object"));
         };
@@ -465,21 +582,18 @@ impl SessionCore {
         let mut rec = self.record(kind::PATCH);
         rec.insert("messageId".into(), id.into());
         rec.insert("patch".into(), patch);
-        self.write_record(rec).map(drop)
+        self.write_record(rec, Some(id)).map(drop)
     }
 
     /// Move the head to a message (or to nothing, before the first message). Later
     /// appends branch from there; the old branch stays in the log.
     pub(crate) fn set_head(&self, id: Option<&str>) -> Result<()> {
-        if let Some(id) = id {
-            self.check_message(id)?;
-        }
         let mut rec = self.record(kind::HEAD);
         rec.insert(
             "messageId".into(),
             id.map(Value::from).unwrap_or(Value::Null),
         );
-        self.write_record(rec)?;
+        self.write_record(rec, id)?;
         self.flush_index()
     }
 
@@ -492,7 +606,7 @@ impl SessionCore {
         validate_state(&set)?;
         let mut rec = self.record(kind::STATE);
         rec.insert("set".into(), Value::Object(set));
-        let e = self.write_record(rec)?;
+        let e = self.write_record(rec, None)?;
         self.flush_index()?;
         Ok(e)
     }
@@ -511,7 +625,7 @@ impl SessionCore {
         let entry = self.entry();
         let store = &self.inner.store;
         store.update_index(false, |idx| {
-            idx.upsert(entry);
+            upsert_unless_newer(idx, entry);
             Ok(())
         })?;
         self.inner.state.lock().dirty = false;
@@ -527,7 +641,7 @@ impl SessionCore {
             let entry = self.entry();
             let store = &self.inner.store;
             store.update_index(store.options().durability != Durability::Never, |idx| {
-                idx.upsert(entry);
+                upsert_unless_newer(idx, entry);
                 Ok(())
             })?;
             self.inner.state.lock().dirty = false;
@@ -552,6 +666,8 @@ impl SessionCore {
         meta: Value,
     ) -> Result<SubagentCore> {
         self.check_writer()?;
+        // The spawn record names the head: a shared handle holds the lock from here.
+        let _guard = self.write_guard()?;
         let agent_id = match agent_id {
             Some(a) => {
                 validate_path_id("agent id", a)?;
@@ -609,7 +725,7 @@ impl SessionCore {
             })),
         };
         agent.write_meta()?;
-        self.write_record(spawn_record(store.ids().timestamp(), meta))?;
+        self.write_record(spawn_record(store.ids().timestamp(), meta), None)?;
         Ok(agent)
     }
 
@@ -657,7 +773,7 @@ impl SessionCore {
         let store = &self.inner.store;
         store.update_index_as(false, true, |idx| {
             if let Some(e) = entry {
-                idx.upsert(e);
+                upsert_unless_newer(idx, e);
             }
             Ok(())
         })?;
@@ -680,6 +796,18 @@ impl Drop for SessionCore {
     }
 }
 
+/// Write a writer's entry to the index unless the index holds one of a longer
+/// log: another shared writer of the session wrote after this one.
+fn upsert_unless_newer(idx: &mut crate::index::IndexEdit<'_>, entry: IndexEntry) {
+    if idx
+        .get(&entry.id)
+        .is_some_and(|e| e.log_bytes > entry.log_bytes)
+    {
+        return;
+    }
+    idx.upsert(entry);
+}
+
 fn ctx_for<'a>(
     store: &'a StoreCore,
     session_id: &'a str,
@@ -698,8 +826,7 @@ fn ctx_for<'a>(
 }
 
 /// Lock an existing log, terminate a torn tail, quarantine unusable lines, and
-/// load the chain the writer continues from: only the log's outline, through
-/// its structure cache when it has one (`cache`).
+/// load the chain the writer continues from (see [`prepare_writer`]).
 fn open_for_writing(
     store: &StoreCore,
     path: &std::path::Path,
@@ -707,6 +834,18 @@ fn open_for_writing(
     what: &str,
 ) -> Result<(LogWriter, Chain, ReadReport)> {
     let writer = LogWriter::open(path, false, store.options().durability, what)?;
+    let (chain, report) = prepare_writer(&writer, path, cache)?;
+    Ok((writer, chain, report))
+}
+
+/// With the writer lock held: terminate a torn tail, quarantine unusable
+/// lines, and load the chain the writer continues from: only the log's
+/// outline, through its structure cache when it has one (`cache`).
+fn prepare_writer(
+    writer: &LogWriter,
+    path: &std::path::Path,
+    cache: Option<&std::path::Path>,
+) -> Result<(Chain, ReadReport)> {
     let mut file = writer.file().try_clone().map_err(|e| Error::io(path, e))?;
     let load = |file: &mut std::fs::File| match cache {
         Some(c) => log::outline_from(file, path, c),
@@ -724,7 +863,31 @@ fn open_for_writing(
         loaded.head.clone(),
         loaded.message_ids().map(str::to_owned).collect(),
     );
-    Ok((writer, chain, report))
+    Ok((chain, report))
+}
+
+/// A session's index entry for a writer that opens it: the index's when it
+/// is of the log as it is, else folded from the log (`true`: the index must
+/// be written).
+fn entry_for(
+    store: &StoreCore,
+    id: &str,
+    path: &std::path::Path,
+    writer: &LogWriter,
+) -> Result<(IndexEntry, bool)> {
+    let cached = store
+        .read_index()
+        .ok()
+        .flatten()
+        .and_then(|i| i.index.get(id).cloned());
+    Ok(match cached {
+        Some(e) if e.log_bytes == writer.len() => (e, false),
+        _ => {
+            let (mut e, _) = fold_log(id, path, store.blobs())?;
+            e.log_bytes = writer.len();
+            (e, true)
+        }
+    })
 }
 
 fn meta_path_of(log: &std::path::Path) -> PathBuf {
@@ -837,7 +1000,10 @@ impl SubagentCore {
             m["result"] = result.clone();
         }
         self.write_meta()?;
-        s.write_record(result_record(self.session.store.ids().timestamp(), result))?;
+        s.write_record(
+            result_record(self.session.store.ids().timestamp(), result),
+            None,
+        )?;
         Ok(())
     }
 
