@@ -829,6 +829,53 @@ sk_status sk_session_open(const struct sk_store *store,
                           const char *session_id,
                           struct sk_session **out_session);
 
+// Open an existing session as a *shared writer*: the handle takes the
+// session's writer lock only for the moment of each write (append, batch,
+// patch, state, head, pop, compaction), waiting up to the store's
+// `busyTimeoutMs` (5000 unless the store options say otherwise) for another
+// holder; under the lock it first reads what other writers appended, so each
+// write continues from the head at that moment. Any number of shared handles,
+// in any threads and processes, write one session. Close with
+// `sk_session_close`.
+//
+// Errors: `SK_NOT_FOUND`, `SK_BUSY` (the lock stayed held past the timeout;
+// the message names the holder's process when the system says),
+// `SK_INVALID_INPUT` (a bad id such as "../x"), `SK_CORRUPT`, `SK_UNSUPPORTED`.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+// `out_session` is NULL or writable.
+sk_status sk_session_open_shared(const struct sk_store *store,
+                                 const char *session_id,
+                                 struct sk_session **out_session);
+
+// The conversation named `conversation_id` (any non-empty UTF-8 string of at
+// most 1,024 bytes: "user@example.com", "tenant/123") as a shared writer
+// (see `sk_session_open_shared`), created on first use. Its session id is
+// `sk_conversation_session_id`; the original id is kept in the header and the
+// index entry (`conversationId`) when the two differ.
+//
+// Errors: `SK_INVALID_INPUT` (empty, too long, not UTF-8), `SK_BUSY`.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `conversation_id` is NULL or
+// NUL-terminated; `out_session` is NULL or writable.
+sk_status sk_session_open_conversation(const struct sk_store *store,
+                                       const char *conversation_id,
+                                       struct sk_session **out_session);
+
+// The session id that holds the conversation `conversation_id` (FORMAT.md
+// §3.3), as a plain string: the id itself when it is a valid session id,
+// else `c-`, a readable prefix and a hash. The same rule in every interface.
+//
+// # Safety
+//
+// `conversation_id` is NULL or NUL-terminated; `out_id` is NULL or writable.
+// Free the result with `sk_string_free`.
+sk_status sk_conversation_session_id(const char *conversation_id, char **out_id);
+
 // Fork session `source_id` into a new session, open for writing.
 // `options_json`: NULL, "" or `{"at": messageId, "title": "..."}` (the source's
 // head and title when absent). The source is read without a lock. Like

@@ -45,6 +45,8 @@ export declare const ErrorCode: { readonly [K in ErrorCodeName]: K };
 export declare const errorKinds: ReadonlyArray<{ code: number; name: ErrorCodeName; description: string }>;
 export declare function version(): string;
 export declare function projectCode(canonicalRoot: string): string;
+/** The session id that holds the conversation `conversationId` (FORMAT.md §3.3). */
+export declare function conversationSessionId(conversationId: string): string;
 /** A diagnostic: settles after a task that does nothing runs on the libuv
  *  pool (the round trip every disk call pays on top of its work). */
 export declare function poolRoundTrip(): Promise<void>;
@@ -215,6 +217,8 @@ export interface StoreOpenOptions {
   /** Values larger than this many bytes are stored as blobs. */
   blobThreshold?: number;
   maxRecordBytes?: number;
+  /** How long a shared writer waits for the session's lock, in ms (default 5000). */
+  busyTimeoutMs?: number;
 }
 
 /** JSON objects the core returns (entries, reports, plans): their members
@@ -355,6 +359,8 @@ export declare class Session {
   erase(): Promise<Session>;
   info(): Report;
   head(): string | null;
+  /** Whether this handle is a shared writer. */
+  readonly shared: boolean;
   fsyncCount(): number;
   lastSnapshot(): Promise<string | null>;
   append(message: NewMessage): Promise<Message>;
@@ -429,6 +435,11 @@ export declare class Store {
   createSession(options?: { id?: string; title?: string; [key: string]: Json | undefined }): Promise<Session>;
   openSession(sessionId: string): Promise<Session>;
   openOrCreateSession(sessionId: string): Promise<Session>;
+  /** A shared writer: the lock is held only for the moment of each write. */
+  openShared(sessionId: string): Promise<Session>;
+  /** The conversation `conversationId` (any non-empty string of at most 1,024
+   *  UTF-8 bytes) as a shared writer, created on first use. */
+  openConversation(conversationId: string): Promise<Session>;
   forkSession(sourceId: string, options?: { [key: string]: Json }): Promise<Session>;
   connectRemote(options?: RemoteOptions): Promise<Remote>;
   /** The effective settings; a malformed source is reported in `sources`. */

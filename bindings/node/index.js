@@ -449,6 +449,10 @@ class Session {
   head() {
     return this.#s.head();
   }
+  /** Whether this handle is a shared writer (`openShared`, `openConversation`). */
+  get shared() {
+    return this.#s.shared;
+  }
   fsyncCount() {
     return this.#s.fsyncCount();
   }
@@ -720,6 +724,17 @@ class Store {
   async openSession(sessionId) {
     return new Session(await this.#st.openSession(str(sessionId, 'sessionId')));
   }
+  /** Open a session as a shared writer: the lock is taken only for the
+   *  moment of each write (waiting up to `busyTimeoutMs`), so any number of
+   *  handles, here and in other processes, write one session. */
+  async openShared(sessionId) {
+    return new Session(await this.#st.openShared(str(sessionId, 'sessionId')));
+  }
+  /** The conversation named `conversationId` (any non-empty string of at most
+   *  1,024 UTF-8 bytes) as a shared writer, created on first use. */
+  async openConversation(conversationId) {
+    return new Session(await this.#st.openConversation(str(conversationId, 'conversationId')));
+  }
   /** Open the session, creating it with this id if it does not exist yet. */
   async openOrCreateSession(sessionId) {
     return new Session(await this.#st.openOrCreateSession(str(sessionId, 'sessionId')));
@@ -793,6 +808,10 @@ function version() {
 }
 
 /** The directory name of a project under `<home>/projects/`. */
+function conversationSessionId(conversationId) {
+  return native.conversationSessionId(str(conversationId, 'conversationId'));
+}
+
 function projectCode(canonicalRoot) {
   return native.projectCode(str(canonicalRoot, 'canonicalRoot'));
 }
@@ -816,4 +835,4 @@ function poolRoundTrip() {
   return native.poolRoundTrip();
 }
 
-module.exports = { Store, Remote, Follower, BackgroundPush, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, poolRoundTrip, importTranscripts, listAllSessions };
+module.exports = { Store, Remote, Follower, BackgroundPush, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, conversationSessionId, poolRoundTrip, importTranscripts, listAllSessions };

@@ -2,7 +2,9 @@
 //!
 //! - `append_never`: 10,000 messages of ≈4 KB appended one at a time with
 //!   `Durability::Never` (target ≥ 125,000 appends/s), plus the same with the mixed
-//!   transcript (mean ≈4 KB, a few 20–200 KB tool results).
+//!   transcript (mean ≈4 KB, a few 20–200 KB tool results), and the 4 KB appends
+//!   through a shared writer (`Store::open_shared`: the lock taken and let go
+//!   around each append; target within 1.5× of the exclusive handle).
 //! - `append_always`: one append and one batch of 100 with `Durability::Always`.
 //!   Before timing, `fsync_count()` is checked: exactly one fsync per append or
 //!   batch, and concurrent appends never more than one each (group commit).
@@ -31,6 +33,15 @@ fn new_session(d: Durability) -> (common::BenchStore, Session) {
     (b, s)
 }
 
+/// [`new_session`] reopened as a shared writer.
+fn new_shared_session(d: Durability) -> (common::BenchStore, Session) {
+    let (b, s) = new_session(d);
+    let id = s.id().to_owned();
+    s.close().expect("close");
+    let s = b.store.open_shared(&id).expect("open shared");
+    (b, s)
+}
+
 fn append_never(c: &mut Criterion) {
     let fixed = common::fixed_size_messages(N, 4096, 7);
     let mixed: Vec<Value> = common::Transcript::new(3).take(N).collect();
@@ -42,10 +53,16 @@ fn append_never(c: &mut Criterion) {
         .sample_size(10)
         .measurement_time(Duration::from_secs(6))
         .warm_up_time(Duration::from_secs(1));
-    for (name, msgs) in [("10k_x_4KB", &fixed), ("10k_mixed", &mixed)] {
+    type Open = fn(Durability) -> (common::BenchStore, Session);
+    let runs: [(&str, &Vec<Value>, Open); 3] = [
+        ("10k_x_4KB", &fixed, new_session),
+        ("10k_mixed", &mixed, new_session),
+        ("10k_x_4KB_shared", &fixed, new_shared_session),
+    ];
+    for (name, msgs, open) in runs {
         g.bench_function(name, |b| {
             b.iter_batched(
-                || (new_session(Durability::Never), msgs.clone()),
+                || (open(Durability::Never), msgs.clone()),
                 |((dir, s), msgs)| {
                     for m in msgs {
                         black_box(s.append(m).expect("append"));

@@ -131,6 +131,102 @@ pub unsafe extern "C" fn sk_session_open(
     })
 }
 
+/// Open an existing session as a *shared writer*: the handle takes the
+/// session's writer lock only for the moment of each write (append, batch,
+/// patch, state, head, pop, compaction), waiting up to the store's
+/// `busyTimeoutMs` (5000 unless the store options say otherwise) for another
+/// holder; under the lock it first reads what other writers appended, so each
+/// write continues from the head at that moment. Any number of shared handles,
+/// in any threads and processes, write one session. Close with
+/// `sk_session_close`.
+///
+/// Errors: `SK_NOT_FOUND`, `SK_BUSY` (the lock stayed held past the timeout;
+/// the message names the holder's process when the system says),
+/// `SK_INVALID_INPUT` (a bad id such as "../x"), `SK_CORRUPT`, `SK_UNSUPPORTED`.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+/// `out_session` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_open_shared(
+    store: *const sk_store,
+    session_id: *const c_char,
+    out_session: *mut *mut sk_session,
+) -> sk_status {
+    guard("sk_session_open_shared", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let out = arg_out(out_session, "out_session")?;
+            put_handle(
+                out,
+                sk_session {
+                    session: s.open_shared(id)?,
+                },
+            )
+        }
+    })
+}
+
+/// The conversation named `conversation_id` (any non-empty UTF-8 string of at
+/// most 1,024 bytes: "user@example.com", "tenant/123") as a shared writer
+/// (see `sk_session_open_shared`), created on first use. Its session id is
+/// `sk_conversation_session_id`; the original id is kept in the header and the
+/// index entry (`conversationId`) when the two differ.
+///
+/// Errors: `SK_INVALID_INPUT` (empty, too long, not UTF-8), `SK_BUSY`.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `conversation_id` is NULL or
+/// NUL-terminated; `out_session` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_open_conversation(
+    store: *const sk_store,
+    conversation_id: *const c_char,
+    out_session: *mut *mut sk_session,
+) -> sk_status {
+    guard("sk_session_open_conversation", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(conversation_id, "conversation_id")?;
+            let out = arg_out(out_session, "out_session")?;
+            put_handle(
+                out,
+                sk_session {
+                    session: s.open_conversation(id)?,
+                },
+            )
+        }
+    })
+}
+
+/// The session id that holds the conversation `conversation_id` (FORMAT.md
+/// §3.3), as a plain string: the id itself when it is a valid session id,
+/// else `c-`, a readable prefix and a hash. The same rule in every interface.
+///
+/// # Safety
+///
+/// `conversation_id` is NULL or NUL-terminated; `out_id` is NULL or writable.
+/// Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_conversation_session_id(
+    conversation_id: *const c_char,
+    out_id: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_conversation_session_id", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let id = arg_str(conversation_id, "conversation_id")?;
+            let out = arg_out(out_id, "out_id")?;
+            put_string(out, sessionkit::conversation_session_id(id)?)
+        }
+    })
+}
+
 /// Fork session `source_id` into a new session, open for writing.
 /// `options_json`: NULL, "" or `{"at": messageId, "title": "..."}` (the source's
 /// head and title when absent). The source is read without a lock. Like

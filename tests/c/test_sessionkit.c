@@ -666,6 +666,59 @@ static void test_session_lifecycle(void) {
     free(root);
 }
 
+/* Shared writers: two handles on one conversation take turns, each write
+ * continuing from the other's; an exclusive holder makes a shared writer wait,
+ * then SK_BUSY; any conversation id maps to a session id in the store. */
+static void test_shared_writers(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store_with(root, "\"busyTimeoutMs\": 100");
+    sk_session *a = NULL, *b = NULL;
+    OK(sk_session_open_conversation(store, "user@example.com", &a));
+    OK(sk_session_open_conversation(store, "user@example.com", &b));
+    char *ida = session_id(a), *idb = session_id(b);
+    CHECK_STR(ida, idb);
+    char *mapped = NULL;
+    OK(sk_conversation_session_id("user@example.com", &mapped));
+    CHECK_STR(ida, mapped);
+    CHECK(strncmp(mapped, "c-user-example-com-", 19) == 0);
+    char *q = append(a, "{\"role\": \"user\", \"content\": \"q\"}");
+    char *out = NULL;
+    OK(sk_session_append(b, "{\"role\": \"assistant\", \"content\": \"a\"}", &out));
+    char *parent = mj_get_str(out, "parentId");
+    CHECK_STR(parent, q); /* b continued from a's message */
+    free(parent);
+    sk_string_free(out);
+    OK(sk_session_close(&a));
+    OK(sk_session_close(&b));
+    char *entry = NULL;
+    OK(sk_store_session_entry(store, ida, &entry));
+    char *conv = mj_get_str(entry, "conversationId");
+    CHECK_STR(conv, "user@example.com");
+    free(conv);
+    sk_string_free(entry);
+
+    sk_session *held = NULL, *shared = NULL;
+    OK(sk_session_create(store, "{\"id\": \"held\"}", &held));
+    ERR(sk_session_open_shared(store, "held", &shared), SK_BUSY, "held");
+    OK(sk_session_close(&held));
+    OK(sk_session_open_shared(store, "held", &shared));
+    free(append(shared, "{\"role\": \"user\", \"content\": \"now\"}"));
+    OK(sk_session_close(&shared));
+
+    char *o = NULL;
+    ERR(sk_conversation_session_id("", &o), SK_INVALID_INPUT, "empty");
+    ERR(sk_session_open_conversation(store, "", &shared), SK_INVALID_INPUT, "empty");
+    OK(sk_conversation_session_id("../x", &o));
+    CHECK(strchr(o, '/') == NULL && o[0] != '.');
+    sk_string_free(o);
+    sk_string_free(mapped);
+    sk_string_free(ida);
+    sk_string_free(idb);
+    free(q);
+    sk_store_close(&store);
+    free(root);
+}
+
 static void test_fork(void) {
     char *root = fresh_dir("root");
     sk_store *store = open_store(root);
@@ -1211,6 +1264,14 @@ static void test_null_arguments(void) {
     NUL(sk_session_open(NULL, "n1", &ose), "store");
     NUL(sk_session_open(st, NULL, &ose), "session_id");
     NUL(sk_session_open(st, "n1", NULL), "out_session");
+    NUL(sk_session_open_shared(NULL, "n1", &ose), "store");
+    NUL(sk_session_open_shared(st, NULL, &ose), "session_id");
+    NUL(sk_session_open_shared(st, "n1", NULL), "out_session");
+    NUL(sk_session_open_conversation(NULL, "n1", &ose), "store");
+    NUL(sk_session_open_conversation(st, NULL, &ose), "conversation_id");
+    NUL(sk_session_open_conversation(st, "n1", NULL), "out_session");
+    NUL(sk_conversation_session_id(NULL, &o), "conversation_id");
+    NUL(sk_conversation_session_id("x", NULL), "out_id");
     NUL(sk_session_fork(NULL, "n1", NULL, &ose), "store");
     NUL(sk_session_fork(st, NULL, NULL, &ose), "source_id");
     NUL(sk_session_fork(st, "n1", NULL, NULL), "out_session");
@@ -2857,6 +2918,7 @@ int main(int argc, char **argv) {
     run("store open, info, close", test_store);
     run("session lifecycle and views", test_session_lifecycle);
     run("settings, instruction files, memory", test_settings_instructions_memory);
+    run("shared writers and conversation ids", test_shared_writers);
     run("fork", test_fork);
     run("full-text search", test_search);
     run("subagents", test_subagents);

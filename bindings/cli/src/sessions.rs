@@ -69,8 +69,13 @@ pub fn sessions_table(sessions: &[IndexEntry]) -> Result<String> {
         "ID", "TITLE", "STATUS", "UPDATED", "MESSAGES", "TOKENS", "LINEAGE",
     ]);
     for e in sessions {
+        // A conversation's own id is what its host knows it by.
+        let id = short_id(&e.id, ids.iter().copied()).to_string();
         t.add_row(vec![
-            short_id(&e.id, ids.iter().copied()).to_string(),
+            match &e.conversation_id {
+                Some(c) => format!("{id} ({})", clip(&one_line(c), 30)),
+                None => id,
+            },
             clip(&one_line(&e.title), 40),
             status_name(e),
             relative(&e.updated_at, now),
@@ -174,9 +179,13 @@ pub fn show(ctx: &Ctx, id: &str, full: bool, which: View) -> Result<Output> {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{} {}",
+        "{} {}{}",
         paint(BOLD, one_line(&entry.title)),
-        paint(DIM, &id)
+        paint(DIM, &id),
+        match &entry.conversation_id {
+            Some(c) => paint(DIM, format!(" (conversation {c:?})")),
+            None => String::new(),
+        }
     );
     let _ = writeln!(
         s,

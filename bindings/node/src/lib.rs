@@ -246,6 +246,12 @@ pub fn list_all_sessions(options: Option<String>) -> AsyncTask<Job<String, Strin
     })
 }
 
+/// The session id that holds the conversation `conversation_id` (FORMAT.md §3.3).
+#[napi]
+pub fn conversation_session_id(env: Env, conversation_id: String) -> Result<String> {
+    sessionkit::conversation_session_id(&conversation_id).map_err(|e| sync_error(&env, &e))
+}
+
 /// The directory name of a project under `<home>/projects/`.
 #[napi]
 pub fn project_code(canonical_root: String) -> String {

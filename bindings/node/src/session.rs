@@ -110,6 +110,13 @@ impl NativeSession {
             .map_err(|e| sync_error(&env, &e))
     }
 
+    #[napi(getter)]
+    pub fn shared(&self, env: Env) -> Result<bool> {
+        self.h
+            .with(|s| Ok(s.is_shared()))
+            .map_err(|e| sync_error(&env, &e))
+    }
+
     #[napi]
     pub fn fsync_count(&self, env: Env) -> Result<i64> {
         self.h

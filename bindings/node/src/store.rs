@@ -260,6 +260,22 @@ impl NativeStore {
     }
 
     #[napi(ts_return_type = "Promise<NativeSession>")]
+    pub fn open_shared(
+        &self,
+        session_id: String,
+    ) -> AsyncTask<Job<sessionkit::Session, NativeSession>> {
+        self.call_session(move |s| s.open_shared(&session_id))
+    }
+
+    #[napi(ts_return_type = "Promise<NativeSession>")]
+    pub fn open_conversation(
+        &self,
+        conversation_id: String,
+    ) -> AsyncTask<Job<sessionkit::Session, NativeSession>> {
+        self.call_session(move |s| s.open_conversation(&conversation_id))
+    }
+
+    #[napi(ts_return_type = "Promise<NativeSession>")]
     pub fn fork_session(
         &self,
         source_id: String,

@@ -358,6 +358,12 @@ fn project_code(py: Python<'_>, canonical_root: &Bound<'_, PyAny>) -> PyResult<S
 /// `options` as the core's `ImportOptions` (`from`, `project`, `store`).
 /// Returns the import report.
 #[pyfunction]
+fn conversation_session_id(py: Python<'_>, conversation_id: &Bound<'_, PyAny>) -> PyResult<String> {
+    let id = arg_str(py, conversation_id, "conversation_id")?;
+    sessionkit::conversation_session_id(&id).map_err(|e| error(py, &e))
+}
+
+#[pyfunction]
 #[pyo3(signature = (paths, options=None))]
 fn import_transcripts(
     py: Python<'_>,
@@ -385,6 +391,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(project_code, m)?)?;
+    m.add_function(wrap_pyfunction!(conversation_session_id, m)?)?;
     m.add_function(wrap_pyfunction!(import_transcripts, m)?)?;
     m.add_function(wrap_pyfunction!(list_all_sessions, m)?)?;
     m.add_class::<store::Store>()?;

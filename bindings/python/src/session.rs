@@ -127,6 +127,11 @@ impl Session {
         self.h.get(py, |s| s.head())
     }
 
+    #[getter]
+    fn shared(&self, py: Python<'_>) -> PyResult<bool> {
+        self.h.get(py, |s| s.is_shared())
+    }
+
     fn last_snapshot(&self, py: Python<'_>) -> PyResult<Option<String>> {
         self.h.call(py, |s| s.last_snapshot())
     }

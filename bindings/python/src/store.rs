@@ -332,6 +332,22 @@ impl Store {
         Ok(Session::new(s))
     }
 
+    fn open_shared(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Session> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let s = detach(py, || self.store.open_shared(&id))?;
+        Ok(Session::new(s))
+    }
+
+    fn open_conversation(
+        &self,
+        py: Python<'_>,
+        conversation_id: &Bound<'_, PyAny>,
+    ) -> PyResult<Session> {
+        let id = arg_str(py, conversation_id, "conversation_id")?;
+        let s = detach(py, || self.store.open_conversation(&id))?;
+        Ok(Session::new(s))
+    }
+
     #[pyo3(signature = (source_id, options=None))]
     fn fork_session(
         &self,

@@ -149,6 +149,12 @@ mod conversation_tests {
         assert!(id.starts_with("c-user-example-com-"), "{id}");
         assert_eq!(id.len(), "c-user-example-com-".len() + 16);
         check_session_id(&id).unwrap();
+        // The examples of FORMAT.md §3.3.
+        assert_eq!(id, "c-user-example-com-b4c9a289323b21a0");
+        assert_eq!(
+            conversation_session_id("../x").unwrap(),
+            "c----x-d6b96a97d147daaa"
+        );
         for hostile in [
             "../x",
             "..",

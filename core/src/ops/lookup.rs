@@ -59,7 +59,17 @@ pub(crate) fn unique_prefix<'a>(
 /// (Errors do not name the store: a caller knows which it asked.)
 pub(crate) fn resolve_session(store: &StoreCore, prefix: &str) -> Result<String> {
     let ids = store.log_ids()?;
-    unique_prefix(prefix, ids.iter().map(String::as_str), "session", "")
+    let found = unique_prefix(prefix, ids.iter().map(String::as_str), "session", "");
+    // A conversation id a framework used ("user@example.com") names its
+    // session too (FORMAT.md §3.3).
+    if let Err(Error::NotFound(_)) = &found {
+        if let Ok(mapped) = crate::format::layout::conversation_session_id(prefix) {
+            if ids.contains(&mapped) {
+                return Ok(mapped);
+            }
+        }
+    }
+    found
 }
 
 /// The message of `view` (on any branch) whose id is `prefix` or the only one

@@ -49,6 +49,14 @@ __version__: str = _native.version()
 """The package's version: the Rust crate's, from Cargo.toml."""
 
 
+def conversation_session_id(conversation_id: str) -> str:
+    """The session id that holds the conversation ``conversation_id`` (any
+    non-empty string of at most 1,024 UTF-8 bytes): the id itself when it is a
+    valid session id, else a readable prefix and a hash (FORMAT.md §3.3). The
+    same rule in every interface."""
+    return _native.conversation_session_id(conversation_id)
+
+
 def project_code(canonical_root: str) -> str:
     """The directory name of a project under ``<home>/projects/``."""
     return _native.project_code(canonical_root)
@@ -85,6 +93,7 @@ def list_all_sessions(*, home: str | os.PathLike[str] | None = None) -> list[dic
 __all__ = [
     "__version__",
     "project_code",
+    "conversation_session_id",
     "import_transcripts",
     "list_all_sessions",
     "ImportFormat",

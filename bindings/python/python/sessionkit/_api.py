@@ -67,6 +67,7 @@ class Store:
         blob_threshold: int | None = None,
         max_record_bytes: int | None = None,
         deterministic: dict[str, int] | None = None,
+        busy_timeout_ms: int | None = None,
     ) -> None:
         opts: dict[str, Any] = {}
         if home is not None:
@@ -81,6 +82,8 @@ class Store:
             opts["maxRecordBytes"] = max_record_bytes
         if deterministic is not None:
             opts["deterministic"] = deterministic
+        if busy_timeout_ms is not None:
+            opts["busyTimeoutMs"] = busy_timeout_ms
         self._native = _native.Store(_path(project), opts)
 
     def __repr__(self) -> str:
@@ -129,6 +132,22 @@ class Store:
     def open_session(self, session_id: str) -> Session:
         """Open a session for writing; ``BusyError`` while another writer holds it."""
         return Session(self._native.open_session(session_id), self)
+
+    def open_shared(self, session_id: str) -> Session:
+        """Open a session as a *shared writer*: the handle takes the session's
+        writer lock only for the moment of each write, waiting up to
+        ``busy_timeout_ms`` (5 s) for another holder, then ``BusyError``. Any
+        number of shared handles, in any threads and processes, write one
+        session; each write continues from the head at that moment."""
+        return Session(self._native.open_shared(session_id), self)
+
+    def open_conversation(self, conversation_id: str) -> Session:
+        """The conversation named ``conversation_id`` (any non-empty string of at
+        most 1,024 UTF-8 bytes) as a shared writer (see :meth:`open_shared`),
+        created on first use. Its session id is
+        :func:`sessionkit.conversation_session_id`; the original id is kept in
+        the index (``SessionEntry.conversation_id``)."""
+        return Session(self._native.open_conversation(conversation_id), self)
 
     def open_or_create_session(self, session_id: str) -> Session:
         """Open session ``session_id`` for writing, creating it with that id if needed."""
@@ -490,6 +509,12 @@ class Session(_Writer):
     def head(self) -> str | None:
         """The current head message id."""
         return self._native.head()
+
+    @property
+    def shared(self) -> bool:
+        """Whether this handle is a shared writer (:meth:`Store.open_shared`),
+        which holds the session's lock only while it writes."""
+        return self._native.shared
 
     def info(self) -> dict[str, Any]:
         """``id``, ``path``, ``head``, ``entry``, ``openReport`` (what opening

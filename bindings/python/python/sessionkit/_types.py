@@ -88,6 +88,9 @@ class SessionEntry:
     active_tokens: int | None
     raw: dict[str, Any] = field(repr=False, compare=False)
     """The entry as the C ABI gives it (camelCase keys, every field)."""
+    conversation_id: str | None = None
+    """The host's own id for the conversation, when the session id was mapped
+    from it (:meth:`Store.open_conversation`); None otherwise."""
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SessionEntry:
@@ -107,4 +110,5 @@ class SessionEntry:
             token_usage=d.get("tokenUsage", {}),
             active_tokens=d.get("activeTokens"),
             raw=d,
+            conversation_id=d.get("conversationId"),
         )
