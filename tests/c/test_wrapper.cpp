@@ -202,6 +202,20 @@ void test_moves_and_destruction_release_handles() {
     CHECK(!s.append(user("after the store closed")).empty());
 }
 
+void test_shared_writers() {
+    std::string root = fresh_dir("root");
+    Store store = open_store(root);
+    Session a = store.open_conversation("user@example.com");
+    Session b = store.open_conversation("user@example.com");
+    CHECK(a.id() == b.id());
+    CHECK(a.id() == sessionkit::conversation_session_id("user@example.com"));
+    a.append(user("one"));
+    b.append(user("two"));
+    Session c = store.open_shared(a.id());
+    c.append(user("three"));
+    EXPECT_ERROR(sessionkit::conversation_session_id(""), SK_INVALID_INPUT, "empty");
+}
+
 void test_sessions_views_and_subagents() {
     std::string root = fresh_dir("root");
     Store store = open_store(root, "\"maxSessions\": 2");
@@ -349,6 +363,7 @@ int main() {
     } tests[] = {
         {"errors carry the status and the message", test_errors_carry_status_and_message},
         {"moves and destruction release handles", test_moves_and_destruction_release_handles},
+        {"shared writers on one conversation", test_shared_writers},
         {"sessions, views and subagents", test_sessions_views_and_subagents},
         {"file history", test_file_history},
     };

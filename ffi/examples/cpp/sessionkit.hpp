@@ -542,6 +542,19 @@ public:
         detail::check(sk_session_open(h_, session_id.c_str(), &s));
         return Session(s);
     }
+    // A shared writer: the session's lock is taken only for each write.
+    Session open_shared(const std::string &session_id) {
+        sk_session *s = nullptr;
+        detail::check(sk_session_open_shared(h_, session_id.c_str(), &s));
+        return Session(s);
+    }
+    // The conversation `conversation_id` (any string up to 1,024 bytes) as a
+    // shared writer, created on first use.
+    Session open_conversation(const std::string &conversation_id) {
+        sk_session *s = nullptr;
+        detail::check(sk_session_open_conversation(h_, conversation_id.c_str(), &s));
+        return Session(s);
+    }
     // `options`: "" or {"at": messageId, "title": "..."}.
     Session fork_session(const std::string &source_id, const std::string &options = "") {
         sk_session *s = nullptr;
@@ -663,6 +676,12 @@ inline std::string import_transcripts(const std::vector<std::string> &paths,
     return detail::string_result([&](char **o) {
         return sk_import(paths_json.c_str(), detail::opt(options_json), o);
     });
+}
+
+// The session id that holds the conversation `conversation_id`.
+inline std::string conversation_session_id(const std::string &conversation_id) {
+    return detail::string_result(
+        [&](char **o) { return sk_conversation_session_id(conversation_id.c_str(), o); });
 }
 
 // The sessions of every project in the home the store options name.
