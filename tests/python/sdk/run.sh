@@ -3,10 +3,11 @@
 #
 # The pinned SDK's sdist (PyPI, its hash checked) ships its test suite; it is
 # downloaded under the cargo target directory, unpacked afresh, and pytest runs
-# its tests/memory/test_session.py and test_session_limit.py with our plugin
-# (sqlite_stand_in.py), which puts SessionkitSession where the tests build a
-# SQLiteSession. No code of the SDK is kept in this repository: only the
-# plugin and excluded.txt (the tests about SQLite's internals, with reasons).
+# its tests/memory/test_session.py and test_session_limit.py, and the runner
+# tests listed in also.txt, with our plugin (sqlite_stand_in.py), which puts
+# SessionkitSession where the tests build a SQLiteSession. No code of the SDK
+# is kept in this repository: only the plugin, also.txt and excluded.txt (the
+# tests about SQLite's internals, with reasons).
 #
 # Usage: tests/python/sdk/run.sh <python of the virtualenv that has sessionkit,
 # openai-agents==0.24.0 and pytest installed> [pytest arguments...]
@@ -40,9 +41,14 @@ sdist="$dir/openai_agents-$version.tar.gz"
 src="$dir/openai_agents-$version"
 rm -rf "$src"
 tar -xzf "$sdist" -C "$dir"
-for t in tests/memory/test_session.py tests/memory/test_session_limit.py; do
+tests=(tests/memory/test_session.py tests/memory/test_session_limit.py)
+for t in "${tests[@]}"; do
     [ -f "$src/$t" ] || { echo "the sdist has no $t" >&2; exit 1; }
 done
+while read -r id; do
+    case "$id" in '' | '#'*) continue ;; esac
+    tests+=("tests/$id") # pytest stops on a node id it cannot find
+done <"$here/also.txt"
 
 # The SDK's own pytest configuration (its pyproject: asyncio_mode = auto, its
 # markers) with our warnings policy in place of its list: every warning is an
@@ -53,4 +59,4 @@ PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" "$python" -m pytest -q \
     -p no:cacheprovider -p sqlite_stand_in \
     -o filterwarnings=error \
     -rs \
-    tests/memory/test_session.py tests/memory/test_session_limit.py "$@"
+    "${tests[@]}" "$@"
