@@ -17,11 +17,15 @@ export interface SessionkitSessionOptions {
   store?: Store;
 }
 
+/** The JS SDK's Session has no settings (no default limit), so this class has
+ *  none either: pass a limit to getItems. */
 export declare class SessionkitSession implements AgentsSession {
   constructor(options?: SessionkitSessionOptions);
   session(): Promise<Session>;
   store(): Promise<Store>;
   getSessionId(): Promise<string>;
+  /** The stored items, oldest first: the latest `limit` of them; every item
+   *  when `limit` is absent; none when `limit <= 0` (as the SDK's MemorySession). */
   getItems(limit?: number): Promise<AgentInputItem[]>;
   addItems(items: AgentInputItem[]): Promise<void>;
   /** The SDK's compaction hook: `items` (a `compaction` item, then the items
@@ -35,6 +39,8 @@ export declare class SessionkitSession implements AgentsSession {
   erase(): Promise<void>;
   /** Go back to before the `turns`-th latest user input (they stay in the log). */
   rewind(turns?: number): Promise<void>;
+  /** Release the writer lock. Closing twice does nothing. */
   close(): Promise<void>;
+  /** `close()`: `await using session = new SessionkitSession(...)` closes it. */
   [Symbol.asyncDispose](): Promise<void>;
 }

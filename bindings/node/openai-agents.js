@@ -11,6 +11,12 @@
 //   CLI see them) until the session is deleted; `erase()` deletes them for good.
 // - One SessionkitSession holds the session's writer lock until `close()`; a
 //   second writer (here or in another process) rejects with code BUSY.
+//   `close()` twice does nothing; `await using` closes it too
+//   (`Symbol.asyncDispose`, where the runtime has explicit resource management).
+// - `getItems(limit)` follows the SDK's own MemorySession: no limit (undefined
+//   or null), every item; a limit <= 0, none; else the latest `limit`, oldest
+//   first. The JS SDK (0.20) has no session settings (no default limit on the
+//   Session interface, no `sessionSettings` option), so neither has this class.
 // - `replaceHistoryWithCompaction` (the SDK's compaction hook) is sessionkit's
 //   compaction: the items are appended and a compaction record makes the
 //   leading `compaction` item the summary of everything before it, in one
@@ -65,9 +71,18 @@ class SessionkitSession {
     return (await this.#opening).id;
   }
 
-  /** The stored items, oldest first: the last `limit` of them when given. */
+  /** The stored items, oldest first: the last `limit` of them when given
+   *  (none when `limit <= 0`, as the SDK's MemorySession). */
   async getItems(limit) {
-    return (await this.#opening).responsesItems({ limit, modelView: this.#modelView });
+    const s = await this.#opening;
+    const modelView = this.#modelView;
+    if (limit === undefined || limit === null) return s.responsesItems({ modelView });
+    if (limit <= 0) return [];
+    // MemorySession slices from `length - limit`: a fractional limit counts up,
+    // and NaN or a limit past any length means every item.
+    const n = Math.ceil(limit);
+    if (!(n > 0 && n <= 0xffffffff)) return s.responsesItems({ modelView });
+    return s.responsesItems({ limit: n, modelView });
   }
 
   async addItems(items) {
@@ -106,7 +121,7 @@ class SessionkitSession {
     await (await this.#opening).rewindTurns(turns, 'conversation');
   }
 
-  /** Release the writer lock. */
+  /** Release the writer lock. Closing twice does nothing. */
   async close() {
     const s = await this.#opening.catch(() => null);
     if (s) await s.close();

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { Agent, run, setTracingDisabled, tool } from '@openai/agents';
+import { Agent, MemorySession, run, setTracingDisabled, tool } from '@openai/agents';
 import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents-core/testing';
 import { Store } from 'sessionkit';
 import { SessionkitSession } from 'sessionkit/openai-agents';
@@ -192,5 +192,78 @@ test('a compaction item from the model reaches replaceHistoryWithCompaction: the
   // the compaction item.
   const again = new SessionkitSession({ sessionId: 'compacting', project, home, modelView: true });
   assert.deepEqual(await again.getItems(), modelItems);
+  await again.close();
+});
+
+test('getItems(limit) gives what the SDK\'s MemorySession gives, oldest first', async () => {
+  const dir = tmpdir();
+  const project = path.join(dir, 'project');
+  fs.mkdirSync(project);
+  const session = new SessionkitSession({ sessionId: 'limits', project, home: path.join(dir, 'home') });
+  const items = [1, 2, 3, 4].map((n) => ({ role: 'user', content: `m${n}` }));
+  const theirs = new MemorySession();
+  await session.addItems(items);
+  await theirs.addItems(items);
+  for (const limit of [undefined, -5, -1, 0, 0.5, 1, 2, 2.5, 4, 5, 1000, 2 ** 40, Infinity, -Infinity, NaN]) {
+    assert.deepEqual(await session.getItems(limit), await theirs.getItems(limit), `limit ${limit}`);
+  }
+  assert.deepEqual(await session.getItems(2), items.slice(2));
+  assert.deepEqual(await session.getItems(0), []);
+  assert.deepEqual(await session.getItems(-1), []);
+  // null is no limit here (MemorySession would treat it as 0).
+  assert.deepEqual(await session.getItems(null), items);
+  await session.close();
+});
+
+test('close() twice does nothing; Symbol.asyncDispose and await using close the session', async () => {
+  const dir = tmpdir();
+  const project = path.join(dir, 'project');
+  fs.mkdirSync(project);
+  const home = path.join(dir, 'home');
+  const open = (sessionId) => new SessionkitSession({ sessionId, project, home });
+
+  const s = open('closing');
+  await s.addItems([{ role: 'user', content: 'hi' }]);
+  await s.close();
+  await s.close();
+  assert.equal((await s.session()).closed, true);
+  await assert.rejects(s.addItems([{ role: 'user', content: 'late' }]), /closed/);
+  await assert.rejects(s.getItems(), /closed/);
+
+  // The dispose method is the one `await using` calls, and it releases the lock.
+  const disposed = open('closing');
+  assert.equal(typeof Symbol.asyncDispose, 'symbol', 'Node >= 18.18 defines Symbol.asyncDispose');
+  assert.deepEqual(await disposed.getItems(), [{ role: 'user', content: 'hi' }]);
+  await disposed[Symbol.asyncDispose]();
+  await disposed[Symbol.asyncDispose]();
+  assert.equal((await disposed.session()).closed, true);
+
+  // Never opened (a second writer): closing it is fine, twice.
+  const holder = open('held');
+  await holder.getItems();
+  const busy = open('held');
+  await assert.rejects(busy.getItems(), { code: 'BUSY' });
+  await busy.close();
+  await busy.close();
+  await holder.close();
+
+  // `await using` itself, where the runtime parses it (not Node 20).
+  let usingBlock;
+  try {
+    const AsyncFunction = (async () => {}).constructor;
+    usingBlock = new AsyncFunction('open', `
+      let s;
+      { await using session = open('held'); s = session; await session.getItems(); }
+      return s;
+    `);
+  } catch (e) {
+    assert.ok(e instanceof SyntaxError, e);
+  }
+  if (usingBlock) {
+    const used = await usingBlock(open);
+    assert.equal((await used.session()).closed, true, 'await using closed it');
+  }
+  const again = open('held');
+  await again.getItems();
   await again.close();
 });

@@ -19,12 +19,17 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
 # The versions the suite is tested with.
-"${pip[@]}" install maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 openai-agents==0.24.0
+# pytest-asyncio runs the SDK's async tests (the version the SDK's uv.lock pins).
+"${pip[@]}" install maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 openai-agents==0.24.0 \
+    pytest-asyncio==1.4.0
 # --force-reinstall: the version stays 0.1.0 while the code changes.
 "${pip[@]}" install --force-reinstall --no-deps ./bindings/python
 
 cd "$root/tests/python"
 # The tests must not import the package from the source tree by accident.
-"$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+# Our tests run their event loops themselves (asyncio.run): not pytest-asyncio's.
+"$venv/bin/python" -m pytest -q -p no:cacheprovider -p no:asyncio "$@"
+# The SDK's session tests, from its sdist, judge the adapter.
+bash "$root/tests/python/sdk/run.sh" "$venv/bin/python"
 "$venv/bin/python" -m mypy --strict --no-incremental \
     "$root/bindings/python/python/sessionkit" "$root/tests/python"

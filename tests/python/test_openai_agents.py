@@ -11,6 +11,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -53,7 +55,7 @@ def adapter(tmp_path: Path, session_id: str | None = "chat-1", **kw: Any) -> Ses
 def test_it_is_an_sdk_session(tmp_path: Path) -> None:
     with adapter(tmp_path) as s:
         assert isinstance(s, SdkSession)
-        assert s.session_id == "chat-1" and s.session_settings is None
+        assert s.session_id == "chat-1" and s.session_settings == SessionSettings()
     with adapter(tmp_path, None) as fresh:
         assert fresh.session_id != "chat-1"
 
@@ -101,6 +103,94 @@ def test_pop_and_clear_rewrite_nothing_and_stay_recoverable(tmp_path: Path) -> N
             assert s.store.session_ids() == ["chat-1"]
 
     asyncio.run(main())
+
+
+def test_session_settings_as_the_sdk_sqlite_session_takes_them(tmp_path: Path) -> None:
+    for given in (None, SessionSettings(limit=3), {"limit": 0}, {}):
+        ours = adapter(tmp_path, session_settings=given)
+        theirs = SQLiteSession("x", session_settings=given)
+        assert type(ours.session_settings) is type(theirs.session_settings) is SessionSettings
+        assert ours.session_settings == theirs.session_settings
+        ours.close()
+        theirs.close()
+    # An unknown key is refused before anything is opened or created.
+    for bad in ({"limitt": 1}, {"limit": 1, "other": 2}):
+        with pytest.raises(TypeError) as theirs_err:
+            SQLiteSession("x", session_settings=bad)
+        with pytest.raises(TypeError) as ours_err:
+            adapter(tmp_path, "never-created", session_settings=bad)
+        assert str(ours_err.value) == str(theirs_err.value)
+    assert "never-created" not in sessionkit.Store(tmp_path, home=tmp_path / "home").session_ids()
+
+
+def test_get_items_limit_as_the_sdk_sqlite_session(tmp_path: Path) -> None:
+    async def main() -> None:
+        for settings in (None, SessionSettings(limit=2), SessionSettings(limit=0),
+                         SessionSettings(limit=-1)):
+            ours = adapter(tmp_path, f"limits-{settings and settings.limit}",
+                           session_settings=settings)
+            theirs = SQLiteSession("limits", session_settings=settings)
+            for s in (ours, theirs):
+                await s.add_items(ITEMS[:4])
+            for limit in (None, -5, -1, 0, 1, 2, 4, 5, 1000):
+                got = await ours.get_items(limit)
+                assert got == await theirs.get_items(limit), (settings, limit)
+            ours.close()
+            theirs.close()
+        # The cases spelled out: oldest first; 0 none; negative all.
+        with adapter(tmp_path, "spelled-out") as s:
+            await s.add_items(ITEMS[:4])
+            assert await s.get_items(2) == ITEMS[2:4]
+            assert await s.get_items(0) == []
+            assert await s.get_items(-1) == ITEMS[:4]
+
+    asyncio.run(main())
+
+
+def test_close_twice_async_with_and_a_closed_session(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with adapter(tmp_path) as s:
+            await s.add_items(ITEMS[:1])
+        assert s.session.closed
+        s.close()  # twice: nothing happens
+        await s.__aexit__(None, None, None)
+        # Closed is closed, even for nothing to add (as SQLiteSession's add_items([])).
+        calls: list[Callable[[], Awaitable[object]]] = [
+            lambda: s.add_items([]), lambda: s.add_items(ITEMS[:1]), s.get_items, s.pop_item,
+        ]
+        for call in calls:
+            with pytest.raises(sessionkit.SessionkitError, match="closed"):
+                await call()
+        # The lock went with the close: a new adapter opens the session.
+        async with adapter(tmp_path) as again:
+            assert await again.get_items() == ITEMS[:1]
+        # async with closes on an exception too, and lets it through.
+        with pytest.raises(KeyError):
+            async with adapter(tmp_path) as failing:
+                raise KeyError("boom")
+        assert failing.session.closed
+
+    asyncio.run(main())
+
+
+def test_one_adapter_serves_several_threads_and_event_loops(tmp_path: Path) -> None:
+    # The SDK's run_sync and its tests use one session from new event loops in
+    # other threads.
+    with adapter(tmp_path) as s:
+        for i in range(3):
+            asyncio.run(s.add_items([{"role": "user", "content": f"loop {i}"}]))
+
+        def in_a_thread(i: int) -> None:
+            asyncio.run(s.add_items([{"role": "user", "content": f"thread {i}"}]))
+
+        threads = [threading.Thread(target=in_a_thread, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        contents = [cast(dict[str, Any], i)["content"] for i in asyncio.run(s.get_items())]
+        assert contents[:3] == ["loop 0", "loop 1", "loop 2"]
+        assert sorted(contents[3:]) == [f"thread {i}" for i in range(4)]
 
 
 def test_session_settings_limit_and_the_model_view(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import type {
   TransferReport,
 } from 'sessionkit';
 import { SessionkitSession } from 'sessionkit/openai-agents';
+import type { AgentInputItem } from '@openai/agents';
 
 export async function usage(dir: string): Promise<string[]> {
   const store: Store = await Store.open(dir, { home: `${dir}/home`, durability: 'onSync' });
@@ -58,6 +59,13 @@ export async function usage(dir: string): Promise<string[]> {
   const agents = new SessionkitSession({ sessionId: 'a', project: dir });
   await agents.addItems([{ role: 'user', content: 'q' }]);
   await agents.rewind(1);
+  const recent: AgentInputItem[] = await agents.getItems(2);
+  void recent;
+  {
+    // The adapter is AsyncDisposable: `await using` closes it.
+    await using scoped = new SessionkitSession({ sessionId: 'b', project: dir });
+    await scoped.getItems();
+  }
   // @ts-expect-error rewind modes are a closed set
   await fresh.rewindTurns(1, 'sideways');
   // @ts-expect-error a lease time is a number of milliseconds

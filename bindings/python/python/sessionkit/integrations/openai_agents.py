@@ -19,10 +19,20 @@ come back equal to what was added.
 
 Requires the SDK: ``pip install "sessionkit[openai-agents]"``.
 
+The protocol's small print, as the SDK's own ``SQLiteSession`` has it:
+
+- ``session_settings`` is a ``SessionSettings`` (a dict is turned into one, an
+  unknown key raises ``TypeError``; absent, ``SessionSettings()``).
+- ``get_items(limit)``: ``limit=None`` takes the settings' limit, and ``None``
+  there means every item; ``0`` gives none; a negative limit gives every item
+  (SQLite's ``LIMIT -1``); items come oldest first.
+- ``close()`` twice does nothing; ``async with`` closes the session off the
+  event loop.
+
 Thread safety: one ``SessionkitSession`` holds the session's writer lock; share
-it between tasks and threads of one process (calls run off the event loop, in
-``asyncio.to_thread``, with the GIL released). A second process opening the same
-session gets ``BusyError``.
+it between tasks, threads and event loops of one process (calls run off the
+event loop, in ``asyncio.to_thread``, with the GIL released). A second process
+opening the same session gets ``BusyError``.
 """
 
 from __future__ import annotations
@@ -30,10 +40,14 @@ from __future__ import annotations
 import asyncio
 import os
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 try:
-    from agents.memory.session_settings import SessionSettings, resolve_session_limit
+    from agents.memory.session_settings import (
+        SessionSettings,
+        coerce_session_settings,
+        resolve_session_limit,
+    )
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError(
         "sessionkit.integrations.openai_agents needs the OpenAI Agents SDK: "
@@ -58,6 +72,9 @@ class SessionkitSession:
     ``model_view=True`` makes ``get_items`` return the model view instead of
     the raw history: compaction applied, and a ``limit`` that never cuts a tool
     output from its call (leading system items are always kept).
+
+    ``session_settings`` (a ``SessionSettings`` or a dict of its fields) holds
+    the default ``limit`` of ``get_items``.
     """
 
     session_id: str
@@ -71,9 +88,15 @@ class SessionkitSession:
         home: str | os.PathLike[str] | None = None,
         durability: Durability | str | None = None,
         model_view: bool = False,
-        session_settings: SessionSettings | None = None,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
         store: Store | None = None,
     ) -> None:
+        # First, as SQLiteSession does: bad settings open nothing.
+        settings = (
+            coerce_session_settings(session_settings)
+            if session_settings is not None
+            else SessionSettings()
+        )
         self.store = store if store is not None else Store(project, home=home, durability=durability)
         """The sessionkit store holding the session."""
         self.session: Session = (
@@ -83,7 +106,7 @@ class SessionkitSession:
         )
         """The sessionkit session, for everything beyond the SDK's protocol."""
         self.session_id = self.session.id
-        self.session_settings = session_settings
+        self.session_settings = settings
         self.model_view = model_view
 
     @classmethod
@@ -99,8 +122,11 @@ class SessionkitSession:
     # -- the SDK's Session protocol ------------------------------------------------
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The latest ``limit`` items (all when None), oldest first."""
+        """The latest ``limit`` items, oldest first: ``None`` takes the
+        settings' limit (``None`` there: all), ``0`` none, a negative limit all."""
         limit = resolve_session_limit(limit, self.session_settings)
+        if limit is not None and limit < 0:
+            limit = None
         native = self.session._native
         items = await asyncio.to_thread(native.responses_items, limit, self.model_view)
         return items  # type: ignore[no-any-return]
@@ -139,8 +165,20 @@ class SessionkitSession:
         await asyncio.to_thread(self.session.rewind_turns, turns, RewindMode.CONVERSATION)
 
     def close(self) -> None:
-        """Release the session's lock."""
+        """Release the session's lock. Closing twice does nothing."""
         self.session.close()
+
+    async def __aenter__(self) -> SessionkitSession:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        # Closing flushes the index entry: disk work, kept off the event loop.
+        await asyncio.to_thread(self.close)
 
     def __enter__(self) -> SessionkitSession:
         return self
