@@ -9,9 +9,15 @@
 // - `clearSession` empties what `getItems` returns by moving the head to the
 //   root: the items stay recoverable in the log (the store's readers and the
 //   CLI see them) until the session is deleted; `erase()` deletes them for good.
-// - One SessionkitSession holds the session's writer lock until `close()`; a
-//   second writer (here or in another process) rejects with code BUSY.
-//   `close()` twice does nothing; `await using` closes it too
+// - Any number of SessionkitSessions, here and in other processes, may work on
+//   one conversation, as with the SDK's own stores: each is a shared writer
+//   (`Store.openConversation`) that takes the session's lock only for the
+//   moment of each write (waiting up to the store's busy timeout, 5 s, before
+//   rejecting with BUSY) and continues from what the others wrote; `popItem`
+//   and `clearSession` act on the newest item whoever added it. Any
+//   `sessionId` string (up to 1,024 UTF-8 bytes) is accepted and returned by
+//   `getSessionId`; the store files it under a file-safe session id. Nothing
+//   is ever pruned by the adapter. `close()` twice does nothing; `await using` closes it too
 //   (`Symbol.asyncDispose`, where the runtime has explicit resource management).
 // - `getItems(limit)` follows the SDK's own MemorySession: no limit (undefined
 //   or null), every item; a limit <= 0, none; else the latest `limit`, oldest
@@ -33,23 +39,28 @@ class SessionkitSession {
   #opening;
   #store = null;
   #session = null;
+  #sessionId = null;
   #modelView;
 
   /**
    * @param {{ sessionId?: string, project?: string, home?: string,
    *           durability?: 'never' | 'onSync' | 'always', modelView?: boolean,
    *           store?: import('./index.js').Store }} [options]
-   * A given `sessionId` that does not exist yet is created with that id;
+   * A given `sessionId` (any string) that does not exist yet is created;
    * without one, a new session is created. The store is opened on first use.
    */
   constructor({ sessionId, project = '.', home, durability, modelView = false, store } = {}) {
     this.#modelView = modelView;
     this.#opening = (async () => {
       this.#store = store ?? (await Store.open(project, { home, durability }));
-      this.#session =
-        sessionId === undefined || sessionId === null
-          ? await this.#store.createSession()
-          : await this.#store.openOrCreateSession(sessionId);
+      if (sessionId === undefined || sessionId === null) {
+        // A fresh id from the core, then shared like any other.
+        const fresh = await this.#store.createSession();
+        sessionId = fresh.id;
+        await fresh.close();
+      }
+      this.#sessionId = sessionId;
+      this.#session = await this.#store.openConversation(sessionId);
       return this.#session;
     })();
     // Surface an open failure on the first call, not as an unhandled rejection.
@@ -68,7 +79,8 @@ class SessionkitSession {
   }
 
   async getSessionId() {
-    return (await this.#opening).id;
+    await this.#opening;
+    return this.#sessionId;
   }
 
   /** The stored items, oldest first: the last `limit` of them when given
@@ -111,7 +123,10 @@ class SessionkitSession {
    *  it again empty under the same id. */
   async erase() {
     const old = await this.#opening;
-    this.#opening = old.erase().then((s) => (this.#session = s));
+    this.#opening = (async () => {
+      await (await old.erase()).close();
+      return (this.#session = await this.#store.openConversation(this.#sessionId));
+    })();
     await this.#opening;
   }
 

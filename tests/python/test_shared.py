@@ -98,7 +98,7 @@ def test_a_thread_and_another_process_share_a_conversation(
     child.start()
     for k in range(100):
         mine.append({"role": "assistant", "content": f"parent {k}"})
-        assert mine.read().message_count() >= k + 1
+        assert mine.read().message_count >= k + 1
     child.join()
     assert result[0].returncode == 0, result[0].stderr
     path = _linear(store, mine.id)

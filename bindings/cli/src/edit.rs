@@ -32,7 +32,8 @@ pub fn new_session(ctx: &Ctx, title: Option<String>, id: Option<String>) -> Resu
 pub fn append(ctx: &Ctx, id: &str, message: &str) -> Result<Output> {
     let id = ctx.resolve(id)?;
     let message = crate::agent::json_arg("the message", message)?;
-    let s = ctx.store.open_session(&id)?;
+    // One write, beside whatever else writes the conversation: a shared writer.
+    let s = ctx.store.open_shared(&id)?;
     // An array is a batch: one write, all of it or (refused) none.
     let batch = message.is_array();
     let stored = match message {

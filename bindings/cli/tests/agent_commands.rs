@@ -237,3 +237,37 @@ fn store_options_and_a_missing_state_file_are_named_in_errors() {
     );
     assert!(err.contains("startMs"), "{err}");
 }
+
+/// A conversation a framework writes under its own id: the CLI lists it by
+/// that id, shows it when given that id, and appends beside the framework's
+/// own handle, which is still open.
+#[test]
+fn conversations_are_listed_shown_and_appended_to_by_their_own_id() {
+    let env = Env::new();
+    let store = env.store();
+    let server = store.open_conversation("user@example.com").unwrap();
+    server
+        .append(json!({"role": "user", "content": "from the server"}))
+        .unwrap();
+    let list = env.cmd().arg("list").output().unwrap();
+    let text = String::from_utf8(list.stdout).unwrap();
+    assert!(text.contains("(user@example.com)"), "{text}");
+    let show = env.json(&["show", "user@example.com"]);
+    assert_eq!(show["session"]["conversationId"], "user@example.com");
+    let appended = env.json(&[
+        "append",
+        "user@example.com",
+        r#"{"role":"assistant","content":"from the CLI"}"#,
+    ]);
+    assert_eq!(appended["content"], "from the CLI");
+    server
+        .append(json!({"role": "user", "content": "again"}))
+        .unwrap();
+    let path = store
+        .read_session(server.id())
+        .unwrap()
+        .active_path()
+        .unwrap();
+    let contents: Vec<Value> = path.iter().map(|m| m.value()["content"].clone()).collect();
+    assert_eq!(contents, ["from the server", "from the CLI", "again"]);
+}

@@ -29,10 +29,22 @@ The protocol's small print, as the SDK's own ``SQLiteSession`` has it:
 - ``close()`` twice does nothing; ``async with`` closes the session off the
   event loop.
 
-Thread safety: one ``SessionkitSession`` holds the session's writer lock; share
-it between tasks, threads and event loops of one process (calls run off the
-event loop, in ``asyncio.to_thread``, with the GIL released). A second process
-opening the same session gets ``BusyError``.
+Concurrency, as the SDK's own stores allow it: any number of
+``SessionkitSession`` objects, in any number of threads and worker processes,
+may work on one conversation. Each is a *shared writer*
+(``Store.open_conversation``): a write takes the session's lock only for its
+moment (waiting up to the store's busy timeout, 5 s, before ``BusyError``),
+first reads what the others added, and lands whole after them; ``pop_item`` and
+``clear_session`` act on the newest item whoever added it. Reads take no lock.
+Calls run off the event loop, in ``asyncio.to_thread``, with the GIL released.
+
+Any ``session_id`` string (up to 1,024 UTF-8 bytes: ``"user@example.com"``,
+``"tenant/123"``) is accepted and kept as ``session_id``; the store files it
+under a file-safe session id (``sessionkit.conversation_session_id``) and
+``sessionkit list`` shows the original.
+
+Retention: nothing is ever pruned by the adapter. A store keeps every session
+unless its host opts in to a limit.
 """
 
 from __future__ import annotations
@@ -64,8 +76,9 @@ if TYPE_CHECKING:
 class SessionkitSession:
     """An OpenAI Agents SDK session stored by sessionkit.
 
-    ``session_id=None`` creates a new session; a given id that does not exist
-    yet is created with that id; an existing one is opened. ``project`` picks
+    ``session_id=None`` creates a new session; a given id (any string) that
+    does not exist yet is created; an existing one is opened. Any number of
+    instances may work on one id, in any threads and processes. ``project`` picks
     the project store (the directory whose sessions these are) and ``home``
     the sessionkit home (default ``$SESSIONKIT_HOME``, else ``~/.sessionkit``).
 
@@ -99,13 +112,15 @@ class SessionkitSession:
         )
         self.store = store if store is not None else Store(project, home=home, durability=durability)
         """The sessionkit store holding the session."""
-        self.session: Session = (
-            self.store.create_session()
-            if session_id is None
-            else self.store.open_or_create_session(session_id)
-        )
-        """The sessionkit session, for everything beyond the SDK's protocol."""
-        self.session_id = self.session.id
+        if session_id is None:
+            # A fresh id from the core, then shared like any other.
+            fresh = self.store.create_session()
+            session_id = fresh.id
+            fresh.close()
+        self.session: Session = self.store.open_conversation(session_id)
+        """The sessionkit session (a shared writer), for everything beyond the
+        SDK's protocol."""
+        self.session_id = session_id
         self.session_settings = settings
         self.model_view = model_view
 
@@ -151,7 +166,11 @@ class SessionkitSession:
         """Delete the session's log, sidecars and file history for good, and
         start it again empty under the same id. Large items stored as blobs are
         freed by the store's next ``gc`` once 15 minutes old."""
-        self.session = await asyncio.to_thread(self.session.erase)
+        def erase() -> Session:
+            self.session.erase().close()
+            return self.store.open_conversation(self.session_id)
+
+        self.session = await asyncio.to_thread(erase)
 
     async def fork(self, *, title: str | None = None) -> SessionkitSession:
         """A new session holding the same items, open for writing (a branch to
