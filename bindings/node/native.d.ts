@@ -56,6 +56,7 @@ export declare class NativeSession {
   /** The session's info as JSON text (kept in memory). */
   info(): string
   head(): string | null
+  get shared(): boolean
   fsyncCount(): number
   lastSnapshot(): Promise<string | null>
   append(message: string): Promise<string>
@@ -152,6 +153,8 @@ export declare class NativeStore {
   createSession(options?: string | undefined | null): Promise<NativeSession>
   openSession(sessionId: string): Promise<NativeSession>
   openOrCreateSession(sessionId: string): Promise<NativeSession>
+  openShared(sessionId: string): Promise<NativeSession>
+  openConversation(conversationId: string): Promise<NativeSession>
   forkSession(sourceId: string, options?: string | undefined | null): Promise<NativeSession>
   /**
    * Connect to the shared PostgreSQL store for this project; `options` is
@@ -185,6 +188,9 @@ export declare class NativeView {
   tree(): Promise<string>
   branches(): Promise<string>
 }
+
+/** The session id that holds the conversation `conversation_id` (FORMAT.md §3.3). */
+export declare function conversationSessionId(conversationId: string): string
 
 /**
  * The core's table of error kinds as JSON text: `[code, name, description]`
