@@ -100,8 +100,8 @@ pub(crate) struct SessionInner {
     state: Mutex<State>,
     open_report: ReadReport,
     pruned: Vec<String>,
-    /// `Some` for a shared writer, which holds the log's lock only while it
-    /// writes ([`crate::store::shared`]); `None` for the exclusive handle.
+    /// Set for a shared writer, which holds the log's lock only while it
+    /// writes ([`crate::store::shared`]); unset for the exclusive handle.
     shared: OnceLock<SharedLock>,
     /// File history state (tracked files, read marks, last snapshot), loaded on first use.
     history: crate::history::SessionHistory,
@@ -218,7 +218,8 @@ impl SessionCore {
     /// through it as a shared writer from now on.
     pub(crate) fn into_shared(self) -> SessionCore {
         let timeout = self.inner.store.options().busy_timeout();
-        if self.inner.shared.set(SharedLock::new(timeout)).is_ok() {
+        let lock = SharedLock::new(timeout, format!("session {}", self.inner.id));
+        if self.inner.shared.set(lock).is_ok() {
             self.inner.writer.unlock();
         }
         self
@@ -233,8 +234,8 @@ impl SessionCore {
         let what = format!("session {id}");
         let writer = LogWriter::open_unlocked(&path, false, store.options().durability, &what)
             .map_err(|e| not_found_as_session(e, id))?;
-        let shared = SharedLock::new(store.options().busy_timeout());
-        writer.lock_within(shared.timeout, &what)?;
+        let shared = SharedLock::new(store.options().busy_timeout(), what);
+        writer.lock_within(shared.timeout, &shared.what)?;
         let prepared = prepare_writer(&writer, &path, Some(&store.structure_cache_path(id)))
             .and_then(|(chain, report)| {
                 let (entry, dirty) = entry_for(store, id, &path, &writer)?;
@@ -260,8 +261,7 @@ impl SessionCore {
         let Some(shared) = self.inner.shared.get() else {
             return Ok(WriteGuard::exclusive());
         };
-        let what = format!("session {}", self.inner.id);
-        shared.hold(&self.inner.writer, &what, || {
+        shared.hold(&self.inner.writer, || {
             let mut st = self.inner.state.lock();
             let st = &mut *st;
             let before = self.inner.writer.len();

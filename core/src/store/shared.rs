@@ -23,13 +23,16 @@ use crate::log::{self, ReadReport};
 /// processes on the `flock`.
 pub(crate) struct SharedLock {
     pub timeout: Duration,
+    /// What the log is, for a `Busy` message ("session <id>").
+    pub what: String,
     depth: ReentrantMutex<Cell<u32>>,
 }
 
 impl SharedLock {
-    pub fn new(timeout: Duration) -> SharedLock {
+    pub fn new(timeout: Duration, what: String) -> SharedLock {
         SharedLock {
             timeout,
+            what,
             depth: ReentrantMutex::new(Cell::new(0)),
         }
     }
@@ -40,12 +43,11 @@ impl SharedLock {
     pub fn hold<'a>(
         &'a self,
         writer: &'a LogWriter,
-        what: &str,
         catch_up: impl FnOnce() -> Result<()>,
     ) -> Result<WriteGuard<'a>> {
         let depth = self.depth.lock();
         if depth.get() == 0 {
-            writer.lock_within(self.timeout, what)?;
+            writer.lock_within(self.timeout, &self.what)?;
             if let Err(e) = catch_up() {
                 writer.unlock();
                 return Err(e);
