@@ -15,6 +15,7 @@ use crate::log::message::Message;
 use crate::ops::fork::ForkOptions;
 use crate::options::StoreOptions;
 use crate::store::session::CreateOptions;
+use crate::store::trash::TrashedSession;
 use crate::store::StoreCore;
 use crate::store::{BlobGcReport, RebuildReport, StoreGcReport, TempGcReport};
 use crate::view::ModelViewOptions;
@@ -237,7 +238,7 @@ impl Store {
 
     /// Start a new session, open for writing (it holds the session's lock), with
     /// a header record written and an index entry. Older sessions beyond
-    /// `max_sessions` are pruned and named in [`Session::pruned`]. Fails with
+    /// `max_sessions` (when set) are moved to the trash and named in [`Session::pruned`]. Fails with
     /// `InvalidInput` for an invalid id and `Conflict` if the id is taken.
     ///
     /// ```
@@ -316,6 +317,21 @@ impl Store {
     /// unknown session.
     pub fn delete_session(&self, id: &str) -> Result<()> {
         self.core.delete_session(id)
+    }
+
+    /// The sessions in the project's trash (pruned beyond `max_sessions`, not
+    /// yet purged by `gc`), most recently trashed first. Finishes any move into
+    /// or out of the trash that a crash cut short.
+    pub fn list_trash(&self) -> Result<Vec<TrashedSession>> {
+        self.core.list_trash()
+    }
+
+    /// Move a trashed session back into the project, with its subagents,
+    /// quarantine file and file history, and return its index entry. Fails with
+    /// `NotFound` if `id` is not in the trash, `Conflict` if a live session has
+    /// that id, and `InvalidInput` for an invalid id.
+    pub fn restore_session(&self, id: &str) -> Result<IndexEntry> {
+        self.core.restore_session(id)
     }
 
     /// The subagents of a session, from their metadata files.

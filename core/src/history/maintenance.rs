@@ -573,8 +573,14 @@ fn session_of_ref(name: &str) -> Option<(String, bool)> {
     }
 }
 
+/// Whether the session is live, or in the trash (FORMAT.md §10.6): a trashed
+/// session keeps its branch until it is purged, so that a restore is complete.
 fn session_exists(scope: &Scope, session_id: &str) -> bool {
     scope.layout.log_path(session_id).is_ok_and(|p| p.exists())
+        || scope
+            .layout
+            .trash_entry_dir(session_id)
+            .is_ok_and(|d| d.exists())
 }
 
 /// A shared `flock` on the repository's lock file, opened for reading only (and
