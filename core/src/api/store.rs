@@ -168,8 +168,9 @@ impl Store {
     }
 
     /// Delete the file-history refs (branches and pending restores) of sessions
-    /// whose log no longer exists: a deleted session's history is garbage by
-    /// design, and its objects go with the next `gc`. Returns the refs deleted.
+    /// whose log no longer exists and that are not in the trash: a deleted
+    /// session's history is garbage by design, and its objects go with the
+    /// next `gc`. Returns the refs deleted.
     /// A ref that moved meanwhile, or is being updated, is left alone.
     pub fn prune_orphan_file_history(&self) -> Result<Vec<crate::history::HistoryRef>> {
         self.core.prune_orphan_file_history()
@@ -187,7 +188,8 @@ impl Store {
     /// (left by deleted sessions), and report what was freed. A blob younger than
     /// [`BLOB_GC_GRACE`](crate::BLOB_GC_GRACE) is kept even when unreferenced: a writer stores (or
     /// touches, when it reuses one) a blob before it writes the line that refers
-    /// to it, so an append in flight never loses its blob. Takes no lock.
+    /// to it, so an append in flight never loses its blob. Trashed sessions' logs
+    /// count. Takes the project lock only while it lists the logs.
     pub fn gc_blobs(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<BlobGcReport> {
         self.core.gc_blobs(progress)
     }

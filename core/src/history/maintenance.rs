@@ -526,8 +526,9 @@ pub(crate) fn check_links(
 }
 
 /// Delete the file-history refs (branches and pending restores) of sessions
-/// whose log no longer exists: a deleted session's history is garbage by
-/// design, and its objects go with the next `gc`. Returns the refs deleted.
+/// whose log no longer exists and that are not in the trash: a deleted
+/// session's history is garbage by design, and its objects go with the
+/// next `gc`. Returns the refs deleted.
 /// A ref that moved meanwhile, or is being updated, is left alone.
 pub(crate) fn prune_orphans(scope: &Scope) -> Result<Vec<HistoryRef>> {
     let Some(mut hr) = HistoryRepo::open(scope, false)? else {
