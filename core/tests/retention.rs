@@ -186,7 +186,11 @@ fn pruning_moves_to_the_trash_and_restore_brings_everything_back() {
     let b = plain_session(&e.store, "b");
     let c = plain_session(&e.store, "c");
     let d = e.store.create_session(CreateOptions::default()).unwrap();
-    assert_eq!(d.pruned(), [oldest.clone()], "reported, never silent");
+    assert_eq!(
+        d.pruned(),
+        std::slice::from_ref(&oldest),
+        "reported, never silent"
+    );
     let d_id = d.id().to_string();
     d.close().unwrap();
 
@@ -292,17 +296,17 @@ fn gc_purges_after_the_grace_period_and_says_which() {
     let e = env_with(|o| o.max_sessions = 1);
     let old = rich_session(&e, "old");
     let newer = e.store.create_session(CreateOptions::default()).unwrap();
-    assert_eq!(newer.pruned(), [old.clone()]);
+    assert_eq!(newer.pruned(), std::slice::from_ref(&old));
     newer.close().unwrap();
     e.age_blobs();
 
     // A week's grace by default: nothing goes.
     assert!(e.gc(&e.store).trash_purged.is_empty());
-    assert_eq!(e.trashed(), [old.clone()]);
+    assert_eq!(e.trashed(), std::slice::from_ref(&old));
 
     let now = e.reopen(|o| o.trash_grace_secs = 0);
     let report = e.gc(&now);
-    assert_eq!(report.trash_purged, [old.clone()]);
+    assert_eq!(report.trash_purged, std::slice::from_ref(&old));
     assert!(!e.trash(&old).exists());
     assert!(now.list_trash().unwrap().is_empty());
     assert!(!e.branches().contains(&old));
@@ -323,7 +327,7 @@ fn restore_refuses_a_live_id_and_bad_ids_and_writes_nothing() {
     let e = env_with(|o| o.max_sessions = 1);
     let a = plain_session(&e.store, "first a");
     let b = plain_session(&e.store, "b");
-    assert_eq!(e.trashed(), [a.clone()]);
+    assert_eq!(e.trashed(), std::slice::from_ref(&a));
     // A new session under the trashed id: the live one wins.
     let again = e
         .store
@@ -332,7 +336,7 @@ fn restore_refuses_a_live_id_and_bad_ids_and_writes_nothing() {
             ..CreateOptions::default()
         })
         .unwrap();
-    assert_eq!(again.pruned(), [b.clone()]);
+    assert_eq!(again.pruned(), std::slice::from_ref(&b));
     again
         .append(json!({"role": "user", "content": "second a"}))
         .unwrap();

@@ -8,7 +8,7 @@ use serde_json::json;
 use sessionkit::{CreateOptions, ErrorKind, Store, StoreOptions};
 
 fn exit(kind: ErrorKind) -> i32 {
-    kind.code() as i32 + 2
+    kind.code() + 2
 }
 
 /// A store that keeps one session: creating the second trashes the first.
@@ -34,7 +34,7 @@ fn pruned_store(env: &Env) -> (Store, String, String) {
     let old_id = old.id().to_string();
     old.close().unwrap();
     let new = store.create_session(CreateOptions::default()).unwrap();
-    assert_eq!(new.pruned(), [old_id.clone()]);
+    assert_eq!(new.pruned(), std::slice::from_ref(&old_id));
     let new_id = new.id().to_string();
     new.close().unwrap();
     (store, old_id, new_id)
