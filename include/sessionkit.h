@@ -54,20 +54,26 @@
  *   the store); an empty `home` option is SK_INVALID_INPUT. The sessions of a
  *   project are in <home>/projects/<code>/ (sk_store_info names it), created
  *   with mode 0700, files 0600.
- * Defaults: NULL or "" options are {"durability": "onSync", "maxSessions": 50,
- *   "blobThreshold": 262144, "maxRecordBytes": 4194304}: appends are fsynced
- *   by sk_session_sync, and a project keeps 50 sessions. Creating or forking
- *   a session deletes the least recently updated sessions of the project
- *   beyond maxSessions (their logs, subagents and file-history branches),
- *   except sessions open for writing. The ids deleted are returned once, in
- *   the "pruned" array of sk_session_info on the new session's handle. Pass
- *   {"maxSessions": 0} to keep every session.
+ * Defaults: NULL or "" options are {"durability": "onSync", "maxSessions": 0,
+ *   "trashGraceSecs": 604800, "busyTimeoutMs": 5000, "blobThreshold": 262144,
+ *   "maxRecordBytes": 4194304}: appends are fsynced by sk_session_sync, and every session is
+ *   kept. A host that sets maxSessions opts in to retention: creating or
+ *   forking a session then moves the least recently updated sessions of the
+ *   project beyond maxSessions to the trash (their logs and subagents; their
+ *   file-history branches are kept), except sessions open for writing. The ids
+ *   moved are returned once, in the "pruned" array of sk_session_info on the
+ *   new session's handle; sk_store_list_trash lists them,
+ *   sk_store_restore_session brings one back, and sk_store_gc purges those
+ *   trashed more than trashGraceSecs ago.
  * Busy: a session (or subagent) open for writing holds an exclusive lock on
  *   its log. sk_session_open, sk_session_open_subagent, sk_store_rename_session
- *   and sk_store_delete_session try to take it for about 63 ms (six tries, 1
- *   ms doubling to 32 ms) before they return SK_BUSY, so that a writer that
- *   is just closing does not make them fail; pruning tries each old session
- *   the same way and skips it if it stays busy. Index updates wait, without a
+ *   and sk_store_delete_session try to take it for about 63 ms (tries 0.1 ms
+ *   apart, doubling up to 4 ms) before they return SK_BUSY, so that a writer
+ *   that is just closing does not make them fail; pruning tries each old
+ *   session the same way and skips it if it stays busy. A shared writer
+ *   (sk_session_open_shared, sk_session_open_conversation) holds the lock
+ *   only for the moment of each write, waiting up to busyTimeoutMs for it,
+ *   so any number of them, in any threads and processes, write one session. Index updates wait, without a
  *   time limit, for the project's lock file, which another process holds only
  *   while it writes the index.
  *
@@ -798,11 +804,11 @@ void sk_background_push_close(struct sk_background_push **push);
 // "..."}` (a fresh UUIDv7 id when absent). Close the session with
 // `sk_session_close`.
 //
-// Pruning: when the project then has more than the store's `maxSessions`
-// sessions (50 unless the store options say otherwise), the least recently
-// updated ones not open for writing are deleted, files and all. Their ids are
-// the `pruned` array of `sk_session_info` on the new handle; nothing else
-// reports them.
+// Pruning: when the store's `maxSessions` is set (it is 0, keep all, by
+// default) and the project then has more sessions, the least recently
+// updated ones not open for writing are moved to the trash
+// (`sk_store_list_trash`, `sk_store_restore_session`). Their ids are the
+// `pruned` array of `sk_session_info` on the new handle.
 //
 // Errors: `SK_CONFLICT` for an existing id, `SK_INVALID_INPUT` for bad options.
 //
@@ -1259,11 +1265,12 @@ sk_status sk_session_restore_snapshot(const struct sk_session *session,
 // - `project_root`: an existing directory (required).
 // - `options_json`: NULL, "" or a JSON object of store options with camelCase
 //   keys: `home` (a directory; relative to the current directory now),
-//   `durability` ("never" | "onSync" | "always"), `maxSessions` (0 keeps all),
-//   `blobThreshold`, `maxRecordBytes` (at least 1024), `deterministic`.
-//   Unknown keys are an error. Absent keys take the defaults above ("Store and
-//   defaults"): the home is $SESSIONKIT_HOME, else ~/.sessionkit, and
-//   creating a session prunes the project to 50 sessions.
+//   `durability` ("never" | "onSync" | "always"), `maxSessions` (0, the
+//   default, keeps all), `trashGraceSecs`, `busyTimeoutMs` (how long a shared
+//   writer waits for a session's lock; 5000), `blobThreshold`, `maxRecordBytes`
+//   (at least 1024), `deterministic`. Unknown keys are an error. Absent keys
+//   take the defaults above ("Store and defaults"): the home is
+//   $SESSIONKIT_HOME, else ~/.sessionkit, and no session is pruned.
 // - `out_store`: receives the new handle, to be closed with `sk_store_close`.
 //
 // Creates the project's directory under the home if needed.
@@ -1367,6 +1374,30 @@ sk_status sk_store_rename_session(const struct sk_store *store,
 // `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated.
 sk_status sk_store_delete_session(const struct sk_store *store, const char *session_id);
 
+// The sessions in the project's trash (pruned beyond `maxSessions`, not yet
+// purged by `sk_store_gc`), most recently trashed first, as a JSON array of
+// `{"id", "trashedAt", "reason", "title", "updatedAt", "messageCount",
+// "purgeAfter"}`. Finishes any move into or out of the trash a crash cut short.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `out_json` is NULL or writable. Free the
+// result with `sk_string_free`.
+sk_status sk_store_list_trash(const struct sk_store *store, char **out_json);
+
+// Move a trashed session back into the project, with its subagents,
+// quarantine file and file history; `out_entry_json` receives its index
+// entry. `SK_NOT_FOUND` if it is not in the trash, `SK_CONFLICT` if a live
+// session has that id, `SK_INVALID_INPUT` for an invalid id.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+// `out_entry_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_restore_session(const struct sk_store *store,
+                                   const char *session_id,
+                                   char **out_entry_json);
+
 // Load a session for reading, without a lock (it never blocks a writer). The
 // view reflects the log as it was when loaded; close it with `sk_view_close`.
 //
@@ -1429,7 +1460,9 @@ sk_status sk_store_rebuild_index(const struct sk_store *store, char **out_report
 // files a crash left (those two once older than 15 minutes).
 // `out_report_json` receives the report: the file history's counts
 // (`branches`, `objectsBefore`, `objectsAfter`, `bytesBefore`, `bytesAfter`,
-// `bytesFreed`), with `blobs` and `tempFiles` objects beside them.
+// `bytesFreed`), with `blobs` and `tempFiles` objects beside them, and
+// `trashPurged`: the ids of the trashed sessions purged, their
+// `trashGraceSecs` over (they go first, so their objects and blobs are freed).
 //
 // # Safety
 //

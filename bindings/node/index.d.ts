@@ -212,13 +212,27 @@ export interface StoreOpenOptions {
   /** Defaults to $SESSIONKIT_HOME, else ~/.sessionkit. */
   home?: string;
   durability?: Durability;
-  /** How many sessions the index keeps (0: no limit). */
+  /** Opt-in retention: creating a session moves the oldest beyond this many
+   *  to the trash (default 0: every session is kept). */
   maxSessions?: number;
+  /** Seconds a trashed session is kept before `gc` purges it (default 604800). */
+  trashGraceSecs?: number;
   /** Values larger than this many bytes are stored as blobs. */
   blobThreshold?: number;
   maxRecordBytes?: number;
   /** How long a shared writer waits for the session's lock, in ms (default 5000). */
   busyTimeoutMs?: number;
+}
+
+/** A session in the trash (`Store.listTrash`). */
+export interface TrashedSession {
+  id: string;
+  trashedAt: string;
+  reason: string;
+  title: string;
+  updatedAt: string;
+  messageCount: number;
+  purgeAfter: string;
 }
 
 /** JSON objects the core returns (entries, reports, plans): their members
@@ -417,6 +431,10 @@ export declare class Store {
   continueSession(): Promise<Report | null>;
   renameSession(sessionId: string, title: string): Promise<Report>;
   deleteSession(sessionId: string): Promise<void>;
+  /** The sessions pruned into the trash, most recently trashed first. */
+  listTrash(): Promise<TrashedSession[]>;
+  /** Move a trashed session back, with its subagents and file history. */
+  restoreSession(sessionId: string): Promise<Report>;
   readSession(sessionId: string): Promise<SessionView>;
   modelView(sessionId: string, options?: ModelViewOptions): Promise<Message[]>;
   listSubagents(sessionId: string): Promise<Report[]>;

@@ -630,7 +630,8 @@ class Store {
   /** Open (creating `<home>/projects/<code>/` if needed) the store of the
    *  project at `projectRoot`. Options are the core's StoreOptions: `home`
    *  (default $SESSIONKIT_HOME, else ~/.sessionkit), `durability`,
-   *  `maxSessions`, `blobThreshold`, `maxRecordBytes`; unknown keys reject. */
+   *  `maxSessions` (default 0: keep all), `trashGraceSecs`, `blobThreshold`,
+   *  `maxRecordBytes`; unknown keys reject. */
   static async open(projectRoot = '.', options) {
     const opts = encOptions(options);
     return new Store(await native.openStore(str(projectRoot, 'projectRoot'), opts));
@@ -668,6 +669,14 @@ class Store {
   }
   async deleteSession(sessionId) {
     await this.#st.deleteSession(str(sessionId, 'sessionId'));
+  }
+  /** The sessions pruned into the trash, most recently trashed first. */
+  async listTrash() {
+    return parse(await this.#st.listTrash());
+  }
+  /** Move a trashed session back; its index entry. */
+  async restoreSession(sessionId) {
+    return parse(await this.#st.restoreSession(str(sessionId, 'sessionId')));
   }
   async readSession(sessionId) {
     return new SessionView(await this.#st.readSession(str(sessionId, 'sessionId')));

@@ -133,6 +133,8 @@ export declare class NativeStore {
   continueSession(): Promise<string>
   renameSession(sessionId: string, title: string): Promise<string>
   deleteSession(sessionId: string): Promise<void>
+  listTrash(): Promise<string>
+  restoreSession(sessionId: string): Promise<string>
   readSession(sessionId: string): Promise<NativeView>
   modelView(sessionId: string, options?: string | undefined | null): Promise<string>
   listSubagents(sessionId: string): Promise<string>

@@ -165,6 +165,12 @@ impl Runner {
                     .map_err(library)?;
                 Ok(Value::Null)
             }
+            "list_trash" => to_value(self.store()?.list_trash().map_err(library)?),
+            "restore_session" => to_value(
+                self.store()?
+                    .restore_session(arg_str(args, "session")?)
+                    .map_err(library)?,
+            ),
             "gc" => to_value(self.store()?.gc_all(&mut |_| {}).map_err(library)?),
             "doctor" => {
                 let opts =

@@ -128,6 +128,7 @@ pub mod responses {
 }
 pub use options::{Deterministic, Durability, StoreOptions};
 pub use store::session::CreateOptions;
+pub use store::trash::TrashedSession;
 pub use store::{BlobGcReport, RebuildReport, StoreGcReport, TempGcReport, BLOB_GC_GRACE};
 pub use view::{to_json_array, Branch, Message, ModelViewOptions, TreeNode};
 

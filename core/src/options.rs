@@ -29,12 +29,15 @@ pub struct StoreOptions {
     pub home: Option<PathBuf>,
     /// When appends are fsynced (default [`Durability::OnSync`]).
     pub durability: Durability,
-    /// Sessions kept in a project; older ones are pruned (and reported) on create.
-    /// 0 keeps all.
+    /// Sessions kept in a project: when set, creating a session moves the oldest
+    /// beyond it to the trash (and reports them). 0, the default, keeps all.
     pub max_sessions: usize,
     /// How long a shared writer waits for another holder of a session's writer
     /// lock before a write fails with `Busy`, in milliseconds (default 5000).
     pub busy_timeout_ms: u64,
+    /// Seconds a pruned session stays in the trash before `gc` purges it
+    /// (default 604800, 7 days).
+    pub trash_grace_secs: u64,
     /// Message `content` / `contentParams` values whose JSON is larger than this
     /// many bytes are stored once as a blob and referenced from the log.
     pub blob_threshold: usize,
@@ -56,8 +59,9 @@ impl Default for StoreOptions {
         StoreOptions {
             home: None,
             durability: Durability::OnSync,
-            max_sessions: 50,
+            max_sessions: 0,
             busy_timeout_ms: 5000,
+            trash_grace_secs: 7 * 24 * 60 * 60,
             blob_threshold: 256 * 1024,
             max_record_bytes: 4 * 1024 * 1024,
             deterministic: None,

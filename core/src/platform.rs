@@ -89,6 +89,26 @@ pub(crate) fn make_owner_only(path: &std::path::Path) -> io::Result<()> {
     fs::set_permissions(path, fs::Permissions::from_mode(mode & 0o700))
 }
 
+/// Rename `from` to `to` (a file or a directory) unless `to` exists, atomically
+/// where the system can (`renameat2(RENAME_NOREPLACE)`): moving a session into
+/// or out of the trash must never replace a log. `AlreadyExists` when `to` is
+/// there; where the file system has no such flag, a check then a rename, which
+/// the caller's project lock keeps from racing another mover.
+pub(crate) fn rename_noreplace(from: &std::path::Path, to: &std::path::Path) -> io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
+            Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => {}
+            r => return r.map_err(io::Error::from),
+        }
+    }
+    if fs::symlink_metadata(to).is_ok() {
+        return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+    }
+    fs::rename(from, to)
+}
+
 /// A file's identity: its device and inode. While a file is open its inode
 /// cannot be reused, so the same identity means the same file.
 pub(crate) fn file_id(m: &fs::Metadata) -> (u64, u64) {

@@ -759,11 +759,13 @@ fn deleting_or_pruning_a_session_drops_its_branch_and_gc_frees_the_bytes() {
     let b = e.store.open_session(&idb).unwrap();
     b.rewind(&mb, RewindMode::Files, false).unwrap();
 
-    // Pruning (max 1 session kept) drops the branch too.
+    // Pruning (max 1 session kept) moves the session to the trash and keeps
+    // its branch, so a restore is complete; purging it drops the branch.
     let store = Store::open(
         &e.root,
         StoreOptions {
             max_sessions: 1,
+            trash_grace_secs: 0,
             ..options(&e.home, Durability::Never)
         },
     )
@@ -771,6 +773,16 @@ fn deleting_or_pruning_a_session_drops_its_branch_and_gc_frees_the_bytes() {
     drop(b);
     let c = store.create_session(Default::default()).unwrap();
     assert_eq!(c.pruned(), [idb.as_str()]);
+    let sizes = store.file_history_sizes().unwrap();
+    assert!(
+        sizes.sessions.iter().any(|s| s.session_id == idb),
+        "{sizes:?}"
+    );
+    assert!(store.prune_orphan_file_history().unwrap().is_empty());
+    assert_eq!(
+        store.gc_all(&mut |_| {}).unwrap().trash_purged,
+        [idb.as_str()]
+    );
     let sizes = store.file_history_sizes().unwrap();
     assert!(
         sizes.sessions.iter().all(|s| s.session_id != idb),

@@ -374,6 +374,7 @@ impl AbiFuzz {
                 }
                 "sk_store_doctor" => sk_store_doctor(st, p(0), out),
                 "sk_store_search" => sk_store_search(st, p(0), out),
+                "sk_store_restore_session" => sk_store_restore_session(st, p(0), out),
                 "sk_session_append" => sk_session_append(se, p(0), out),
                 "sk_session_append_batch" => sk_session_append_batch(se, p(0), out),
                 "sk_session_update_state" => sk_session_update_state(se, p(0), out),
@@ -600,6 +601,7 @@ pub const OPS: &[(&str, usize, bool)] = &[
     ("sk_remote_follow", 2, true),
     ("sk_store_migrate_settings", 1, true),
     ("sk_remote_push_in_background", 2, true),
+    ("sk_store_restore_session", 1, true),
 ];
 
 /// Seeds: each fixture log's lines as messages, batches, state, patches and
@@ -663,6 +665,7 @@ pub fn seeds(root: &Path) -> Vec<Vec<u8>> {
         ("sk_store_resolve_session", &[b"0"]),
         ("sk_store_rename_session", &[b"@S", b"a title"]),
         ("sk_store_delete_session", &[b"../@S"]),
+        ("sk_store_restore_session", &[b"@S"]),
         ("sk_store_read_session", &[b"@S"]),
         ("sk_store_model_view", &[b"@S", br#"{"lastN": 1, "tokenBudget": 18446744073709551615}"#]),
         ("sk_store_list_subagents", &[b"@S"]),

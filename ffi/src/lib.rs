@@ -53,20 +53,26 @@
 //!   the store); an empty `home` option is SK_INVALID_INPUT. The sessions of a
 //!   project are in <home>/projects/<code>/ (sk_store_info names it), created
 //!   with mode 0700, files 0600.
-//! Defaults: NULL or "" options are {"durability": "onSync", "maxSessions": 50,
-//!   "blobThreshold": 262144, "maxRecordBytes": 4194304}: appends are fsynced
-//!   by sk_session_sync, and a project keeps 50 sessions. Creating or forking
-//!   a session deletes the least recently updated sessions of the project
-//!   beyond maxSessions (their logs, subagents and file-history branches),
-//!   except sessions open for writing. The ids deleted are returned once, in
-//!   the "pruned" array of sk_session_info on the new session's handle. Pass
-//!   {"maxSessions": 0} to keep every session.
+//! Defaults: NULL or "" options are {"durability": "onSync", "maxSessions": 0,
+//!   "trashGraceSecs": 604800, "busyTimeoutMs": 5000, "blobThreshold": 262144,
+//!   "maxRecordBytes": 4194304}: appends are fsynced by sk_session_sync, and every session is
+//!   kept. A host that sets maxSessions opts in to retention: creating or
+//!   forking a session then moves the least recently updated sessions of the
+//!   project beyond maxSessions to the trash (their logs and subagents; their
+//!   file-history branches are kept), except sessions open for writing. The ids
+//!   moved are returned once, in the "pruned" array of sk_session_info on the
+//!   new session's handle; sk_store_list_trash lists them,
+//!   sk_store_restore_session brings one back, and sk_store_gc purges those
+//!   trashed more than trashGraceSecs ago.
 //! Busy: a session (or subagent) open for writing holds an exclusive lock on
 //!   its log. sk_session_open, sk_session_open_subagent, sk_store_rename_session
-//!   and sk_store_delete_session try to take it for about 63 ms (six tries, 1
-//!   ms doubling to 32 ms) before they return SK_BUSY, so that a writer that
-//!   is just closing does not make them fail; pruning tries each old session
-//!   the same way and skips it if it stays busy. Index updates wait, without a
+//!   and sk_store_delete_session try to take it for about 63 ms (tries 0.1 ms
+//!   apart, doubling up to 4 ms) before they return SK_BUSY, so that a writer
+//!   that is just closing does not make them fail; pruning tries each old
+//!   session the same way and skips it if it stays busy. A shared writer
+//!   (sk_session_open_shared, sk_session_open_conversation) holds the lock
+//!   only for the moment of each write, waiting up to busyTimeoutMs for it,
+//!   so any number of them, in any threads and processes, write one session. Index updates wait, without a
 //!   time limit, for the project's lock file, which another process holds only
 //!   while it writes the index.
 //!

@@ -61,11 +61,11 @@ unsafe fn arg_messages(p: *const c_char) -> FfiResult<Vec<Value>> {
 /// "..."}` (a fresh UUIDv7 id when absent). Close the session with
 /// `sk_session_close`.
 ///
-/// Pruning: when the project then has more than the store's `maxSessions`
-/// sessions (50 unless the store options say otherwise), the least recently
-/// updated ones not open for writing are deleted, files and all. Their ids are
-/// the `pruned` array of `sk_session_info` on the new handle; nothing else
-/// reports them.
+/// Pruning: when the store's `maxSessions` is set (it is 0, keep all, by
+/// default) and the project then has more sessions, the least recently
+/// updated ones not open for writing are moved to the trash
+/// (`sk_store_list_trash`, `sk_store_restore_session`). Their ids are the
+/// `pruned` array of `sk_session_info` on the new handle.
 ///
 /// Errors: `SK_CONFLICT` for an existing id, `SK_INVALID_INPUT` for bad options.
 ///

@@ -33,11 +33,12 @@ pub(crate) unsafe fn model_view_options(p: *const c_char) -> FfiResult<ModelView
 /// - `project_root`: an existing directory (required).
 /// - `options_json`: NULL, "" or a JSON object of store options with camelCase
 ///   keys: `home` (a directory; relative to the current directory now),
-///   `durability` ("never" | "onSync" | "always"), `maxSessions` (0 keeps all),
-///   `blobThreshold`, `maxRecordBytes` (at least 1024), `deterministic`.
-///   Unknown keys are an error. Absent keys take the defaults above ("Store and
-///   defaults"): the home is $SESSIONKIT_HOME, else ~/.sessionkit, and
-///   creating a session prunes the project to 50 sessions.
+///   `durability` ("never" | "onSync" | "always"), `maxSessions` (0, the
+///   default, keeps all), `trashGraceSecs`, `busyTimeoutMs` (how long a shared
+///   writer waits for a session's lock; 5000), `blobThreshold`, `maxRecordBytes`
+///   (at least 1024), `deterministic`. Unknown keys are an error. Absent keys
+///   take the defaults above ("Store and defaults"): the home is
+///   $SESSIONKIT_HOME, else ~/.sessionkit, and no session is pruned.
 /// - `out_store`: receives the new handle, to be closed with `sk_store_close`.
 ///
 /// Creates the project's directory under the home if needed.
@@ -257,6 +258,56 @@ pub unsafe extern "C" fn sk_store_delete_session(
     })
 }
 
+/// The sessions in the project's trash (pruned beyond `maxSessions`, not yet
+/// purged by `sk_store_gc`), most recently trashed first, as a JSON array of
+/// `{"id", "trashedAt", "reason", "title", "updatedAt", "messageCount",
+/// "purgeAfter"}`. Finishes any move into or out of the trash a crash cut short.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `out_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_list_trash(
+    store: *const sk_store,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_list_trash", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.list_trash()?)
+        }
+    })
+}
+
+/// Move a trashed session back into the project, with its subagents,
+/// quarantine file and file history; `out_entry_json` receives its index
+/// entry. `SK_NOT_FOUND` if it is not in the trash, `SK_CONFLICT` if a live
+/// session has that id, `SK_INVALID_INPUT` for an invalid id.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+/// `out_entry_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_restore_session(
+    store: *const sk_store,
+    session_id: *const c_char,
+    out_entry_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_restore_session", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let out = arg_out(out_entry_json, "out_entry_json")?;
+            put_json(out, &s.restore_session(id)?)
+        }
+    })
+}
+
 /// Load a session for reading, without a lock (it never blocks a writer). The
 /// view reflects the log as it was when loaded; close it with `sk_view_close`.
 ///
@@ -386,7 +437,9 @@ pub unsafe extern "C" fn sk_store_rebuild_index(
 /// files a crash left (those two once older than 15 minutes).
 /// `out_report_json` receives the report: the file history's counts
 /// (`branches`, `objectsBefore`, `objectsAfter`, `bytesBefore`, `bytesAfter`,
-/// `bytesFreed`), with `blobs` and `tempFiles` objects beside them.
+/// `bytesFreed`), with `blobs` and `tempFiles` objects beside them, and
+/// `trashPurged`: the ids of the trashed sessions purged, their
+/// `trashGraceSecs` over (they go first, so their objects and blobs are freed).
 ///
 /// # Safety
 ///

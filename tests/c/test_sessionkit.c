@@ -2400,37 +2400,74 @@ static void test_defaults_and_limits(void) {
     ERR(sk_store_open(root, "{\"home\": \"\"}", &none), SK_INVALID_INPUT, "home is empty");
     CHECK(none == NULL);
 
-    /* Default options keep 50 sessions: the 51st prunes the oldest, and says so
-     * in its sk_session_info, and nowhere else. */
+    /* Default options keep every session: the 51st prunes nothing. */
     sk_store *store = open_store(root);
-    char *first = NULL;
     for (int i = 0; i < 51; i++) {
         sk_session *s = NULL;
         OK(sk_session_create(store, NULL, &s));
         char *info = NULL;
         OK(sk_session_info(s, &info));
-        const char *pruned = mj_get(info, "pruned");
-        if (i == 0) {
-            first = mj_get_str(info, "id");
-        }
-        if (i < 50) {
-            CHECK(mj_len(pruned) == 0);
-        } else {
-            CHECK(mj_len(pruned) == 1);
-            char *gone = mj_str(mj_at(pruned, 0));
-            CHECK_STR(gone, first);
-            free(gone);
-        }
+        CHECK(mj_len(mj_get(info, "pruned")) == 0);
         sk_string_free(info);
         OK(sk_session_close(&s));
     }
     char *list = NULL;
     OK(sk_store_list_sessions(store, &list));
-    CHECK(mj_len(list) == 50);
+    CHECK(mj_len(list) == 51);
     sk_string_free(list);
+    OK(sk_store_list_trash(store, &list));
+    CHECK(mj_len(list) == 0);
+    sk_string_free(list);
+
+    /* maxSessions opts in: the oldest moves to the trash, says so in the new
+     * session's sk_session_info, is listed by sk_store_list_trash and comes
+     * back with sk_store_restore_session. */
+    char *root2 = fresh_dir("root-retention");
+    sk_store *kept = open_store_with(root2, "\"maxSessions\": 1, \"durability\": \"never\"");
+    sk_session *old = NULL, *young = NULL;
+    OK(sk_session_create(kept, "{\"id\": \"old\", \"title\": \"the old one\"}", &old));
+    char *appended = NULL;
+    OK(sk_session_append(old, "{\"role\": \"user\", \"content\": \"keep me\"}", &appended));
+    sk_string_free(appended);
+    OK(sk_session_close(&old));
+    OK(sk_session_create(kept, "{\"id\": \"young\"}", &young));
+    char *info = NULL;
+    OK(sk_session_info(young, &info));
+    char *gone = mj_str(mj_at(mj_get(info, "pruned"), 0));
+    CHECK_STR(gone, "old");
+    free(gone);
+    sk_string_free(info);
+    OK(sk_session_close(&young));
     char *entry = NULL;
-    ST(sk_store_session_entry(store, first, &entry), SK_NOT_FOUND);
-    free(first);
+    ST(sk_store_session_entry(kept, "old", &entry), SK_NOT_FOUND);
+    char *trash = NULL;
+    OK(sk_store_list_trash(kept, &trash));
+    CHECK(mj_len(trash) == 1);
+    char *tid = mj_get_str(mj_at(trash, 0), "id");
+    char *reason = mj_get_str(mj_at(trash, 0), "reason");
+    CHECK_STR(tid, "old");
+    CHECK_STR(reason, "pruned");
+    free(tid);
+    free(reason);
+    sk_string_free(trash);
+    ERR(sk_store_restore_session(kept, "nope", &entry), SK_NOT_FOUND, "nope");
+    ERR(sk_store_restore_session(kept, "../old", &entry), SK_INVALID_INPUT, "../old");
+    CHECK(entry == NULL);
+    OK(sk_store_restore_session(kept, "old", &entry));
+    char *title = mj_get_str(entry, "title");
+    CHECK_STR(title, "the old one");
+    free(title);
+    sk_string_free(entry);
+    entry = NULL;
+    ERR(sk_store_restore_session(kept, "old", &entry), SK_NOT_FOUND, "old");
+    OK(sk_store_list_trash(kept, &trash));
+    CHECK(mj_len(trash) == 0);
+    sk_string_free(trash);
+    OK(sk_store_list_sessions(kept, &list));
+    CHECK(mj_len(list) == 2);
+    sk_string_free(list);
+    sk_store_close(&kept);
+    free(root2);
 
     /* A second writer gets SK_BUSY after about 63 ms of tries. */
     sk_session *held = NULL, *second = NULL;

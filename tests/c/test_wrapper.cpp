@@ -307,6 +307,12 @@ void test_sessions_views_and_subagents() {
     f2.close();
     store.delete_session(f2id);
     EXPECT_ERROR(store.delete_session(f2id), SK_NOT_FOUND, f2id);
+    // The pruned session waits in the trash, and comes back.
+    CHECK(field(store.list_trash(), "id") == pruned);
+    CHECK(field(store.restore_session(pruned), "id") == pruned);
+    CHECK(store.list_trash() == "[]");
+    EXPECT_ERROR(store.restore_session(pruned), SK_NOT_FOUND, pruned);
+    CHECK(contains(store.session_entry(pruned), pruned));
 }
 
 void test_file_history() {

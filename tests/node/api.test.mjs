@@ -226,3 +226,35 @@ test('rewindTurns goes back turn by turn; erase starts the session again under i
   assert.match(text, /again/);
   await assert.rejects(s.erase(), { code: 'INVALID_INPUT', message: /closed/ });
 });
+
+test('retention is opt-in: listTrash and restoreSession bring a pruned session back', async () => {
+  const { home, project, store } = await freshStore();
+  for (let i = 0; i < 52; i++) {
+    const s = await store.createSession();
+    assert.deepEqual(s.info().pruned, []);
+    await s.close();
+  }
+  assert.equal((await store.listSessions()).length, 52);
+  assert.deepEqual(await store.listTrash(), []);
+
+  const kept = await Store.open(project, { home, durability: 'never', maxSessions: 1 });
+  const before = await kept.listSessions();
+  const fresh = await kept.createSession({ id: 'fresh' });
+  assert.equal(fresh.info().pruned.length, 52);
+  await fresh.close();
+  const trash = await kept.listTrash();
+  assert.equal(trash.length, 52);
+  assert.equal(trash[0].reason, 'pruned');
+  assert.ok(trash[0].purgeAfter > trash[0].trashedAt);
+  const back = await kept.restoreSession(before[0].id);
+  assert.equal(back.id, before[0].id);
+  assert.equal((await kept.listTrash()).length, 51);
+  await assert.rejects(kept.restoreSession(before[0].id), { code: 'NOT_FOUND' });
+  await assert.rejects(kept.restoreSession('../x'), { code: 'INVALID_INPUT' });
+  await assert.rejects(kept.restoreSession('fresh'), { code: 'NOT_FOUND' });
+
+  const now = await Store.open(project, { home, durability: 'never', trashGraceSecs: 0 });
+  const report = await now.gc();
+  assert.equal(report.trashPurged.length, 51);
+  assert.deepEqual(await now.listTrash(), []);
+});

@@ -288,12 +288,55 @@ def test_durability_option(home: Path, project: Path) -> None:
         assert s.fsync_count >= 1
 
 
-def test_max_sessions_prunes_and_says_so(home: Path, project: Path) -> None:
+def test_every_session_is_kept_by_default(home: Path, project: Path) -> None:
+    store = sessionkit.Store(project, home=home, durability="never")
+    for i in range(55):
+        with store.create_session() as s:
+            assert s.pruned == []
+    assert len(store.list_sessions()) == 55
+    assert store.list_trash() == []
+
+
+def test_max_sessions_moves_to_the_trash_and_restore_brings_back(
+    home: Path, project: Path
+) -> None:
     store = sessionkit.Store(project, home=home, max_sessions=1)
-    with store.create_session(id="old") as s:
+    with store.create_session(id="old", title="the old one") as s:
         s.append({"role": "user", "content": "x"})
     with store.create_session(id="new") as s:
         assert s.pruned == ["old"]
+    assert [e.id for e in store.list_sessions()] == ["new"]
+    (t,) = store.list_trash()
+    assert (t["id"], t["reason"], t["title"], t["messageCount"]) == (
+        "old",
+        "pruned",
+        "the old one",
+        1,
+    )
+    assert t["purgeAfter"] > t["trashedAt"]
+    assert store.gc()["trashPurged"] == []
+    entry = store.restore_session("old")
+    assert entry.id == "old" and entry.title == "the old one"
+    assert store.list_trash() == []
+    assert [m["content"] for m in store.read_session("old").active_path()] == ["x"]
+    with pytest.raises(sessionkit.NotFoundError, match="old"):
+        store.restore_session("old")
+    with pytest.raises(sessionkit.InvalidInputError):
+        store.restore_session("../x")
+
+
+def test_restore_over_a_live_session_is_a_conflict_and_gc_purges(
+    home: Path, project: Path
+) -> None:
+    store = sessionkit.Store(project, home=home, max_sessions=1)
+    store.create_session(id="a").close()
+    store.create_session(id="b").close()
+    store.create_session(id="a").close()
+    with pytest.raises(sessionkit.ConflictError, match="a"):
+        store.restore_session("a")
+    now = sessionkit.Store(project, home=home, max_sessions=1, trash_grace_secs=0)
+    assert sorted(now.gc()["trashPurged"]) == ["a", "b"]
+    assert now.list_trash() == []
 
 
 def test_blobs_hold_large_content(home: Path, project: Path) -> None:

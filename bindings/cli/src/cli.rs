@@ -217,6 +217,13 @@ pub enum Command {
         /// Session id or a unique prefix of it
         id: String,
     },
+    /// The sessions pruned into the trash (beyond maxSessions), until gc purges them
+    Trash,
+    /// Move a session back from the trash, with its subagents and file history
+    Restore {
+        /// The trashed session's id (as `sessionkit trash` shows it)
+        id: String,
+    },
     /// The user messages a session can be rewound to, with the file changes since
     Undo {
         /// Session id or a unique prefix of it

@@ -145,6 +145,20 @@ pub fn delete(ctx: &Ctx, id: &str) -> Result<Output> {
     )))
 }
 
+pub fn restore(ctx: &Ctx, id: &str) -> Result<Output> {
+    let entry = ctx.store.restore_session(id)?;
+    if ctx.json {
+        return Output::json(&entry);
+    }
+    Ok(Output::Text(format!(
+        "{} session {} ({:?}, {} message(s)) from the trash\n",
+        paint(GOOD, "restored"),
+        entry.id,
+        entry.title,
+        entry.message_count
+    )))
+}
+
 pub fn undo(ctx: &Ctx, id: &str) -> Result<Output> {
     let id = ctx.resolve(id)?;
     let s = ctx.store.open_session(&id)?;

@@ -198,6 +198,46 @@ fn progress_bar(on_terminal: bool, message: &'static str, len: Option<u64>) -> P
     bar
 }
 
+/// The trashed sessions, most recently trashed first.
+pub fn trash(ctx: &Ctx) -> Result<Output> {
+    let trashed = ctx.store.list_trash()?;
+    if ctx.json {
+        return Output::json(&trashed);
+    }
+    if trashed.is_empty() {
+        return Ok(Output::Text(format!(
+            "the trash is empty (store {})\n",
+            ctx.store.dir().display()
+        )));
+    }
+    let now = crate::ctx::now()?;
+    let mut t = crate::sessions::new_table(&[
+        "ID",
+        "TITLE",
+        "UPDATED",
+        "MESSAGES",
+        "TRASHED",
+        "REASON",
+        "PURGE AFTER",
+    ]);
+    for s in &trashed {
+        t.add_row(vec![
+            s.id.clone(),
+            crate::ctx::clip(&crate::ctx::one_line(&s.title), 40),
+            crate::ctx::relative(&s.updated_at, now),
+            s.message_count.to_string(),
+            crate::ctx::relative(&s.trashed_at, now),
+            s.reason.clone(),
+            s.purge_after.clone(),
+        ]);
+    }
+    Ok(Output::Text(format!(
+        "{}{} `sessionkit restore ID` brings one back; `sessionkit gc` purges those past PURGE AFTER\n",
+        crate::sessions::table_text(&t),
+        paint(DIM, "hint:")
+    )))
+}
+
 pub fn gc(ctx: &Ctx) -> Result<Output> {
     let on_terminal = std::io::stderr().is_terminal();
     let mut bar = progress_bar(on_terminal, "opening the file history", None);
@@ -223,6 +263,16 @@ pub fn gc(ctx: &Ctx) -> Result<Output> {
     if ctx.json {
         return Output::json(&r);
     }
+    let purged = if r.trash_purged.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "{} {} session(s) purged from the trash: {}\n",
+            paint(GOOD, "trash"),
+            r.trash_purged.len(),
+            r.trash_purged.join(", ")
+        )
+    };
     let (h, b, t) = (r.file_history, r.blobs, r.temp_files);
     let temp = if t.removed > 0 {
         format!(
@@ -236,7 +286,7 @@ pub fn gc(ctx: &Ctx) -> Result<Output> {
     };
     Ok(Output::Text(format!(
         "{} {} bytes freed ({} → {} objects, {} → {} bytes, {} session branch(es) kept)\n\
-         {} {} bytes freed ({} of {} blobs removed{})\n{}",
+         {} {} bytes freed ({} of {} blobs removed{})\n{}{}",
         paint(GOOD, "gc"),
         h.bytes_freed,
         h.objects_before,
@@ -257,6 +307,7 @@ pub fn gc(ctx: &Ctx) -> Result<Output> {
         } else {
             String::new()
         },
-        temp
+        temp,
+        purged
     )))
 }

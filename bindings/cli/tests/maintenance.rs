@@ -245,7 +245,8 @@ fn gc_frees_unreachable_objects_and_sessions_still_load_and_undo() {
             "bytesFreed",
             "objectsAfter",
             "objectsBefore",
-            "tempFiles"
+            "tempFiles",
+            "trashPurged"
         ]
     );
 

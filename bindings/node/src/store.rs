@@ -122,6 +122,16 @@ impl NativeStore {
         self.call(move |s| s.delete_session(&session_id))
     }
 
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn list_trash(&self) -> AsyncTask<Job<String, String>> {
+        self.call(|s| text(&s.list_trash()?))
+    }
+
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn restore_session(&self, session_id: String) -> AsyncTask<Job<String, String>> {
+        self.call(move |s| text(&s.restore_session(&session_id)?))
+    }
+
     #[napi(ts_return_type = "Promise<NativeView>")]
     pub fn read_session(
         &self,

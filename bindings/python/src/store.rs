@@ -94,6 +94,21 @@ impl Store {
         detach(py, || self.store.delete_session(&id))
     }
 
+    fn list_trash(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v = detach(py, || self.store.list_trash())?;
+        to_py(py, &v)
+    }
+
+    fn restore_session(
+        &self,
+        py: Python<'_>,
+        session_id: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let id = arg_str(py, session_id, "session_id")?;
+        let v = detach(py, || self.store.restore_session(&id))?;
+        to_py(py, &v)
+    }
+
     fn read_session(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<SessionView> {
         let id = arg_str(py, session_id, "session_id")?;
         let view = detach(py, || self.store.read_session(&id))?;

@@ -209,7 +209,8 @@ impl Session {
         self.core.open_report()
     }
 
-    /// Sessions removed from the project when this one was created.
+    /// Sessions moved to the trash when this one was created, beyond the
+    /// store's `max_sessions` (none unless the host set it).
     pub fn pruned(&self) -> &[String] {
         self.core.pruned()
     }

@@ -15,6 +15,7 @@ use crate::log::message::Message;
 use crate::ops::fork::ForkOptions;
 use crate::options::StoreOptions;
 use crate::store::session::CreateOptions;
+use crate::store::trash::TrashedSession;
 use crate::store::StoreCore;
 use crate::store::{BlobGcReport, RebuildReport, StoreGcReport, TempGcReport};
 use crate::view::ModelViewOptions;
@@ -167,8 +168,9 @@ impl Store {
     }
 
     /// Delete the file-history refs (branches and pending restores) of sessions
-    /// whose log no longer exists: a deleted session's history is garbage by
-    /// design, and its objects go with the next `gc`. Returns the refs deleted.
+    /// whose log no longer exists and that are not in the trash: a deleted
+    /// session's history is garbage by design, and its objects go with the
+    /// next `gc`. Returns the refs deleted.
     /// A ref that moved meanwhile, or is being updated, is left alone.
     pub fn prune_orphan_file_history(&self) -> Result<Vec<crate::history::HistoryRef>> {
         self.core.prune_orphan_file_history()
@@ -186,7 +188,8 @@ impl Store {
     /// (left by deleted sessions), and report what was freed. A blob younger than
     /// [`BLOB_GC_GRACE`](crate::BLOB_GC_GRACE) is kept even when unreferenced: a writer stores (or
     /// touches, when it reuses one) a blob before it writes the line that refers
-    /// to it, so an append in flight never loses its blob. Takes no lock.
+    /// to it, so an append in flight never loses its blob. Trashed sessions' logs
+    /// count. Takes the project lock only while it lists the logs.
     pub fn gc_blobs(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<BlobGcReport> {
         self.core.gc_blobs(progress)
     }
@@ -237,7 +240,7 @@ impl Store {
 
     /// Start a new session, open for writing (it holds the session's lock), with
     /// a header record written and an index entry. Older sessions beyond
-    /// `max_sessions` are pruned and named in [`Session::pruned`]. Fails with
+    /// `max_sessions` (when set) are moved to the trash and named in [`Session::pruned`]. Fails with
     /// `InvalidInput` for an invalid id and `Conflict` if the id is taken.
     ///
     /// ```
@@ -316,6 +319,21 @@ impl Store {
     /// unknown session.
     pub fn delete_session(&self, id: &str) -> Result<()> {
         self.core.delete_session(id)
+    }
+
+    /// The sessions in the project's trash (pruned beyond `max_sessions`, not
+    /// yet purged by `gc`), most recently trashed first. Finishes any move into
+    /// or out of the trash that a crash cut short.
+    pub fn list_trash(&self) -> Result<Vec<TrashedSession>> {
+        self.core.list_trash()
+    }
+
+    /// Move a trashed session back into the project, with its subagents,
+    /// quarantine file and file history, and return its index entry. Fails with
+    /// `NotFound` if `id` is not in the trash, `Conflict` if a live session has
+    /// that id, and `InvalidInput` for an invalid id.
+    pub fn restore_session(&self, id: &str) -> Result<IndexEntry> {
+        self.core.restore_session(id)
     }
 
     /// The subagents of a session, from their metadata files.

@@ -12,8 +12,12 @@ pub(crate) const INDEX_FILE: &str = "sessions-index.json";
 pub(crate) const STRUCTURE_CACHE_FILE: &str = "log.structure";
 /// Subdirectory of a session's sidecar directory that holds its subagents.
 pub(crate) const SUBAGENTS_DIR: &str = "subagents";
+/// The trash directory in the store directory (FORMAT.md §1.2, §10.6).
+pub(crate) const TRASH_DIR: &str = "trash";
+/// What a trashed session's directory `trash/<id>/` says about it.
+pub(crate) const TRASHED_FILE: &str = "trashed.json";
 /// Names in the store directory that belong to the store, never to a session.
-pub const RESERVED_NAMES: [&str; 2] = ["blobs", "file-history"];
+pub const RESERVED_NAMES: [&str; 3] = ["blobs", "file-history", TRASH_DIR];
 
 /// The paths of one project's store directory.
 #[derive(Debug, Clone)]
@@ -56,6 +60,17 @@ impl Layout {
             .join(format!("{agent_id}.jsonl")))
     }
 
+    /// The trash: where pruned sessions wait to be restored or purged.
+    pub fn trash_dir(&self) -> PathBuf {
+        self.dir.join(TRASH_DIR)
+    }
+
+    /// A trashed session's directory `trash/<id>/`, after checking `id`.
+    pub fn trash_entry_dir(&self, id: &str) -> Result<PathBuf> {
+        check_session_id(id)?;
+        Ok(self.trash_dir().join(id))
+    }
+
     pub fn index_path(&self) -> PathBuf {
         self.dir.join(INDEX_FILE)
     }
@@ -63,6 +78,27 @@ impl Layout {
     /// The advisory lock for the index's read-modify-write.
     pub fn project_lock_path(&self) -> PathBuf {
         self.dir.join(".lock")
+    }
+}
+
+/// The files of session `id` in `dir`: the store directory when the session is
+/// live, its trash directory `trash/<id>/` when it is trashed (the same names
+/// in both, so a move is one rename per file). `id` must be checked.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionFiles {
+    /// `<id>.jsonl`
+    pub log: PathBuf,
+    /// `<id>.jsonl.corrupt`
+    pub corrupt: PathBuf,
+    /// The sidecar directory `<id>/`.
+    pub sidecar: PathBuf,
+}
+
+pub(crate) fn session_files_in(dir: &Path, id: &str) -> SessionFiles {
+    SessionFiles {
+        log: dir.join(format!("{id}.jsonl")),
+        corrupt: dir.join(format!("{id}.jsonl.corrupt")),
+        sidecar: dir.join(id),
     }
 }
 

@@ -526,8 +526,9 @@ pub(crate) fn check_links(
 }
 
 /// Delete the file-history refs (branches and pending restores) of sessions
-/// whose log no longer exists: a deleted session's history is garbage by
-/// design, and its objects go with the next `gc`. Returns the refs deleted.
+/// whose log no longer exists and that are not in the trash: a deleted
+/// session's history is garbage by design, and its objects go with the
+/// next `gc`. Returns the refs deleted.
 /// A ref that moved meanwhile, or is being updated, is left alone.
 pub(crate) fn prune_orphans(scope: &Scope) -> Result<Vec<HistoryRef>> {
     let Some(mut hr) = HistoryRepo::open(scope, false)? else {
@@ -573,8 +574,14 @@ fn session_of_ref(name: &str) -> Option<(String, bool)> {
     }
 }
 
+/// Whether the session is live, or in the trash (FORMAT.md §10.6): a trashed
+/// session keeps its branch until it is purged, so that a restore is complete.
 fn session_exists(scope: &Scope, session_id: &str) -> bool {
     scope.layout.log_path(session_id).is_ok_and(|p| p.exists())
+        || scope
+            .layout
+            .trash_entry_dir(session_id)
+            .is_ok_and(|d| d.exists())
 }
 
 /// A shared `flock` on the repository's lock file, opened for reading only (and

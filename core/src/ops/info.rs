@@ -39,7 +39,8 @@ pub struct SessionInfo {
     pub entry: IndexEntry,
     /// What opening the log found (and repaired or quarantined).
     pub open_report: ReadReport,
-    /// Sessions removed when this one was created, beyond the store's limit.
+    /// Sessions moved to the trash when this one was created, beyond the
+    /// store's `maxSessions`.
     pub pruned: Vec<String>,
 }
 

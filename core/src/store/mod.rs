@@ -3,6 +3,7 @@
 
 pub(crate) mod session;
 pub(crate) mod shared;
+pub(crate) mod trash;
 
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -75,6 +76,8 @@ pub struct StoreGcReport {
     pub blobs: BlobGcReport,
     /// The temp-file sweep.
     pub temp_files: TempGcReport,
+    /// Trashed sessions purged, their grace period over (FORMAT.md §10.6).
+    pub trash_purged: Vec<String>,
 }
 
 /// What [`crate::Store::gc_temp_files`] did.
@@ -433,8 +436,9 @@ impl StoreCore {
     }
 
     /// Delete the file-history refs (branches and pending restores) of sessions
-    /// whose log no longer exists: a deleted session's history is garbage by
-    /// design, and its objects go with the next `gc`. Returns the refs deleted.
+    /// whose log no longer exists and that are not in the trash: a deleted
+    /// session's history is garbage by design, and its objects go with the
+    /// next `gc`. Returns the refs deleted.
     /// A ref that moved meanwhile, or is being updated, is left alone.
     pub(crate) fn prune_orphan_file_history(&self) -> Result<Vec<crate::history::HistoryRef>> {
         crate::history::prune_orphans(self.history_scope())
@@ -655,7 +659,8 @@ impl StoreCore {
     /// (left by deleted sessions), and report what was freed. A blob younger than
     /// [`BLOB_GC_GRACE`] is kept even when unreferenced: a writer stores (or
     /// touches, when it reuses one) a blob before it writes the line that refers
-    /// to it, so an append in flight never loses its blob. Takes no lock.
+    /// to it, so an append in flight never loses its blob. Trashed sessions' logs
+    /// count. Takes the project lock only while it lists the logs.
     pub(crate) fn gc_blobs(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<BlobGcReport> {
         let started = std::time::SystemTime::now();
         let blobs = self.inner.blobs.files()?;
@@ -667,19 +672,34 @@ impl StoreCore {
         if blobs.is_empty() {
             return Ok(report);
         }
-        let logs = self.all_log_paths()?;
+        // Listed under the project lock, which every move into or out of the
+        // trash holds, so each log is listed where it is (and, if it moves
+        // before it is read, found where it went).
+        let logs = {
+            let _lock = self.project_lock()?;
+            self.all_log_paths()?
+        };
         let mut referenced = std::collections::HashSet::new();
         let total = logs.len() as u64;
-        for (i, path) in logs.iter().enumerate() {
+        for (i, (path, alt)) in logs.iter().enumerate() {
             progress(GcProgress {
                 phase: GcPhase::ScanningLogs,
                 done: i as u64,
                 total,
             });
-            match fs::read(path) {
+            // A log moved into or out of the trash since the listing is read
+            // where it went.
+            let read = match fs::read(path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => match alt {
+                    Some(alt) => fs::read(alt).map_err(|e| (alt, e)),
+                    None => Err((path, e)),
+                },
+                r => r.map_err(|e| (path, e)),
+            };
+            match read {
                 Ok(bytes) => referenced.extend(blob_digests_in(&bytes)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {} // deleted meanwhile
-                Err(e) => return Err(Error::io(path, e)),
+                Err((_, e)) if e.kind() == std::io::ErrorKind::NotFound => {} // deleted meanwhile
+                Err((p, e)) => return Err(Error::io(p, e)),
             }
         }
         progress(GcProgress {
@@ -722,16 +742,19 @@ impl StoreCore {
         Ok(report)
     }
 
-    /// Every garbage collection of the project: file-history objects no branch
+    /// Every garbage collection of the project: trashed sessions past their
+    /// grace period ([`StoreCore::purge_trash`]), file-history objects no branch
     /// reaches ([`StoreCore::gc_with_progress`]), blobs no log refers to
     /// ([`StoreCore::gc_blobs`]) and temp files a crash left
     /// ([`StoreCore::gc_temp_files`]), in that order. What `sessionkit gc` and
     /// `sk_store_gc` run.
     pub(crate) fn gc_all(&self, progress: &mut dyn FnMut(GcProgress)) -> Result<StoreGcReport> {
+        let trash_purged = self.purge_trash()?;
         Ok(StoreGcReport {
             file_history: self.gc_with_progress(progress)?,
             blobs: self.gc_blobs(progress)?,
             temp_files: self.gc_temp_files()?,
+            trash_purged,
         })
     }
 
@@ -823,15 +846,30 @@ impl StoreCore {
     }
 
     /// Every session log and subagent log in the project directory, including
-    /// the subagents of sessions whose main log is gone.
-    fn all_log_paths(&self) -> Result<Vec<PathBuf>> {
+    /// the subagents of sessions whose main log is gone, and in the trash; each
+    /// with where it would be after a move into or out of the trash.
+    fn all_log_paths(&self) -> Result<Vec<(PathBuf, Option<PathBuf>)>> {
+        let layout = &self.inner.layout;
         let mut out = Vec::new();
         for id in self.log_ids()? {
-            out.push(self.log_path(&id)?);
+            let alt = layout.trash_entry_dir(&id)?.join(format!("{id}.jsonl"));
+            out.push((self.log_path(&id)?, Some(alt)));
         }
-        for d in fs::read_dir(&self.inner.layout.dir).at(&self.inner.layout.dir)? {
-            let d = d.at(&self.inner.layout.dir)?;
-            out.extend(subagent_logs_in(&d.path())?.into_iter().map(|(_, p)| p));
+        for d in fs::read_dir(&layout.dir).at(&layout.dir)? {
+            let d = d.at(&layout.dir)?;
+            let trashed_sidecar = d
+                .file_name()
+                .to_str()
+                .and_then(|id| Some(layout.trash_entry_dir(id).ok()?.join(id)));
+            for (name, p) in subagent_logs_in(&d.path())? {
+                let alt = trashed_sidecar
+                    .as_ref()
+                    .map(|t| subagents_dir_in(t).join(format!("{name}.jsonl")));
+                out.push((p, alt));
+            }
+        }
+        for (trashed, live) in self.trashed_log_paths()? {
+            out.push((trashed, Some(live)));
         }
         Ok(out)
     }
@@ -1080,45 +1118,6 @@ impl StoreCore {
         }
         fsutil::remove_file_if_exists(&path)?;
         Ok(())
-    }
-
-    /// Prune the oldest sessions beyond the limit, skipping any held by a writer
-    /// and `keep`. Runs inside an index update.
-    pub(crate) fn prune(&self, idx: &mut IndexEdit, keep: &str) -> Result<Vec<String>> {
-        let max = self.inner.options.max_sessions;
-        let mut pruned = Vec::new();
-        if max == 0 || idx.sessions().len() <= max {
-            return Ok(pruned);
-        }
-        idx.sort();
-        let mut excess = idx.sessions().len() - max;
-        let candidates: Vec<String> = idx.sessions().iter().rev().map(|e| e.id.clone()).collect();
-        for id in candidates {
-            if excess == 0 {
-                break;
-            }
-            if id == keep {
-                continue;
-            }
-            let path = self.log_path(&id)?;
-            let held = match crate::log::writer::LogWriter::open(
-                &path,
-                false,
-                Durability::Never,
-                "session",
-            ) {
-                Ok(w) => Some(w),
-                Err(Error::NotFound(_)) => None,
-                Err(Error::Busy(_)) => continue,
-                Err(e) => return Err(e),
-            };
-            self.remove_session_files(&id)?;
-            drop(held);
-            idx.remove(&id);
-            pruned.push(id);
-            excess -= 1;
-        }
-        Ok(pruned)
     }
 
     /// The subagents of a session, from their metadata files.

@@ -402,7 +402,8 @@ public:
     using Handle::Handle;
     Store() noexcept = default;
     // `options`: "" for the defaults (home $SESSIONKIT_HOME or ~/.sessionkit,
-    // 50 sessions kept), or a JSON object such as {"home": "...", "maxSessions": 0}.
+    // every session kept), or a JSON object such as {"home": "...", "maxSessions": 50}
+    // (the oldest beyond 50 move to the trash).
     explicit Store(const std::string &project_root, const std::string &options = "") {
         detail::check(sk_store_open(project_root.c_str(), detail::opt(options), &h_));
     }
@@ -453,6 +454,16 @@ public:
     }
     void delete_session(const std::string &session_id) {
         detail::check(sk_store_delete_session(h_, session_id.c_str()));
+    }
+    // The sessions pruned into the trash: [{"id", "trashedAt", "reason", "title",
+    // "updatedAt", "messageCount", "purgeAfter"}, ...], most recently trashed first.
+    std::string list_trash() const {
+        return detail::string_result([&](char **o) { return sk_store_list_trash(h_, o); });
+    }
+    // Move a trashed session back; its index entry.
+    std::string restore_session(const std::string &session_id) {
+        return detail::string_result(
+            [&](char **o) { return sk_store_restore_session(h_, session_id.c_str(), o); });
     }
     View read_session(const std::string &session_id) const {
         sk_view *v = nullptr;

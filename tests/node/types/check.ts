@@ -16,6 +16,7 @@ import type {
   SessionkitError,
   SettingSource,
   TransferReport,
+  TrashedSession,
 } from 'sessionkit';
 import { SessionkitSession } from 'sessionkit/openai-agents';
 import type { AgentInputItem } from '@openai/agents';
@@ -33,6 +34,10 @@ export async function usage(dir: string): Promise<string[]> {
   const projects: Report[] = await listAllSessions({ home: `${dir}/home` });
   const found: SearchResults = await store.search('parse_config', { role: 'user', limit: 5 });
   const where: string = found.hits[0]?.messageId ?? '';
+  const kept: Store = await Store.open(dir, { maxSessions: 50, trashGraceSecs: 86_400 });
+  const trashed: TrashedSession[] = await kept.listTrash();
+  const restored: Report = await kept.restoreSession(trashed[0]?.id ?? '');
+  void trashed[0]?.purgeAfter, restored;
   const remote: Remote = await store.connectRemote({ url: 'host=db', holder: 'ci', leaseTtlMs: 30_000 });
   const lease: Lease = await remote.acquire(s.id);
   const pushed: TransferReport = await remote.push(s.id, lease);

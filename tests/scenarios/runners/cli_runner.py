@@ -183,6 +183,12 @@ class CliRunner:
         self.cli("delete", a["session"])
         return None
 
+    def op_list_trash(self, a: dict[str, Any]) -> Any:
+        return self.cli("trash")
+
+    def op_restore_session(self, a: dict[str, Any]) -> Any:
+        return self.cli("restore", a["session"])
+
     def op_gc(self, a: dict[str, Any]) -> Any:
         return self.cli("gc")
 

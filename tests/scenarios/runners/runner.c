@@ -206,6 +206,10 @@ static void run(const char *op, const char *args) {
         free(title);
     } else if (strcmp(op, "delete_session") == 0) {
         answer_null(sk_store_delete_session(store, sid));
+    } else if (strcmp(op, "list_trash") == 0) {
+        answer_json(sk_store_list_trash(store, &out), &out);
+    } else if (strcmp(op, "restore_session") == 0) {
+        answer_json(sk_store_restore_session(store, sid, &out), &out);
     } else if (strcmp(op, "gc") == 0) {
         answer_json(sk_store_gc(store, &out), &out);
     } else if (strcmp(op, "doctor") == 0) {

@@ -63,6 +63,8 @@ const ops = {
     await st().deleteSession(a.session);
     return null;
   },
+  list_trash: () => st().listTrash(),
+  restore_session: (a) => st().restoreSession(a.session),
   gc: () => st().gc(),
   doctor: (a) => st().doctor(a.options ?? {}),
   list_sessions: () => st().listSessions(),

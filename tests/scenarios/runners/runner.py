@@ -86,6 +86,12 @@ class Runner:
         self.st().delete_session(a["session"])
         return None
 
+    def list_trash(self, a: dict[str, Any]) -> Any:
+        return self.st().list_trash()
+
+    def restore_session(self, a: dict[str, Any]) -> Any:
+        return self.st().restore_session(a["session"]).raw
+
     def gc(self, a: dict[str, Any]) -> Any:
         return self.st().gc()
 

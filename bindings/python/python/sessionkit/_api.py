@@ -52,7 +52,10 @@ class Store:
 
     Opening creates ``<home>/projects/<project code>/`` if needed and takes no
     lock. ``home`` defaults to ``$SESSIONKIT_HOME``, else ``~/.sessionkit``.
-    Creating a session prunes the project to ``max_sessions`` (50; 0 keeps all).
+    Every session is kept unless ``max_sessions`` is set: then creating a
+    session moves the oldest beyond it to the trash (:meth:`list_trash`,
+    :meth:`restore_session`), and :meth:`gc` purges them after
+    ``trash_grace_secs`` (7 days).
 
     Thread-safe: share one store between threads.
     """
@@ -64,6 +67,7 @@ class Store:
         home: StrPath | None = None,
         durability: Durability | str | None = None,
         max_sessions: int | None = None,
+        trash_grace_secs: int | None = None,
         blob_threshold: int | None = None,
         max_record_bytes: int | None = None,
         deterministic: dict[str, int] | None = None,
@@ -76,6 +80,8 @@ class Store:
             opts["durability"] = Durability(durability).value
         if max_sessions is not None:
             opts["maxSessions"] = max_sessions
+        if trash_grace_secs is not None:
+            opts["trashGraceSecs"] = trash_grace_secs
         if blob_threshold is not None:
             opts["blobThreshold"] = blob_threshold
         if max_record_bytes is not None:
@@ -206,6 +212,20 @@ class Store:
         """
         self._native.delete_session(session_id)
 
+    def list_trash(self) -> list[dict[str, Any]]:
+        """The sessions pruned into the trash, most recently trashed first:
+        ``{"id", "trashedAt", "reason", "title", "updatedAt", "messageCount",
+        "purgeAfter"}`` each."""
+        return self._native.list_trash()
+
+    def restore_session(self, session_id: str) -> SessionEntry:
+        """Move a trashed session back, with its subagents and file history.
+
+        ``NotFoundError`` if it is not in the trash, ``ConflictError`` if a live
+        session has that id.
+        """
+        return _entry(self._native.restore_session(session_id))
+
     def export_session(self, session_id: str, format: ExportFormat | str = "jsonl") -> str:
         """The active path as seed-style JSONL or a Markdown transcript."""
         return self._native.export_session(session_id, ExportFormat(format).value)
@@ -329,8 +349,9 @@ class Store:
         return self._native.doctor({"repair": repair})  # type: ignore[no-any-return]
 
     def gc(self) -> dict[str, Any]:
-        """Collect the project's garbage: unreachable file-history objects,
-        unreferenced blobs and stale temp files (those two once 15 minutes old)."""
+        """Collect the project's garbage: trashed sessions past their grace
+        period (``trashPurged``), unreachable file-history objects, unreferenced
+        blobs and stale temp files (those two once 15 minutes old)."""
         return self._native.gc()  # type: ignore[no-any-return]
 
     def rebuild_index(self) -> dict[str, Any]:
