@@ -85,3 +85,20 @@ pub fn remove_file_if_exists(path: &Path) -> Result<bool> {
         Err(e) => Err(crate::error::Error::io(path, e)),
     }
 }
+
+/// The entries of directory `dir`, or `None` when there is no such directory
+/// (nothing there, or a file in its place): a directory made on first use.
+pub fn read_dir_if_exists(dir: &Path) -> Result<Option<std::fs::ReadDir>> {
+    match std::fs::read_dir(dir) {
+        Ok(rd) => Ok(Some(rd)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(crate::error::Error::io(dir, e)),
+    }
+}

@@ -1181,17 +1181,8 @@ pub(crate) fn not_found_as_session(e: Error, id: &str) -> Error {
 /// sidechains reference, and a search would lose their hits without a word.
 pub(crate) fn subagent_logs_in(session_dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     let sub = subagents_dir_in(session_dir);
-    let rd = match fs::read_dir(&sub) {
-        Ok(rd) => rd,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(Vec::new())
-        }
-        Err(e) => return Err(Error::io(&sub, e)),
+    let Some(rd) = fsutil::read_dir_if_exists(&sub)? else {
+        return Ok(Vec::new());
     };
     let mut out = Vec::new();
     for f in rd {

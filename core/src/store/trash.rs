@@ -105,17 +105,8 @@ impl StoreCore {
     /// left alone.
     fn trash_entries(&self) -> Result<Vec<Found>> {
         let trash = self.inner.layout.trash_dir();
-        let rd = match fs::read_dir(&trash) {
-            Ok(rd) => rd,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                ) =>
-            {
-                return Ok(Vec::new())
-            }
-            Err(e) => return Err(Error::io(&trash, e)),
+        let Some(rd) = fsutil::read_dir_if_exists(&trash)? else {
+            return Ok(Vec::new());
         };
         let mut out = Vec::new();
         for d in rd {
