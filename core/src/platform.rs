@@ -344,14 +344,18 @@ pub(crate) fn flock_holder(file: &File) -> Option<u32> {
         rustix::fs::minor(dev),
         st.st_ino
     );
-    let locks = fs::read_to_string("/proc/locks").ok()?;
-    locks.lines().find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a waiter's line has "->".
-        (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&want.as_str()))
-            .then(|| f.get(4)?.parse().ok())
-            .flatten()
-    })
+    let find = |locks: &str| {
+        locks.lines().find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a waiter's line has "->".
+            (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&want.as_str()))
+                .then(|| f.get(4)?.parse().ok())
+                .flatten()
+        })
+    };
+    // The kernel lists the locks a page at a time: while other processes take
+    // and release locks, a read can miss a line. A few reads find it.
+    (0..4).find_map(|_| find(&fs::read_to_string("/proc/locks").ok()?))
 }
 
 // ---------------------------------------------------------------------------

@@ -61,6 +61,8 @@ impl LogWriter {
         // process forked by the host shares the lock's open file until it execs.
         // Retry briefly before answering Busy.
         w.lock_within(OPEN_RETRY, what)?;
+        // Another writer may have appended between the open and the lock.
+        w.catch_up_len()?;
         Ok(w)
     }
 

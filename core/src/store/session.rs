@@ -236,11 +236,15 @@ impl SessionCore {
             .map_err(|e| not_found_as_session(e, id))?;
         let shared = SharedLock::new(store.options().busy_timeout(), what);
         writer.lock_within(shared.timeout, &shared.what)?;
-        let prepared = prepare_writer(&writer, &path, Some(&store.structure_cache_path(id)))
-            .and_then(|(chain, report)| {
-                let (entry, dirty) = entry_for(store, id, &path, &writer)?;
-                Ok((chain, report, entry, dirty))
-            });
+        // What others appended before the lock is loaded whole below, not
+        // folded as a tail at the first write.
+        let prepared = (|| {
+            writer.catch_up_len()?;
+            let cache = store.structure_cache_path(id);
+            let (chain, report) = prepare_writer(&writer, &path, Some(&cache))?;
+            let (entry, dirty) = entry_for(store, id, &path, &writer)?;
+            Ok((chain, report, entry, dirty))
+        })();
         writer.unlock();
         let (chain, report, entry, dirty) = prepared?;
         let s = SessionCore::assemble(store, id, writer, chain, entry, dirty, report, Some(shared));
