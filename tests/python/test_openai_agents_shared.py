@@ -47,6 +47,11 @@ def _spawn(project: Path, home: Path, conv: str, tag: str, n: int) -> subprocess
     )
 
 
+def _content(item: Any) -> Any:
+    """An item's content (the SDK types items as a union of TypedDicts)."""
+    return item["content"]
+
+
 def _acked(out: str) -> list[str]:
     return [line[4:] for line in out.splitlines() if line.startswith("ACK ")]
 
@@ -109,7 +114,7 @@ def test_a_worker_killed_mid_write_loses_nothing_acknowledged(project: Path, hom
     async def more() -> None:
         async with SessionkitSession("conv:7", project=project, home=home) as s:
             await s.add_items([{"role": "user", "content": "after"}])
-            assert (await s.get_items(1))[0]["content"] == "after"
+            assert _content((await s.get_items(1))[0]) == "after"
 
     asyncio.run(more())
 
@@ -121,7 +126,7 @@ def test_sixty_users_keep_their_histories(project: Path, home: Path) -> None:
                 await s.add_items([{"role": "user", "content": f"hello from {u}"}])
         for u in range(60):
             async with SessionkitSession(f"user_{u}", project=project, home=home) as s:
-                assert [i["content"] for i in await s.get_items()] == [f"hello from {u}"]
+                assert [_content(i) for i in await s.get_items()] == [f"hello from {u}"]
 
     asyncio.run(run())
     assert len(sessionkit.Store(project, home=home).list_sessions()) == 60
@@ -165,8 +170,8 @@ def test_pop_and_clear_act_on_the_newest_item_whoever_added_it(project: Path, ho
         await a.add_items([{"role": "user", "content": "one"}])
         await b.add_items([{"role": "user", "content": "two"}])
         popped = await a.pop_item()
-        assert popped is not None and popped["content"] == "two"
-        assert [i["content"] for i in await b.get_items()] == ["one"]
+        assert popped is not None and _content(popped) == "two"
+        assert [_content(i) for i in await b.get_items()] == ["one"]
         await b.clear_session()
         assert await a.get_items() == []
         a.close()
@@ -185,7 +190,7 @@ def test_any_id_round_trips(project: Path, home: Path, tmp_path: Path, conv: str
             assert s.session_id == conv
             await s.add_items([{"role": "user", "content": conv}])
         async with SessionkitSession(conv, project=project, home=home) as s:
-            assert [i["content"] for i in await s.get_items()] == [conv]
+            assert [_content(i) for i in await s.get_items()] == [conv]
 
     asyncio.run(run())
     (entry,) = sessionkit.Store(project, home=home).list_sessions()
