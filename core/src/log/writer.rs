@@ -61,8 +61,6 @@ impl LogWriter {
         // process forked by the host shares the lock's open file until it execs.
         // Retry briefly before answering Busy.
         w.lock_within(OPEN_RETRY, what)?;
-        // Another writer may have appended between the open and the lock.
-        w.catch_up_len()?;
         Ok(w)
     }
 
@@ -106,8 +104,10 @@ impl LogWriter {
     /// `Busy`, naming the holder when the system says. Once held, the path must
     /// still name this file: a log deleted (or moved away) meanwhile is
     /// `NotFound`, one replaced by another file `Conflict`, so that no append
-    /// goes to a file nobody reads.
-    pub fn lock_within(&self, timeout: Duration, what: &str) -> Result<()> {
+    /// goes to a file nobody reads. The file's size is then this writer's
+    /// length (others may have appended before the lock); returns the length
+    /// it had before, where what they appended starts.
+    pub fn lock_within(&self, timeout: Duration, what: &str) -> Result<u64> {
         let start = Instant::now();
         let mut wait = Duration::from_micros(100);
         loop {
@@ -131,18 +131,20 @@ impl LogWriter {
                 Err(TryLockError::Error(e)) => return Err(Error::io(&self.path, e)),
             }
         }
-        if let Err(e) = self.check_still_named() {
-            let _ = self.file.unlock();
-            return Err(e);
+        match self.check_still_named() {
+            Ok(size) => Ok(self.len.swap(size, Ordering::AcqRel)),
+            Err(e) => {
+                let _ = self.file.unlock();
+                Err(e)
+            }
         }
-        Ok(())
     }
 
-    /// Fail unless the path still names the open file.
-    fn check_still_named(&self) -> Result<()> {
+    /// Fail unless the path still names the open file; its size otherwise.
+    fn check_still_named(&self) -> Result<u64> {
         let meta = self.file.metadata().at(&self.path)?;
         match std::fs::metadata(&self.path) {
-            Ok(m) if platform::file_id(&m) == platform::file_id(&meta) => Ok(()),
+            Ok(m) if platform::file_id(&m) == platform::file_id(&meta) => Ok(meta.len()),
             Ok(_) => Err(Error::Conflict(format!(
                 "{} was replaced by another file since it was opened; open it again",
                 self.path.display()
@@ -159,13 +161,6 @@ impl LogWriter {
         // Unlocking a held flock on an open descriptor cannot fail but for a
         // bad descriptor, which an open `File` is not.
         let _ = self.file.unlock();
-    }
-
-    /// Take the file's size as this writer's length (a shared writer, under
-    /// the lock, after others appended); returns the length it had before.
-    pub fn catch_up_len(&self) -> Result<u64> {
-        let size = self.file.metadata().at(&self.path)?.len();
-        Ok(self.len.swap(size, Ordering::AcqRel))
     }
 
     pub fn path(&self) -> &Path {

@@ -235,11 +235,10 @@ impl SessionCore {
         let writer = LogWriter::open_unlocked(&path, false, store.options().durability, &what)
             .map_err(|e| not_found_as_session(e, id))?;
         let shared = SharedLock::new(store.options().busy_timeout(), what);
-        writer.lock_within(shared.timeout, &shared.what)?;
         // What others appended before the lock is loaded whole below, not
-        // folded as a tail at the first write.
+        // folded as a tail at the first write: the lock takes the length.
+        writer.lock_within(shared.timeout, &shared.what)?;
         let prepared = (|| {
-            writer.catch_up_len()?;
             let cache = store.structure_cache_path(id);
             let (chain, report) = prepare_writer(&writer, &path, Some(&cache))?;
             let (entry, dirty) = entry_for(store, id, &path, &writer)?;
@@ -265,17 +264,17 @@ impl SessionCore {
         let Some(shared) = self.inner.shared.get() else {
             return Ok(WriteGuard::exclusive());
         };
-        shared.hold(&self.inner.writer, || {
+        shared.hold(&self.inner.writer, |from| {
             let mut st = self.inner.state.lock();
             let st = &mut *st;
-            let before = self.inner.writer.len();
             fold_tail(
                 &self.inner.writer,
+                from,
                 &mut st.chain,
                 &mut st.entry,
                 self.inner.store.blobs(),
             )?;
-            st.dirty |= self.inner.writer.len() != before;
+            st.dirty |= self.inner.writer.len() != from;
             Ok(())
         })
     }

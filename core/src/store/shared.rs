@@ -38,17 +38,18 @@ impl SharedLock {
     }
 
     /// Hold the lock: on the outermost call, take the `flock` (waiting up to
-    /// the timeout) and run `catch_up`; the lock is let go when the last guard
-    /// of this thread drops.
+    /// the timeout) and run `catch_up` with the length this handle knew, where
+    /// what others appended starts; the lock is let go when the last guard of
+    /// this thread drops.
     pub fn hold<'a>(
         &'a self,
         writer: &'a LogWriter,
-        catch_up: impl FnOnce() -> Result<()>,
+        catch_up: impl FnOnce(u64) -> Result<()>,
     ) -> Result<WriteGuard<'a>> {
         let depth = self.depth.lock();
         if depth.get() == 0 {
-            writer.lock_within(self.timeout, &self.what)?;
-            if let Err(e) = catch_up() {
+            let from = writer.lock_within(self.timeout, &self.what)?;
+            if let Err(e) = catch_up(from) {
                 writer.unlock();
                 return Err(e);
             }
@@ -82,18 +83,19 @@ impl Drop for WriteGuard<'_> {
     }
 }
 
-/// Fold what other writers appended since this handle's last write into its
-/// chain (head, ids) and index entry, as a reader folds those lines (FORMAT.md
+/// Fold what other writers appended since this handle's last write (the bytes
+/// from `from` to the length the lock found) into its chain (head, ids) and
+/// index entry, as a reader folds those lines (FORMAT.md
 /// §8.1, §8.2, §10.3). Runs under the writer lock, so nobody is mid-append: a
 /// torn last line was left by a writer killed mid-write, and is terminated and
 /// quarantined as opening a log does (§9.3, §9.4). Costs what was appended.
 pub(crate) fn fold_tail(
     writer: &LogWriter,
+    from: u64,
     chain: &mut Chain,
     entry: &mut LiveEntry,
     blobs: &BlobStore,
 ) -> Result<()> {
-    let from = writer.catch_up_len()?;
     let size = writer.len();
     if size == from {
         return Ok(());
