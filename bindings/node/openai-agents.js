@@ -123,10 +123,7 @@ class SessionkitSession {
    *  it again empty under the same id. */
   async erase() {
     const old = await this.#opening;
-    this.#opening = (async () => {
-      await (await old.erase()).close();
-      return (this.#session = await this.#store.openConversation(this.#sessionId));
-    })();
+    this.#opening = old.erase().then((s) => (this.#session = s));
     await this.#opening;
   }
 

@@ -13,7 +13,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use sessionkit::{conversation_session_id, CreateOptions, ErrorKind, Store, StoreOptions};
+use sessionkit::{
+    conversation_session_id, CreateOptions, ErrorKind, SessionView, Store, StoreOptions,
+};
 
 fn options(home: &Path) -> StoreOptions {
     StoreOptions {
@@ -45,17 +47,21 @@ fn var(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("the child needs {name}"))
 }
 
+/// The messages of a view's active path.
+fn active_values(view: &SessionView) -> Vec<Value> {
+    view.active_path()
+        .unwrap()
+        .iter()
+        .map(|m| m.value())
+        .collect()
+}
+
 /// The active path's messages, checking that the log is one unbroken chain:
 /// every message's parent is the message before it (no write forked it).
 fn linear_path(store: &Store, id: &str) -> Vec<Value> {
     let view = store.read_session(id).unwrap();
     assert!(view.report().is_clean(), "{:?}", view.report());
-    let path: Vec<Value> = view
-        .active_path()
-        .unwrap()
-        .iter()
-        .map(|m| m.value())
-        .collect();
+    let path = active_values(&view);
     let all = view.tree().unwrap();
     assert_eq!(all.len(), path.len(), "a write forked the session");
     let mut parent = Value::Null;
@@ -236,13 +242,7 @@ fn four_processes_append_to_one_conversation_and_one_is_killed() {
         acked.extend(lines);
     }
     let id = conversation_session_id(conv).unwrap();
-    let view = store.read_session(&id).unwrap();
-    let path: Vec<Value> = view
-        .active_path()
-        .unwrap()
-        .iter()
-        .map(|m| m.value())
-        .collect();
+    let path = active_values(&store.read_session(&id).unwrap());
     let contents: Vec<&str> = path
         .iter()
         .map(|m| m["content"].as_str().unwrap())
@@ -345,11 +345,9 @@ fn a_torn_line_left_by_a_killed_writer_is_set_aside_by_the_next_write() {
     s.append(json!({"role": "user", "content": "after"}))
         .unwrap();
     let view = store.read_session(s.id()).unwrap();
-    let contents: Vec<Value> = view
-        .active_path()
-        .unwrap()
-        .iter()
-        .map(|m| m.value()["content"].clone())
+    let contents: Vec<Value> = active_values(&view)
+        .into_iter()
+        .map(|m| m["content"].clone())
         .collect();
     assert_eq!(contents, [json!("before"), json!("after")]);
     assert_eq!(view.report().skipped.len(), 1);
@@ -430,4 +428,24 @@ fn an_exclusive_handle_still_refuses_a_second_writer() {
     shared
         .append(json!({"role": "user", "content": "now"}))
         .unwrap();
+}
+
+#[test]
+fn erasing_a_conversation_keeps_its_id_and_its_shared_handle() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let s = store.open_conversation("user@example.com").unwrap();
+    s.append(json!({"role": "user", "content": "secret"}))
+        .unwrap();
+    let s = s.erase().unwrap();
+    assert!(s.is_shared());
+    let other = store.open_conversation("user@example.com").unwrap();
+    other
+        .append(json!({"role": "user", "content": "fresh"}))
+        .unwrap();
+    s.append(json!({"role": "assistant", "content": "hi"}))
+        .unwrap();
+    assert_eq!(linear_path(&store, s.id()).len(), 2);
+    let entry = store.session_entry(s.id()).unwrap();
+    assert_eq!(entry.conversation_id.as_deref(), Some("user@example.com"));
 }

@@ -336,8 +336,9 @@ impl Session {
     /// start it again, empty, under the same id, open for writing: a host's
     /// "clear and forget". The lock is let go in between: a writer that opens
     /// the session in that moment makes this fail with `Busy`, and the session
-    /// stays deleted. Large values stored as blobs are freed by the next
-    /// [`Store::gc`].
+    /// stays deleted. The new session keeps the conversation id
+    /// ([`Store::open_conversation`]) and the handle stays shared if it was.
+    /// Large values stored as blobs are freed by the next [`Store::gc`].
     pub fn erase(self) -> Result<Session> {
         let store = self.store.clone();
         let core = store.core.erase_session(self.core)?;

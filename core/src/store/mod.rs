@@ -1092,15 +1092,22 @@ impl StoreCore {
     /// Delete a session open for writing for good (log, sidecars, file history)
     /// and create it again, empty, under the same id. The writer's lock is let
     /// go between the two: a writer that opens the session in that moment makes
-    /// this fail with `Busy`, and the session stays deleted.
+    /// this fail with `Busy`, and the session stays deleted. The new session
+    /// keeps the conversation id, and the handle its kind (shared or not).
     pub(crate) fn erase_session(&self, session: SessionCore) -> Result<SessionCore> {
         let id = session.id().to_owned();
+        let shared = session.is_shared();
+        let conversation = session.entry().conversation_id;
         session.close()?;
         self.delete_session(&id)?;
-        self.create_session(CreateOptions {
-            id: Some(id),
-            ..Default::default()
-        })
+        let fresh = match conversation {
+            Some(c) => SessionCore::create_conversation(self, &id, &c)?,
+            None => self.create_session(CreateOptions {
+                id: Some(id),
+                ..Default::default()
+            })?,
+        };
+        Ok(if shared { fresh.into_shared() } else { fresh })
     }
 
     /// The log goes last: while it exists the session does, so a delete that is

@@ -166,11 +166,7 @@ class SessionkitSession:
         """Delete the session's log, sidecars and file history for good, and
         start it again empty under the same id. Large items stored as blobs are
         freed by the store's next ``gc`` once 15 minutes old."""
-        def erase() -> Session:
-            self.session.erase().close()
-            return self.store.open_conversation(self.session_id)
-
-        self.session = await asyncio.to_thread(erase)
+        self.session = await asyncio.to_thread(self.session.erase)
 
     async def fork(self, *, title: str | None = None) -> SessionkitSession:
         """A new session holding the same items, open for writing (a branch to
