@@ -164,5 +164,10 @@ pub mod testing {
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
+/// The crate's own README (its page on crates.io): its example compiles.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
+
 /// The crate version, from Cargo.toml.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -17,17 +17,5 @@ else
     profile="$target/debug"
 fi
 libdir="$(cd "$profile" && pwd)"
-version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' "$repo/Cargo.toml")"
-cat >"$libdir/sessionkit.pc" <<PC
-prefix=$repo
-includedir=\${prefix}/include
-libdir=$libdir
-
-Name: sessionkit
-Description: Crash-safe session store for coding agents (C ABI)
-Version: $version
-Cflags: -I\${includedir}
-Libs: -L\${libdir} -lsessionkit
-Libs.private: -lz -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
-PC
+bash "$repo/ffi/pkg-config.sh" "$repo" '${prefix}/include' "$libdir" >"$libdir/sessionkit.pc"
 echo "$libdir/sessionkit.pc"
