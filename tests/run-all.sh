@@ -53,6 +53,10 @@ bash tests/python/run.sh
 step "Node package: npm ci, addon built by its build script, node --test (tests/node/run.sh)"
 CARGO_LOCKED=1 bash tests/node/run.sh
 
+step "Packaging: every artifact installed as its users install it, README quick-starts verbatim (tests/packaging/run.sh)"
+# The wheel and the addon of the two steps above are the ones installed.
+CARGO_LOCKED=1 bash tests/packaging/run.sh
+
 step "Scenarios: every interface writes byte-identical stores (tests/scenarios/run.sh)"
 # The Python virtualenv and the Node addon of the two steps above are reused.
 CARGO_LOCKED=1 SCENARIOS_REUSE_BUILDS=1 bash tests/scenarios/run.sh

@@ -50,6 +50,9 @@ def main() -> int:
     if expect is not None:
         check("--expect", expect)
 
+    core_dep = workspace["workspace"]["dependencies"]["sessionkit"]
+    check("Cargo.toml [workspace.dependencies] sessionkit", core_dep.get("version"))
+
     crate_names = set()
     for member in workspace["workspace"]["members"]:
         manifest = tomllib.loads(read(f"{member}/Cargo.toml"))
