@@ -51,7 +51,8 @@ unsafe fn arg_lease(p: *const c_char) -> FfiResult<Lease> {
 /// - `out_remote`: receives the handle, to be closed with `sk_remote_close`.
 ///
 /// Blocks until the server answers or the connection fails (the string's
-/// `connect_timeout` bounds it). TLS is not supported yet.
+/// `connect_timeout` bounds it). TLS is set as in libpq, by `sslmode` and
+/// `sslrootcert` in the string (docs/DISTRIBUTED.md).
 ///
 /// Errors: `SK_INVALID_INPUT` (bad options or connection string, no remote
 /// configured), `SK_IO` (the server cannot be reached or failed; the message
