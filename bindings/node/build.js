@@ -1,58 +1,44 @@
 #!/usr/bin/env node
-// Builds the native addon from source (prebuilt binaries are not downloaded):
-// `sessionkit.node` in this directory. With the napi-rs CLI (a dev dependency,
-// present in a checkout) it also regenerates `native.d.ts`; installed as a
-// dependency, where dev dependencies are absent, it runs cargo itself and
-// copies the library. Release by default; `--debug` (or SESSIONKIT_NODE_DEBUG=1)
-// builds the dev profile, which the test suite uses.
+// Builds the native addon from source with the napi-rs CLI (a dev dependency:
+// run `npm install` in the clone first): `sessionkit.<platform>.node` in this
+// directory, which native.js loads before any prebuilt @sessionkit/<platform>
+// package, and `native.d.ts`, regenerated (checked in; the tests fail when it
+// is stale). Release by default; `--debug` (or SESSIONKIT_NODE_DEBUG=1) builds
+// the dev profile, which the test suite uses. Other arguments go to `napi
+// build` (the release workflow passes `--target <triple>`, `--use-napi-cross`);
+// CARGO_LOCKED=1 passes `--locked` to cargo.
 'use strict';
 const { execFileSync } = require('node:child_process');
-const fs = require('node:fs');
 const path = require('node:path');
 
 const here = __dirname;
-const debug = process.argv.includes('--debug') || process.env.SESSIONKIT_NODE_DEBUG === '1';
-const locked = process.env.CARGO_LOCKED === '1';
-const manifest = path.join(here, 'Cargo.toml');
+const args = process.argv.slice(2);
+const debug = args.includes('--debug') || process.env.SESSIONKIT_NODE_DEBUG === '1';
+const passed = args.filter((a) => a !== '--debug');
 
-let cliDir = null;
+let cli;
 try {
-  cliDir = path.dirname(require.resolve('@napi-rs/cli/package.json', { paths: [here] }));
+  cli = path.join(path.dirname(require.resolve('@napi-rs/cli/package.json', { paths: [here] })), 'dist', 'cli.js');
 } catch {
-  cliDir = null;
+  console.error(`build.js: the napi-rs CLI is missing: run \`npm install\` in ${here} first`);
+  process.exit(1);
 }
 
-if (cliDir) {
-  const args = [
-    path.join(cliDir, 'dist', 'cli.js'),
-    'build',
-    '--manifest-path', manifest,
-    '--package-json-path', path.join(here, 'package.json'),
-    '--output-dir', here,
-    '--dts', 'native.d.ts',
-    '--no-dts-header',
-  ];
-  if (!debug) args.push('--release');
-  // The CLI hands what follows `--` to cargo.
-  if (locked) args.push('--', '--locked');
-  execFileSync(process.execPath, args, { cwd: here, stdio: 'inherit' });
-} else {
-  const args = ['build', '--manifest-path', manifest, '--message-format', 'json-render-diagnostics'];
-  if (!debug) args.push('--release');
-  if (locked) args.push('--locked');
-  const out = execFileSync(process.env.CARGO || 'cargo', args, {
-    cwd: here,
-    stdio: ['ignore', 'pipe', 'inherit'],
-    maxBuffer: 256 * 1024 * 1024,
-  }).toString();
-  let lib = null;
-  for (const line of out.split('\n')) {
-    if (!line.startsWith('{')) continue;
-    const m = JSON.parse(line);
-    if (m.reason === 'compiler-artifact' && m.target && m.target.name === 'sessionkit_node') {
-      lib = m.filenames.find((f) => /\.(so|dylib|dll)$/.test(f)) || lib;
-    }
-  }
-  if (!lib) throw new Error('cargo built no library for sessionkit-node');
-  fs.copyFileSync(lib, path.join(here, 'sessionkit.node'));
-}
+const napiArgs = [
+  cli,
+  'build',
+  '--platform',
+  // index.js is the package's own entry (native.js loads the addon): the CLI
+  // would otherwise write its generated loader over index.js.
+  '--no-js',
+  '--manifest-path', path.join(here, 'Cargo.toml'),
+  '--package-json-path', path.join(here, 'package.json'),
+  '--output-dir', here,
+  '--dts', 'native.d.ts',
+  '--no-dts-header',
+  ...passed,
+];
+if (!debug) napiArgs.push('--release');
+// The CLI hands what follows `--` to cargo.
+if (process.env.CARGO_LOCKED === '1') napiArgs.push('--', '--locked');
+execFileSync(process.execPath, napiArgs, { cwd: here, stdio: 'inherit' });

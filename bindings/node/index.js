@@ -15,20 +15,9 @@
 // Order: the calls on one Session or Subagent run one at a time in call order
 // (class Calls); appends waiting together go to the core as one batch.
 
-const path = require('node:path');
-
-let native;
-try {
-  native = require('./sessionkit.node');
-} catch (e) {
-  const err = new Error(
-    `sessionkit: the native addon ${path.join(__dirname, 'sessionkit.node')} is missing or ` +
-      `does not load (build it with \`npm run build\` in ${__dirname}): ${e.message}`,
-  );
-  err.code = 'INTERNAL';
-  err.errno = null;
-  throw err;
-}
+// The addon of this platform (native.js): built from source in a clone, else
+// the prebuilt @sessionkit/<platform> package; UNSUPPORTED when neither loads.
+const native = require('./native.js');
 
 /** The core's error kinds: `{ code, name, description }`, in number order. */
 const errorKinds = Object.freeze(

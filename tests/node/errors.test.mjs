@@ -1,6 +1,7 @@
 // Bad input rejects with the right `code` and leaves the store as it was:
 // wrong types, undefined, cycles, BigInt, unknown and traversal ids, closed
-// handles. Errors come from the core's one table (errorKinds).
+// handles. Errors come from the core's one table (errorKinds). Where no addon
+// loads, the package throws UNSUPPORTED naming the platform.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -144,7 +145,8 @@ test('JSON text reaching the addon is parsed strictly (FORMAT.md §5), as the C 
   // JSON.stringify never repeats a member name or writes 1e999, but the addon
   // is a public module too: text handed to it straight must meet the same rule.
   const { createRequire } = await import('node:module');
-  const native = createRequire(import.meta.url)(path.join(here, '..', '..', 'bindings', 'node', 'sessionkit.node'));
+  // native.js: the package's loader of the addon of this platform.
+  const native = createRequire(import.meta.url)(path.join(here, '..', '..', 'bindings', 'node', 'native.js'));
   const { home, project } = await freshStore();
   const store = await native.openStore(project, JSON.stringify({ home, durability: 'never' }));
   const s = await store.createSession(null);
@@ -165,4 +167,28 @@ test('JSON text reaching the addon is parsed strictly (FORMAT.md §5), as the C 
   assert.deepEqual(snapshotTree(home), before, 'the store is unchanged');
   assert.deepEqual(JSON.parse(await s.activePath()).map((x) => x.id), [kept.id]);
   await s.close();
+});
+
+test('where no addon is built or published, loading throws UNSUPPORTED naming the platform', async () => {
+  // A fresh process that takes itself for another platform: no
+  // sessionkit.<platform>.node beside native.js and no @sessionkit/<platform>.
+  const { execFileSync } = await import('node:child_process');
+  const native = path.join(here, '..', '..', 'bindings', 'node', 'native.js');
+  for (const [platform, arch, name] of [
+    ['freebsd', 'x64', 'freebsd-x64'],
+    ['linux', 'riscv64', 'linux-riscv64-gnu'],
+  ]) {
+    const out = execFileSync(process.execPath, [
+      '-e',
+      `Object.defineProperty(process, 'platform', { value: ${JSON.stringify(platform)} });
+       Object.defineProperty(process, 'arch', { value: ${JSON.stringify(arch)} });
+       try { require(${JSON.stringify(native)}); } catch (e) { console.log(JSON.stringify([e.code, e.errno, e.message])); }`,
+    ]).toString();
+    const [code, errno, message] = JSON.parse(out);
+    assert.equal(code, 'UNSUPPORTED', message);
+    assert.equal(errno, null);
+    assert.match(message, new RegExp(`on this platform \\(${platform}, ${arch}.*: ${name}\\)`));
+    assert.match(message, new RegExp(`@sessionkit/${name}: no such package`));
+    assert.match(message, /cd sessionkit\/bindings\/node; npm install; npm run build/);
+  }
 });

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The Node package's tests, as a user meets the package: `npm ci` in
-# bindings/node (its npm cache under the cargo target directory), the addon
-# built from source by the package's own build script (which regenerates
-# native.d.ts: the run fails when the checked-in one is stale), then
-# `node --test` on tests/node. Needs Node >= 18 with npm, Rust, and the
-# package registries.
+# The Node package's tests, as a developer meets the package in a clone: `npm
+# ci` in bindings/node (its npm cache under the cargo target directory), the
+# addon built from source by the package's own build script
+# (sessionkit.<platform>.node, which native.js loads first; it regenerates
+# native.d.ts: the run fails when the checked-in one is stale), tsc on a
+# consumer as an ES module and as CommonJS, then `node --test` on tests/node.
+# Needs Node >= 18 with npm, Rust, and the package registries. The package as
+# npm installs it (tarballs, the platform package) is tests/packaging/node.sh's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root="$PWD"
@@ -15,8 +17,8 @@ export CARGO_TARGET_DIR="$target"
 
 pkg="$root/bindings/node"
 cd "$pkg"
-# --ignore-scripts: the build below is the install script, run once, in the
-# dev profile the rest of the suite shares.
+# --ignore-scripts: no dependency needs an install script; the addon is built
+# below, once, in the dev profile the rest of the suite shares.
 npm ci --cache "$target/npm-cache" --no-audit --no-fund --ignore-scripts --loglevel=error
 
 checked_in="$(mktemp)"
@@ -34,7 +36,8 @@ mkdir -p "$root/tests/node/node_modules"
 ln -sfn "$pkg" "$root/tests/node/node_modules/sessionkit"
 ln -sfn "$pkg/node_modules/@openai" "$root/tests/node/node_modules/@openai"
 
-# The hand-written types must type a user's code (tsc --strict, no emit).
+# The hand-written types must type a user's code (tsc --strict, no emit), from
+# an ES module (check.mts: index.d.mts) and from CommonJS (check.cts: index.d.ts).
 "$pkg/node_modules/.bin/tsc" -p "$root/tests/node/types/tsconfig.json"
 
 cd "$root/tests/node"

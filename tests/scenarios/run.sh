@@ -37,7 +37,9 @@ if [ "${SCENARIOS_REUSE_BUILDS:-}" != 1 ] || [ ! -x "$venv/bin/python" ]; then
 fi
 
 pkg="$root/bindings/node"
-if [ "${SCENARIOS_REUSE_BUILDS:-}" != 1 ] || [ ! -f "$pkg/sessionkit.node" ]; then
+# The addon the build script makes: sessionkit.<platform>.node (napi-rs's name).
+addons() { compgen -G "$pkg/sessionkit.*.node" || true; }
+if [ "${SCENARIOS_REUSE_BUILDS:-}" != 1 ] || [ -z "$(addons)" ]; then
     echo "-- Node package: npm ci and the addon's build script in bindings/node"
     (cd "$pkg" &&
         npm ci --cache "$target/npm-cache" --no-audit --no-fund --ignore-scripts --loglevel=error &&
@@ -46,7 +48,8 @@ fi
 # A library that imports zlib takes the host's when the host exports one (Node
 # does), and its file-history packs then differ by interface: zlib is linked in.
 native="$("$venv/bin/python" -c 'import sessionkit._native as n; print(n.__file__)')"
-for so in "$lib/libsessionkit.so" "$pkg/sessionkit.node" "$native"; do
+mapfile -t node_addons < <(addons)
+for so in "$lib/libsessionkit.so" "${node_addons[@]}" "$native"; do
     if nm -D --undefined-only "$so" | grep -qwE 'deflate|inflate'; then
         echo "$so imports zlib: it must be linked statically (libz-sys feature static)" >&2
         exit 1

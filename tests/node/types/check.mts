@@ -1,6 +1,9 @@
-// Compiled by `tsc --noEmit` in tests/node/run.sh: the package's hand-written
-// types (index.d.ts, openai-agents.d.ts) must type a user's ordinary code, and
-// refuse what the API refuses at run time where a type can say so.
+// Compiled by `tsc --noEmit` in tests/node/run.sh, as an ES module (a .mts
+// file, so `import` resolves the package's `import` condition: index.d.mts and
+// openai-agents.d.mts over the hand-written index.d.ts and openai-agents.d.ts):
+// the types must type a user's ordinary code, and refuse what the API refuses
+// at run time where a type can say so. check.cts does the same through require.
+import sessionkit from 'sessionkit';
 import { ErrorCode, Store, importTranscripts, listAllSessions, version } from 'sessionkit';
 import type {
   BackgroundPush,
@@ -23,6 +26,9 @@ import type { AgentInputItem } from '@openai/agents';
 
 export async function usage(dir: string): Promise<string[]> {
   const store: Store = await Store.open(dir, { home: `${dir}/home`, durability: 'onSync' });
+  // The default export is the CommonJS module: the same classes.
+  const same: Store = await sessionkit.Store.open(dir);
+  await same.close();
   await using s: Session = await store.createSession({ title: 'typed' });
   const m: Message = await s.append({ role: 'user', content: 'hi', extra: { n: 1 } });
   const parent: string | null = m.parentId;
