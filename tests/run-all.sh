@@ -47,7 +47,7 @@ cargo test -p sessionkit --features remote --test remote --locked
 step "C ABI: header, C tests under ASan and valgrind, examples (tests/c/run.sh)"
 CARGO_LOCKED=1 bash tests/c/run.sh
 
-step "Python package: pip install ./bindings/python, pytest, mypy --strict (tests/python/run.sh)"
+step "Python package: sdist, manylinux wheel from it, pytest, mypy --strict (tests/python/run.sh)"
 bash tests/python/run.sh
 
 step "Node package: npm ci, addon built by its build script, node --test (tests/node/run.sh)"
