@@ -1,13 +1,21 @@
 # Shared by the tests/packaging scripts (sourced, not run).
 
-# PATH without the Rust toolchain: every directory holding cargo or rustc is
-# dropped, so what is installed from an artifact is shown to need neither.
+# PATH without the Rust toolchain: every directory holding cargo, rustc or
+# rustup is dropped, so what is installed from an artifact is shown to need
+# none of them. Rust from rustup lives in ~/.cargo/bin; one beside the system's
+# own tools (/usr/bin) cannot be left out, and that is an error.
 no_rust_path() {
     local dir out=""
     local IFS=:
     for dir in $PATH; do
         [ -n "$dir" ] || continue
-        if [ -e "$dir/cargo" ] || [ -e "$dir/rustc" ]; then continue; fi
+        if [ -e "$dir/cargo" ] || [ -e "$dir/rustc" ] || [ -e "$dir/rustup" ]; then
+            if [ -e "$dir/sh" ]; then
+                echo "packaging: cargo or rustc is in $dir, beside the system's tools: it cannot be left off PATH" >&2
+                return 1
+            fi
+            continue
+        fi
         out="${out:+$out:}$dir"
     done
     printf '%s\n' "$out"

@@ -174,16 +174,9 @@ check "npm pack: $(basename "$platform_tgz") holds sessionkit.$platform.node and
 check "@arethetypeswrong/cli --profile node16: no problem in the main tarball's types"
 
 # -- A PATH without Rust: the directories that hold cargo, rustc or rustup left out.
-norust=""
-IFS=: read -ra path_dirs <<<"$PATH"
-for d in "${path_dirs[@]}"; do
-    [ -n "$d" ] || continue
-    if [ -e "$d/cargo" ] || [ -e "$d/rustc" ] || [ -e "$d/rustup" ]; then continue; fi
-    norust="${norust:+$norust:}$d"
-done
-if PATH="$norust" command -v cargo >/dev/null 2>&1 || PATH="$norust" command -v rustc >/dev/null 2>&1; then
-    fail "cargo or rustc is still on the PATH built without them: $norust"
-fi
+. "$root/tests/packaging/lib.sh"
+norust="$(no_rust_path)"
+assert_no_rust "$norust"
 PATH="$norust" command -v node >/dev/null || fail "node is not on PATH without the Rust directories ($norust)"
 PATH="$norust" command -v npm >/dev/null || fail "npm is not on PATH without the Rust directories ($norust)"
 check "no cargo or rustc on the apps' PATH"

@@ -31,21 +31,11 @@ mkdir "$work/home" "$work/app"
 "$python" tests/packaging/quickstart.py python >"$work/app/app.py"
 "$python" -m venv "$work/venv"
 
-# PATH without Rust: every directory that holds cargo or rustc left out.
-path="" dropped=""
-IFS=: read -ra dirs <<<"$PATH"
-for dir in "${dirs[@]}"; do
-    if [ -z "$dir" ]; then continue; fi
-    if [ -e "$dir/cargo" ] || [ -e "$dir/rustc" ]; then
-        # Rust from rustup lives in ~/.cargo/bin; one in /usr/bin cannot be left out.
-        [ ! -e "$dir/sh" ] || fail "cargo or rustc is in $dir, beside the system's tools"
-        case ":$dropped:" in *":$dir:"*) ;; *) dropped="${dropped:+$dropped:}$dir" ;; esac
-        continue
-    fi
-    path="${path:+$path:}$dir"
-done
+. "$root/tests/packaging/lib.sh"
+path="$(no_rust_path)"
+assert_no_rust "$path"
 
-echo "-- python: the README's install line, pip offline, PATH without ${dropped:-no directory}:"
+echo "-- python: the README's install line, pip offline, PATH without Rust ($path):"
 sed 's/^/   /' "$work/install.sh"
 # As the user's shell would be: the virtualenv activated, HOME theirs, no
 # pip configuration or sessionkit variable of this machine's.
