@@ -22,7 +22,6 @@ case "$target" in /*) ;; *) target="$root/$target" ;; esac
 export CARGO_TARGET_DIR="$target"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-real_home="$HOME"
 quickstart() { python3 "$root/tests/packaging/quickstart.py" "$1" "$root/README.md"; }
 step() { printf -- '-- %s\n' "$*"; }
 
@@ -60,7 +59,7 @@ edition = "2021"
 publish = false
 
 [dependencies]
-sessionkit = { path = "$target/package/sessionkit-$(sed -n 's/^#define SK_VERSION "\(.*\)"$/\1/p' include/sessionkit.h)" }
+sessionkit = { path = "$target/package/sessionkit-$(cargo pkgid -p sessionkit | sed 's/.*[#@]//')" }
 serde_json = "1"
 TOML
 quickstart rust >"$app/src/main.rs"
@@ -112,5 +111,4 @@ bash tests/packaging/python.sh
 step "Node: the npm tarballs into a fresh app (tests/packaging/node.sh)"
 bash tests/packaging/node.sh
 
-HOME="$real_home"
 echo "packaging: every artifact installed and every quick-start ran"

@@ -37,6 +37,7 @@ def main() -> int:
     elif args:
         raise SystemExit(__doc__)
 
+    package_dirs = list(PACKAGE_DIRS)  # and each npm platform package, found below
     problems: list[str] = []
     workspace = tomllib.loads(read("Cargo.toml"))
     version = workspace["workspace"]["package"]["version"]
@@ -77,7 +78,7 @@ def main() -> int:
     for path in sorted(glob.glob(os.path.join(ROOT, "bindings/node/npm/*/package.json"))):
         rel = os.path.relpath(path, ROOT)
         check(rel, json.loads(read(rel))["version"])
-        PACKAGE_DIRS.append(os.path.dirname(rel))
+        package_dirs.append(os.path.dirname(rel))
 
     project = tomllib.loads(read("bindings/python/pyproject.toml"))["project"]
     if "version" in project.get("dynamic", []):
@@ -93,14 +94,14 @@ def main() -> int:
     released = [v for v in changelog if v != "Unreleased"]
     check("CHANGELOG.md newest version", released[0] if released else None)
 
-    for directory in [""] + PACKAGE_DIRS:
+    for directory in [""] + package_dirs:
         for name in LICENCES:
             rel = os.path.join(directory, name)
             if not os.path.isfile(os.path.join(ROOT, rel)):
                 problems.append(f"{rel} is missing")
             elif read(rel) != read(name):
                 problems.append(f"{rel} differs from the root's {name}")
-    seen.append(f"{' and '.join(LICENCES)} in: . {' '.join(PACKAGE_DIRS)}")
+    seen.append(f"{' and '.join(LICENCES)} in: . {' '.join(package_dirs)}")
 
     for line in seen:
         print(f"  {line}")
@@ -108,7 +109,7 @@ def main() -> int:
         for p in problems:
             print(f"versions.py: {p}", file=sys.stderr)
         return 1
-    print(f"one version, {version}, across {len(seen) - 1} places; licence files in {len(PACKAGE_DIRS) + 1} directories")
+    print(f"one version, {version}, across {len(seen) - 1} places; licence files in {len(package_dirs) + 1} directories")
     return 0
 
 
