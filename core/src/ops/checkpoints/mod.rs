@@ -107,6 +107,10 @@ pub struct CheckpointTuple {
     pub values: Vec<(String, TypedValue)>,
     /// Ordered by (task path, task id, idx), as a run applies them.
     pub writes: Vec<PendingWrite>,
+    /// For a checkpoint of format `v` < 4 with a parent: the values its parent's
+    /// tasks wrote to `__pregel_tasks`, in write order, which LangGraph reads
+    /// as that channel's value (sends were kept that way before v4).
+    pub pending_sends: Vec<TypedValue>,
 }
 
 /// Which checkpoints [`crate::Store::checkpoint_list`] returns.
@@ -160,6 +164,9 @@ pub struct DeltaHistory {
     /// The value at the nearest ancestor holding one; `None` when none does.
     pub seed: Option<TypedValue>,
 }
+
+/// The channel where LangGraph before checkpoint format 4 kept pending sends.
+pub const TASKS_CHANNEL: &str = "__pregel_tasks";
 
 /// The fixed index of a write to one of these channels, which replaces an
 /// earlier one of its task instead of being kept as first written.
@@ -501,6 +508,20 @@ impl Checkpoints<'_> {
             .map(|(c, r)| (c, r.clone()))
             .collect();
         let writes: Vec<thread::Write> = space.ordered_writes(id).into_iter().cloned().collect();
+        let old_format = cp
+            .checkpoint
+            .get("v")
+            .and_then(Value::as_f64)
+            .is_some_and(|v| v < 4.0);
+        let sends: Vec<ValueRef> = match (&cp.parent, old_format) {
+            (Some(p), true) => space
+                .ordered_writes(p)
+                .into_iter()
+                .filter(|w| w.channel == TASKS_CHANNEL)
+                .map(|w| w.value.clone())
+                .collect(),
+            _ => Vec::new(),
+        };
         let mut values = Vec::with_capacity(refs.len());
         for (c, r) in refs {
             values.push((c, st.typed(&r, blobs)?));
@@ -509,7 +530,12 @@ impl Checkpoints<'_> {
             .iter()
             .map(|w| st.pending_write(w, blobs))
             .collect::<Result<Vec<_>>>()?;
+        let pending_sends = sends
+            .iter()
+            .map(|r| st.typed(r, blobs))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Some(CheckpointTuple {
+            pending_sends,
             thread_id: st.thread_id.clone(),
             ns: ns.to_owned(),
             id: id.to_owned(),
