@@ -130,6 +130,26 @@ pub struct CheckpointQuery {
     pub limit: Option<usize>,
 }
 
+/// A checkpoint as listings show it, without its values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointSummary {
+    /// The namespace.
+    pub ns: String,
+    /// The checkpoint's id.
+    pub id: String,
+    /// The checkpoint it follows.
+    pub parent_id: Option<String>,
+    /// The checkpoint's `ts`, when it has one.
+    pub ts: Option<String>,
+    /// Its metadata (`source`, `step`, …).
+    pub metadata: Map<String, Value>,
+    /// The channels holding a value at this checkpoint.
+    pub channels: Vec<String>,
+    /// How many writes are pending on it.
+    pub writes: usize,
+}
+
 /// What [`crate::Store::checkpoint_prune`] keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PruneStrategy {
@@ -257,6 +277,14 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 }
 
 impl Checkpoints<'_> {
+    /// A new record: its `type`, then the time of writing (FORMAT.md §6).
+    fn record(&self, kind: &str) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("type".into(), kind.into());
+        m.insert("timestamp".into(), self.store.ids().timestamp().into());
+        m
+    }
+
     fn session_id(thread_id: &str) -> Result<String> {
         conversation_session_id(thread_id)
     }
@@ -340,8 +368,7 @@ impl Checkpoints<'_> {
             }
             refs.push((cv, Some((v.kind.clone(), vid))));
         }
-        let mut rec = Map::new();
-        rec.insert("type".into(), kind::CHECKPOINT.into());
+        let mut rec = self.record(kind::CHECKPOINT);
         rec.insert("ns".into(), put.ns.clone().into());
         rec.insert("checkpointId".into(), id.into());
         rec.insert(
@@ -390,8 +417,7 @@ impl Checkpoints<'_> {
                 Some(frame) => (values::Encoding::Zstd, frame, base.map(|(id, _)| id)),
                 None => (values::Encoding::Identity, bytes.to_vec(), None),
             };
-        let mut rec = Map::new();
-        rec.insert("type".into(), kind::VALUE.into());
+        let mut rec = self.record(kind::VALUE);
         rec.insert("id".into(), id.into());
         rec.insert("size".into(), bytes.len().into());
         rec.insert("encoding".into(), encoding.name().into());
@@ -474,8 +500,7 @@ impl Checkpoints<'_> {
                 "value": {"type": v.kind, "id": vid},
             }));
         }
-        let mut rec = Map::new();
-        rec.insert("type".into(), kind::WRITES.into());
+        let mut rec = self.record(kind::WRITES);
         rec.insert("ns".into(), ns.into());
         rec.insert("checkpointId".into(), checkpoint_id.into());
         rec.insert("taskId".into(), task_id.into());
@@ -571,6 +596,34 @@ impl Checkpoints<'_> {
             },
         };
         Self::tuple(&mut st, ns, &id, self.store.blobs())
+    }
+
+    /// The checkpoints a session holds, oldest first in each namespace.
+    pub fn summaries(&self, session_id: &str) -> Result<Vec<CheckpointSummary>> {
+        crate::format::layout::check_session_id(session_id)?;
+        let Some(st) = self.state(session_id)? else {
+            return Err(Error::NotFound(format!("session {session_id}")));
+        };
+        let st = st.lock();
+        let mut out = Vec::new();
+        for (ns, space) in &st.namespaces {
+            for (id, cp) in &space.checkpoints {
+                out.push(CheckpointSummary {
+                    ns: ns.clone(),
+                    id: id.clone(),
+                    parent_id: cp.parent.clone(),
+                    ts: cp
+                        .checkpoint
+                        .get("ts")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    metadata: cp.metadata.clone(),
+                    channels: space.value_refs(cp).into_iter().map(|(c, _)| c).collect(),
+                    writes: space.writes.get(id).map_or(0, |w| w.len()),
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The session ids of every thread: each session of the store.
@@ -693,8 +746,7 @@ impl Checkpoints<'_> {
         let records = ids
             .into_iter()
             .map(|(ns, ids)| {
-                let mut rec = Map::new();
-                rec.insert("type".into(), kind::DROP.into());
+                let mut rec = self.record(kind::DROP);
                 rec.insert("ns".into(), ns.into());
                 rec.insert("checkpointIds".into(), ids.into());
                 rec
