@@ -307,6 +307,124 @@ int sk_last_errno(void);
 // `sk_last_error` are not to be freed.
 void sk_string_free(char *s);
 
+// Store a checkpoint of thread `thread_id` (any string, mapped to a session
+// like a conversation id), with the values of its new channel versions, in
+// one write. `put_json`: `{"ns", "checkpoint" (the checkpoint without
+// channel_values; "id" required), "metadata", "parentId", "values": [{"channel",
+// "version", "value": {"type", "bytes" (base64)} | null}]}`. A value the thread
+// holds already is not stored again; a checkpoint id stored before is replaced.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated.
+sk_status sk_checkpoint_put(const struct sk_store *store,
+                            const char *thread_id,
+                            const char *put_json);
+
+// Store the writes a task made, pending on a checkpoint. `writes_json`:
+// `{"ns", "checkpointId", "taskId", "taskPath", "writes": [{"channel", "value":
+// {"type", "bytes" (base64)}}]}`. A write at an index the task wrote before is
+// kept as first written, except to `__error__`, `__scheduled__`,
+// `__interrupt__` and `__resume__`, which are replaced.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated.
+sk_status sk_checkpoint_put_writes(const struct sk_store *store,
+                                   const char *thread_id,
+                                   const char *writes_json);
+
+// Checkpoint `checkpoint_id` (NULL: the newest) of namespace `ns` of a
+// thread: `out_json` receives `{"threadId", "ns", "id", "parentId",
+// "checkpoint", "metadata", "values": {channel: {"type", "bytes"}}, "writes":
+// [{"taskId", "channel", "value", "taskPath", "idx"}], "pendingSends"}`, or
+// `null` when there is none.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated
+// (`checkpoint_id` may be NULL); `out_json` is NULL or writable. Free the
+// result with `sk_string_free`.
+sk_status sk_checkpoint_get(const struct sk_store *store,
+                            const char *thread_id,
+                            const char *ns,
+                            const char *checkpoint_id,
+                            char **out_json);
+
+// The checkpoints `query_json` selects (`{"threadId", "ns", "checkpointId",
+// "filter", "before", "limit"}`, each optional; NULL or empty selects all),
+// newest first within each thread and namespace, as a JSON array of what
+// `sk_checkpoint_get` returns.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `query_json` is NULL or NUL-terminated;
+// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_checkpoint_list(const struct sk_store *store, const char *query_json, char **out_json);
+
+// Move a thread's session to the trash (restorable with
+// `sk_store_restore_session`). A thread that does not exist is not an error.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `thread_id` is NULL or NUL-terminated.
+sk_status sk_checkpoint_delete_thread(const struct sk_store *store, const char *thread_id);
+
+// Copy every checkpoint, write and value of thread `source` into thread
+// `target` (created if needed). Nothing happens when `source` does not exist.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated.
+sk_status sk_checkpoint_copy_thread(const struct sk_store *store,
+                                    const char *source,
+                                    const char *target);
+
+// Prune the threads of `thread_ids_json` (a JSON array of strings):
+// `strategy` `"keep_latest"` keeps the newest checkpoint of each namespace,
+// `"delete"` moves the threads to the trash.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated.
+sk_status sk_checkpoint_prune(const struct sk_store *store,
+                              const char *thread_ids_json,
+                              const char *strategy);
+
+// Remove, in every thread, the checkpoints whose `metadata.run_id` is in
+// `run_ids_json` (a JSON array of strings), with their writes.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `run_ids_json` is NULL or NUL-terminated.
+sk_status sk_checkpoint_delete_for_runs(const struct sk_store *store, const char *run_ids_json);
+
+// For each channel of `channels_json` (a JSON array of strings), the writes
+// on the path to checkpoint `checkpoint_id` (NULL: the newest of `ns`) back
+// to the nearest ancestor holding a value for it: `out_json` receives
+// `[{"channel", "writes", "seed"}]` (`seed` `null` when no ancestor holds one).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated
+// (`checkpoint_id` may be NULL); `out_json` is NULL or writable. Free the
+// result with `sk_string_free`.
+sk_status sk_checkpoint_delta_history(const struct sk_store *store,
+                                      const char *thread_id,
+                                      const char *ns,
+                                      const char *checkpoint_id,
+                                      const char *channels_json,
+                                      char **out_json);
+
+// The channel version after `current_json` (JSON: `null`, a number or a
+// version this made; NULL means `null`), as a string in `out_version`.
+//
+// # Safety
+//
+// `current_json` is NULL or NUL-terminated; `out_version` is NULL or
+// writable. Free the result with `sk_string_free`.
+sk_status sk_next_channel_version(const char *current_json, char **out_version);
+
 // The effective settings of the store's user and project.
 //
 // - `options_json`: NULL, "" or `{"sources": ["user", "project", "local",

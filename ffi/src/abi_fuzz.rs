@@ -323,6 +323,18 @@ impl AbiFuzz {
                     r
                 }
                 "sk_list_all_sessions" => sk_list_all_sessions(p(0), out),
+                "sk_checkpoint_put" => sk_checkpoint_put(st, p(0), p(1)),
+                "sk_checkpoint_put_writes" => sk_checkpoint_put_writes(st, p(0), p(1)),
+                "sk_checkpoint_get" => sk_checkpoint_get(st, p(0), p(1), p(2), out),
+                "sk_checkpoint_list" => sk_checkpoint_list(st, p(0), out),
+                "sk_checkpoint_delete_thread" => sk_checkpoint_delete_thread(st, p(0)),
+                "sk_checkpoint_copy_thread" => sk_checkpoint_copy_thread(st, p(0), p(1)),
+                "sk_checkpoint_prune" => sk_checkpoint_prune(st, p(0), p(1)),
+                "sk_checkpoint_delete_for_runs" => sk_checkpoint_delete_for_runs(st, p(0)),
+                "sk_checkpoint_delta_history" => {
+                    sk_checkpoint_delta_history(st, p(0), p(1), p(2), p(3), out)
+                }
+                "sk_next_channel_version" => sk_next_channel_version(p(0), out),
                 "sk_store_settings" => sk_store_settings(st, p(0), out),
                 "sk_store_set_setting" => sk_store_set_setting(st, p(0), p(1), p(2), out),
                 "sk_store_unset_setting" => sk_store_unset_setting(st, p(0), p(1), out),
@@ -602,6 +614,16 @@ pub const OPS: &[(&str, usize, bool)] = &[
     ("sk_store_migrate_settings", 1, true),
     ("sk_remote_push_in_background", 2, true),
     ("sk_store_restore_session", 1, true),
+    ("sk_checkpoint_put", 2, false),
+    ("sk_checkpoint_put_writes", 2, false),
+    ("sk_checkpoint_get", 3, true),
+    ("sk_checkpoint_list", 1, true),
+    ("sk_checkpoint_delete_thread", 1, false),
+    ("sk_checkpoint_copy_thread", 2, false),
+    ("sk_checkpoint_prune", 2, false),
+    ("sk_checkpoint_delete_for_runs", 1, false),
+    ("sk_checkpoint_delta_history", 4, true),
+    ("sk_next_channel_version", 1, false),
 ];
 
 /// Seeds: each fixture log's lines as messages, batches, state, patches and
@@ -712,6 +734,17 @@ pub fn seeds(root: &Path) -> Vec<Vec<u8>> {
         ("sk_remote_follow", &[b"@S", b"0"]),
         ("sk_store_migrate_settings", &[b"project"]),
         ("sk_remote_push_in_background", &[b"@S", b"20"]),
+        ("sk_checkpoint_put", &[b"t/1", br#"{"checkpoint": {"id": "1", "channel_versions": {"m": 1}}, "metadata": {"run_id": "r"}, "values": [{"channel": "m", "version": 1, "value": {"type": "json", "bytes": "WyJoaSJd"}}]}"#]),
+        ("sk_checkpoint_put", &[b"@S", br#"{"checkpoint": {"id": "2"}, "parentId": "1"}"#]),
+        ("sk_checkpoint_put_writes", &[b"t/1", br#"{"checkpointId": "1", "taskId": "t", "writes": [{"channel": "__interrupt__", "value": {"type": "json", "bytes": "MQ=="}}]}"#]),
+        ("sk_checkpoint_get", &[b"t/1", b"", b"1"]),
+        ("sk_checkpoint_list", &[br#"{"threadId": "t/1", "filter": {"run_id": "r"}, "limit": 1}"#]),
+        ("sk_checkpoint_delete_thread", &[b"t/1"]),
+        ("sk_checkpoint_copy_thread", &[b"t/1", b"t/2"]),
+        ("sk_checkpoint_prune", &[br#"["t/1"]"#, b"keep_latest"]),
+        ("sk_checkpoint_delete_for_runs", &[br#"["r"]"#]),
+        ("sk_checkpoint_delta_history", &[b"t/1", b"", b"1", br#"["m"]"#]),
+        ("sk_next_channel_version", &[b"\"00000000000000000000000000000007.5\""]),
     ];
     for (name, args) in plausible {
         out.push(prog(name, args));

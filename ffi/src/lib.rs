@@ -148,6 +148,7 @@ use sessionkit::Error;
 
 #[cfg(any(test, fuzzing))]
 mod abi_fuzz;
+mod checkpoints;
 mod config;
 mod import;
 mod remote;
@@ -156,6 +157,7 @@ mod store;
 mod subagent;
 mod view;
 
+pub use checkpoints::*;
 pub use config::*;
 pub use import::*;
 pub use remote::*;

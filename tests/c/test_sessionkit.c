@@ -2931,6 +2931,92 @@ done:
 
 /* ---- main ------------------------------------------------------------------- */
 
+/* A graph checkpointer's thread (LangGraph's saver, FORMAT.md §24) through
+ * the C ABI: what Python and Node store, a C host reads, and the other way. */
+static void test_checkpoints(void) {
+    char *root = fresh_dir("root-checkpoints");
+    sk_store *store = open_store(root);
+    /* "WyJoaSJd" is ["hi"], "WyJoaSIsInlvIl0=" is ["hi","yo"]. */
+    OK(sk_checkpoint_put(store, "thread/1",
+                         "{\"checkpoint\": {\"id\": \"1\", \"v\": 4, \"channel_versions\": {\"m\": 1}},"
+                         " \"metadata\": {\"step\": -1, \"run_id\": \"r1\"},"
+                         " \"values\": [{\"channel\": \"m\", \"version\": 1,"
+                         " \"value\": {\"type\": \"json\", \"bytes\": \"WyJoaSJd\"}}]}"));
+    OK(sk_checkpoint_put(store, "thread/1",
+                         "{\"checkpoint\": {\"id\": \"2\", \"v\": 4, \"channel_versions\": {\"m\": 2}},"
+                         " \"metadata\": {\"step\": 0, \"run_id\": \"r2\"}, \"parentId\": \"1\","
+                         " \"values\": [{\"channel\": \"m\", \"version\": 2,"
+                         " \"value\": {\"type\": \"json\", \"bytes\": \"WyJoaSIsInlvIl0=\"}}]}"));
+    OK(sk_checkpoint_put_writes(store, "thread/1",
+                                "{\"checkpointId\": \"2\", \"taskId\": \"t\", \"writes\":"
+                                " [{\"channel\": \"__interrupt__\", \"value\": {\"type\": \"json\", \"bytes\": \"MQ==\"}}]}"));
+    char *got = NULL;
+    OK(sk_checkpoint_get(store, "thread/1", "", NULL, &got));
+    char *id = mj_str(mj_get(got, "id"));
+    CHECK_STR(id, "2");
+    free(id);
+    char *parent = mj_str(mj_get(got, "parentId"));
+    CHECK_STR(parent, "1");
+    free(parent);
+    char *bytes = mj_str(mj_get(mj_get(mj_get(got, "values"), "m"), "bytes"));
+    CHECK_STR(bytes, "WyJoaSIsInlvIl0=");
+    free(bytes);
+    char *idx = mj_str(mj_get(mj_at(mj_get(got, "writes"), 0), "idx"));
+    CHECK(mj_len(mj_get(got, "writes")) == 1);
+    free(idx);
+    sk_string_free(got);
+    OK(sk_checkpoint_get(store, "thread/1", "", "9", &got));
+    CHECK(mj_is_null(got));
+    sk_string_free(got);
+
+    char *list = NULL;
+    OK(sk_checkpoint_list(store, "{\"threadId\": \"thread/1\", \"filter\": {\"step\": -1}}", &list));
+    CHECK(mj_len(list) == 1);
+    sk_string_free(list);
+    OK(sk_checkpoint_copy_thread(store, "thread/1", "thread/2"));
+    OK(sk_checkpoint_delete_for_runs(store, "[\"r1\"]"));
+    OK(sk_checkpoint_list(store, "{\"threadId\": \"thread/2\"}", &list));
+    CHECK(mj_len(list) == 1);
+    sk_string_free(list);
+    char *hist = NULL;
+    OK(sk_checkpoint_delta_history(store, "thread/1", "", NULL, "[\"m\"]", &hist));
+    CHECK(mj_len(hist) == 1);
+    sk_string_free(hist);
+    char *v = NULL;
+    OK(sk_next_channel_version("3", &v));
+    CHECK(strncmp(v, "00000000000000000000000000000004.", 33) == 0);
+    sk_string_free(v);
+
+    /* Bad input names what was wrong and creates nothing. */
+    ERR(sk_checkpoint_put(store, "thread/3", "{\"checkpoint\": {}}"), SK_INVALID_INPUT, "\"id\"");
+    ERR(sk_checkpoint_put(store, "thread/3", "{\"checkpoint\": {\"id\": \"1\"}, \"values\": "
+                                             "[{\"channel\": \"m\", \"version\": 1, \"value\": {\"type\": \"json\", \"bytes\": \"!\"}}]}"),
+        SK_INVALID_INPUT, "base64");
+    ERR(sk_checkpoint_prune(store, "[\"thread/1\"]", "some"), SK_INVALID_INPUT, "keep_latest");
+    ERR(sk_checkpoint_put(NULL, "t", "{}"), SK_NULL_ARGUMENT, "store");
+    ERR(sk_checkpoint_get(store, "t", "", NULL, NULL), SK_NULL_ARGUMENT, "out_json");
+    OK(sk_checkpoint_list(store, "{\"threadId\": \"thread/3\"}", &list));
+    CHECK(mj_len(list) == 0);
+    sk_string_free(list);
+
+    /* Deleting a thread moves it to the trash, from which it comes back. */
+    OK(sk_checkpoint_prune(store, "[\"thread/2\"]", "delete"));
+    OK(sk_checkpoint_list(store, "{\"threadId\": \"thread/2\"}", &list));
+    CHECK(mj_len(list) == 0);
+    sk_string_free(list);
+    char *sid = NULL, *entry = NULL;
+    OK(sk_conversation_session_id("thread/2", &sid));
+    OK(sk_store_restore_session(store, sid, &entry));
+    sk_string_free(entry);
+    sk_string_free(sid);
+    OK(sk_checkpoint_list(store, "{\"threadId\": \"thread/2\"}", &list));
+    CHECK(mj_len(list) == 1);
+    sk_string_free(list);
+    OK(sk_checkpoint_delete_thread(store, "thread/2"));
+    sk_store_close(&store);
+    free(root);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s <tests/fixtures directory>\n", argv[0]);
@@ -2970,6 +3056,7 @@ int main(int argc, char **argv) {
     run("defaults and limits the header states", test_defaults_and_limits);
     run("a forked child may read, not write", test_forked_child);
     run("import transcripts, export a session", test_import_export);
+    run("graph checkpoints (LangGraph's saver)", test_checkpoints);
     run("fixtures: logs replayed", test_fixture_logs);
     run("fixtures: golden store replayed", test_fixture_golden_store);
     run("remote: NULL for every pointer argument", test_remote_null_arguments);

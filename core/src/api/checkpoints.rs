@@ -4,8 +4,8 @@
 use crate::api::Store;
 use crate::error::Result;
 use crate::ops::checkpoints::{
-    CheckpointPut, CheckpointQuery, CheckpointSummary, CheckpointTuple, Checkpoints, DeltaHistory,
-    PruneStrategy, TypedValue,
+    CheckpointPut, CheckpointQuery, CheckpointSummary, CheckpointTuple, CheckpointWrites,
+    Checkpoints, DeltaHistory, PruneStrategy, TypedValue,
 };
 
 impl Store {
@@ -22,6 +22,20 @@ impl Store {
     /// holds already is not stored again.
     pub fn checkpoint_put(&self, thread_id: &str, put: CheckpointPut) -> Result<()> {
         self.checkpoints().put(thread_id, put)
+    }
+
+    /// [`Store::checkpoint_put_writes`] with the writes as one value (what
+    /// hosts that speak JSON pass: the C ABI, the CLI).
+    pub fn checkpoint_put_task_writes(&self, thread_id: &str, w: CheckpointWrites) -> Result<()> {
+        let writes = w.writes.into_iter().map(|x| (x.channel, x.value)).collect();
+        self.checkpoint_put_writes(
+            thread_id,
+            &w.ns,
+            &w.checkpoint_id,
+            &w.task_id,
+            &w.task_path,
+            writes,
+        )
     }
 
     /// Store the writes (channel, value) task `task_id` made, pending on a

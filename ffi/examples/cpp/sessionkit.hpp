@@ -465,6 +465,47 @@ public:
         return detail::string_result(
             [&](char **o) { return sk_store_restore_session(h_, session_id.c_str(), o); });
     }
+    // A graph checkpointer's threads (LangGraph's saver; FORMAT.md §24). JSON in
+    // and out, the serializer's bytes in base64.
+    void checkpoint_put(const std::string &thread_id, const std::string &put_json) {
+        detail::check(sk_checkpoint_put(h_, thread_id.c_str(), put_json.c_str()));
+    }
+    void checkpoint_put_writes(const std::string &thread_id, const std::string &writes_json) {
+        detail::check(sk_checkpoint_put_writes(h_, thread_id.c_str(), writes_json.c_str()));
+    }
+    // A checkpoint, or "null"; the newest of `ns` when `checkpoint_id` is empty.
+    std::string checkpoint_get(const std::string &thread_id, const std::string &ns = "",
+                               const std::string &checkpoint_id = "") const {
+        return detail::string_result([&](char **o) {
+            return sk_checkpoint_get(h_, thread_id.c_str(), ns.c_str(), detail::opt(checkpoint_id), o);
+        });
+    }
+    std::string checkpoint_list(const std::string &query_json = "") const {
+        return detail::string_result(
+            [&](char **o) { return sk_checkpoint_list(h_, detail::opt(query_json), o); });
+    }
+    void checkpoint_delete_thread(const std::string &thread_id) {
+        detail::check(sk_checkpoint_delete_thread(h_, thread_id.c_str()));
+    }
+    void checkpoint_copy_thread(const std::string &source, const std::string &target) {
+        detail::check(sk_checkpoint_copy_thread(h_, source.c_str(), target.c_str()));
+    }
+    void checkpoint_prune(const std::vector<std::string> &thread_ids,
+                          const std::string &strategy = "keep_latest") {
+        detail::check(sk_checkpoint_prune(h_, detail::json_array(thread_ids).c_str(), strategy.c_str()));
+    }
+    void checkpoint_delete_for_runs(const std::vector<std::string> &run_ids) {
+        detail::check(sk_checkpoint_delete_for_runs(h_, detail::json_array(run_ids).c_str()));
+    }
+    std::string checkpoint_delta_history(const std::string &thread_id, const std::string &ns,
+                                         const std::string &checkpoint_id,
+                                         const std::vector<std::string> &channels) const {
+        const std::string channels_json = detail::json_array(channels);
+        return detail::string_result([&](char **o) {
+            return sk_checkpoint_delta_history(h_, thread_id.c_str(), ns.c_str(),
+                                               detail::opt(checkpoint_id), channels_json.c_str(), o);
+        });
+    }
     View read_session(const std::string &session_id) const {
         sk_view *v = nullptr;
         detail::check(sk_store_read_session(h_, session_id.c_str(), &v));
@@ -699,6 +740,12 @@ inline std::string conversation_session_id(const std::string &conversation_id) {
 inline std::string list_all_sessions(const std::string &options_json = "") {
     return detail::string_result(
         [&](char **o) { return sk_list_all_sessions(detail::opt(options_json), o); });
+}
+
+// The channel version after `current_json` (JSON; empty for none).
+inline std::string next_channel_version(const std::string &current_json = "") {
+    return detail::string_result(
+        [&](char **o) { return sk_next_channel_version(detail::opt(current_json), o); });
 }
 
 }  // namespace sessionkit

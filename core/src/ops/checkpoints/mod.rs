@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use parking_lot::Mutex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
@@ -27,13 +27,14 @@ use thread::{Namespace, ThreadState, ValueRef};
 /// A value as the framework's serializer gives it: its type tag (`"msgpack"`,
 /// `"json"`, …) and its bytes. sessionkit stores the bytes; only the
 /// framework reads them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TypedValue {
     /// The serializer's type tag.
     #[serde(rename = "type")]
     pub kind: String,
     /// The serialized bytes (base64 in JSON).
-    #[serde(serialize_with = "as_base64")]
+    #[serde(serialize_with = "as_base64", deserialize_with = "from_base64")]
     pub bytes: Vec<u8>,
 }
 
@@ -41,9 +42,30 @@ fn as_base64<S: serde::Serializer>(b: &[u8], s: S) -> std::result::Result<S::Ok,
     s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(b))
 }
 
+fn from_base64<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<u8>, D::Error> {
+    let s = String::deserialize(d)?;
+    base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .map_err(|e| serde::de::Error::custom(format!("bytes are not base64: {e}")))
+}
+
+/// Channel values as a JSON object, channel → value.
+fn values_as_object<S: serde::Serializer>(
+    v: &[(String, TypedValue)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(v.len()))?;
+    for (k, x) in v {
+        m.serialize_entry(k, x)?;
+    }
+    m.end()
+}
+
 /// A channel's new version in a checkpoint, with its value; `None` when the
 /// channel has no value at that version (LangGraph's "empty").
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ChannelValue {
     /// The channel's name.
     pub channel: String,
@@ -54,7 +76,8 @@ pub struct ChannelValue {
 }
 
 /// A checkpoint to store.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct CheckpointPut {
     /// The namespace (`checkpoint_ns`; `""` for the graph itself).
     pub ns: String,
@@ -103,7 +126,9 @@ pub struct CheckpointTuple {
     pub checkpoint: Map<String, Value>,
     /// Its metadata.
     pub metadata: Map<String, Value>,
-    /// The value of each channel of `checkpoint.channel_versions` that has one.
+    /// The value of each channel of `checkpoint.channel_versions` that has one
+    /// (in JSON, an object: channel → value).
+    #[serde(serialize_with = "values_as_object")]
     pub values: Vec<(String, TypedValue)>,
     /// Ordered by (task path, task id, idx), as a run applies them.
     pub writes: Vec<PendingWrite>,
@@ -114,7 +139,8 @@ pub struct CheckpointTuple {
 }
 
 /// Which checkpoints [`crate::Store::checkpoint_list`] returns.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct CheckpointQuery {
     /// One thread; every thread of the store when `None`.
     pub thread_id: Option<String>,
@@ -128,6 +154,56 @@ pub struct CheckpointQuery {
     pub before: Option<String>,
     /// At most this many.
     pub limit: Option<usize>,
+}
+
+/// A task's writes to store, as JSON hosts give them (the C ABI, the CLI).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct CheckpointWrites {
+    /// The namespace.
+    pub ns: String,
+    /// The checkpoint the writes are pending on.
+    pub checkpoint_id: String,
+    /// The task that wrote.
+    pub task_id: String,
+    /// The task's path (`""` when not given).
+    pub task_path: String,
+    /// The writes, in the task's order.
+    pub writes: Vec<ChannelWrite>,
+}
+
+/// One write of [`CheckpointWrites`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelWrite {
+    /// The channel written to.
+    pub channel: String,
+    /// The value written.
+    pub value: TypedValue,
+}
+
+impl CheckpointPut {
+    /// Parse a checkpoint from JSON (`ns`, `checkpoint`, `metadata`,
+    /// `parentId`, `values`: `[{channel, version, value: {type, bytes (base64)} | null}]`).
+    pub fn from_json(json: &str) -> Result<CheckpointPut> {
+        crate::format::json::object_from_json("checkpoint", json)
+    }
+}
+
+impl CheckpointWrites {
+    /// Parse writes from JSON (`ns`, `checkpointId`, `taskId`, `taskPath`,
+    /// `writes`: `[{channel, value: {type, bytes (base64)}}]`).
+    pub fn from_json(json: &str) -> Result<CheckpointWrites> {
+        crate::format::json::object_from_json("checkpoint writes", json)
+    }
+}
+
+impl CheckpointQuery {
+    /// Parse a query from JSON (`threadId`, `ns`, `checkpointId`, `filter`,
+    /// `before`, `limit`, each optional); empty text is every checkpoint.
+    pub fn from_json(json: &str) -> Result<CheckpointQuery> {
+        crate::format::json::options_from_json("checkpoint query", json)
+    }
 }
 
 /// A checkpoint as listings show it, without its values.
@@ -289,8 +365,8 @@ impl Checkpoints<'_> {
         conversation_session_id(thread_id)
     }
 
-    /// The thread's state, brought up to date; `None` when it has no log.
-    fn state(&self, session_id: &str) -> Result<Option<Arc<Mutex<ThreadState>>>> {
+    /// The thread's state, brought up to date, and whether it has a log.
+    fn thread(&self, session_id: &str) -> Result<(Arc<Mutex<ThreadState>>, bool)> {
         let st = {
             let mut states = self.threads.states.lock();
             match states.get(session_id) {
@@ -304,7 +380,29 @@ impl Checkpoints<'_> {
             }
         };
         let exists = st.lock().refresh()?;
+        Ok((st, exists))
+    }
+
+    /// The thread's state, brought up to date; `None` when it has no log.
+    fn state(&self, session_id: &str) -> Result<Option<Arc<Mutex<ThreadState>>>> {
+        let (st, exists) = self.thread(session_id)?;
         Ok(exists.then_some(st))
+    }
+
+    /// Append records to a thread, in one write, creating its session first
+    /// if needed; a record over the store's limit fails the call before
+    /// anything is created or written.
+    fn append(
+        &self,
+        thread_id: &str,
+        session_id: &str,
+        records: Vec<Map<String, Value>>,
+    ) -> Result<()> {
+        let max = Some(self.store.options().max_record_bytes);
+        for r in &records {
+            crate::log::writer::record_line(r, max)?;
+        }
+        self.writer(thread_id, session_id)?.append_records(records)
     }
 
     fn writer(&self, thread_id: &str, session_id: &str) -> Result<Arc<SessionCore>> {
@@ -346,10 +444,7 @@ impl Checkpoints<'_> {
         if let Some(p) = &put.parent_id {
             check_id("parent checkpoint id", p)?;
         }
-        let writer = self.writer(thread_id, &session_id)?;
-        let st = self
-            .state(&session_id)?
-            .ok_or_else(|| Error::NotFound(format!("thread {thread_id:?}'s log")))?;
+        let (st, _) = self.thread(&session_id)?;
         let mut st = st.lock();
         let mut records = Vec::new();
         let mut written: Vec<(String, Arc<Vec<u8>>)> = Vec::new();
@@ -395,7 +490,7 @@ impl Checkpoints<'_> {
             .collect();
         rec.insert("values".into(), Value::Array(vals));
         records.push(rec);
-        writer.append_records(records)?;
+        self.append(thread_id, &session_id, records)?;
         for (vid, bytes) in written {
             st.remember(&vid, bytes);
         }
@@ -476,10 +571,7 @@ impl Checkpoints<'_> {
     ) -> Result<()> {
         check_id("checkpoint id", checkpoint_id)?;
         let session_id = Self::session_id(thread_id)?;
-        let writer = self.writer(thread_id, &session_id)?;
-        let st = self
-            .state(&session_id)?
-            .ok_or_else(|| Error::NotFound(format!("thread {thread_id:?}'s log")))?;
+        let (st, _) = self.thread(&session_id)?;
         let mut st = st.lock();
         let mut records = Vec::new();
         let mut list = Vec::with_capacity(writes.len());
@@ -507,7 +599,7 @@ impl Checkpoints<'_> {
         rec.insert("taskPath".into(), task_path.into());
         rec.insert("writes".into(), Value::Array(list));
         records.push(rec);
-        writer.append_records(records)?;
+        self.append(thread_id, &session_id, records)?;
         for (vid, bytes) in written {
             st.remember(&vid, bytes);
         }
@@ -728,8 +820,7 @@ impl Checkpoints<'_> {
                 records.push(rec);
             }
         }
-        let writer = self.writer(target, &dst)?;
-        writer.append_records(records)
+        self.append(target, &dst, records)
     }
 
     /// Drop checkpoints (and their writes) from a thread's views with a `drop`
@@ -752,7 +843,7 @@ impl Checkpoints<'_> {
                 rec
             })
             .collect();
-        self.writer(&thread_id, session_id)?.append_records(records)
+        self.append(&thread_id, session_id, records)
     }
 
     /// Keep only the newest checkpoint of each namespace, or delete the threads.
