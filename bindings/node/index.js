@@ -796,6 +796,142 @@ class Store {
   async readMemory(name, options) {
     return this.#st.memoryRead(memoryScope(options), str(name, 'name'));
   }
+
+  // -- LangGraph checkpoints (docs/FORMAT.md §24; sessionkit/langgraph) -------
+  // A thread is a session; its checkpoints, pending writes and channel values
+  // are records of that session's log. Values are a serializer's
+  // `{ type, bytes }`, stored as they are; what is kept, replaced and found
+  // is the core's (see each method).
+
+  /** Store a checkpoint (an `id` that exists is replaced): `checkpoint`
+   *  without its channel values, its `metadata`, its `parentId`, and for
+   *  each channel of the new versions its `{ channel, version, value }`
+   *  (`value` null: the channel is empty at that version). */
+  async checkpointPut(threadId, options) {
+    const t = str(threadId, 'threadId');
+    const o = object(options, 'options');
+    const ns = str(o.ns, 'options.ns');
+    const checkpoint = encObject(o.checkpoint, 'options.checkpoint');
+    const metadata = encObject(o.metadata, 'options.metadata');
+    const parentId = optStr(o.parentId, 'options.parentId');
+    if (!Array.isArray(o.values)) throw invalid(`argument \`options.values\` must be an array, not ${describe(o.values)}`);
+    const values = o.values.map((v, i) => {
+      const at = `options.values[${i}]`;
+      object(v, at);
+      return { channel: str(v.channel, `${at}.channel`), version: version_(v.version, `${at}.version`), value: optTyped(v.value, `${at}.value`) };
+    });
+    await this.#st.checkpointPut(t, ns, checkpoint, metadata, parentId, values);
+  }
+  /** Store a task's writes on a checkpoint. Their `idx` is the core's:
+   *  LangGraph's special channels' fixed negative index, else the position
+   *  in `writes`; a (task, idx >= 0) already stored is kept. */
+  async checkpointPutWrites(threadId, options) {
+    const t = str(threadId, 'threadId');
+    const o = object(options, 'options');
+    if (!Array.isArray(o.writes)) throw invalid(`argument \`options.writes\` must be an array, not ${describe(o.writes)}`);
+    const writes = o.writes.map((w, i) => {
+      const at = `options.writes[${i}]`;
+      object(w, at);
+      return { channel: str(w.channel, `${at}.channel`), value: typed(w.value, `${at}.value`) };
+    });
+    await this.#st.checkpointPutWrites(
+      t,
+      str(o.ns, 'options.ns'),
+      str(o.checkpointId, 'options.checkpointId'),
+      str(o.taskId, 'options.taskId'),
+      str(o.taskPath ?? '', 'options.taskPath'),
+      writes,
+    );
+  }
+  /** The checkpoint `checkpointId` of the thread's namespace `ns` (the
+   *  latest when null), its values and pending writes; null when none. */
+  async checkpointGet(threadId, ns, checkpointId) {
+    const r = await this.#st.checkpointGet(str(threadId, 'threadId'), str(ns, 'ns'), optStr(checkpointId, 'checkpointId'));
+    return r === null ? null : checkpointRecord(r);
+  }
+  /** Checkpoints newest first: of one thread or, without `threadId`, of
+   *  every thread of the store; of one namespace or all; `filter` keeps those
+   *  whose metadata has each key equal; `before` those with a smaller id. */
+  async checkpointList(options) {
+    const o = options === undefined || options === null ? {} : object(options, 'options');
+    const limit = o.limit === undefined || o.limit === null ? null : count(o.limit, 'options.limit');
+    const filter = o.filter === undefined || o.filter === null ? null : encObject(o.filter, 'options.filter');
+    const records = await this.#st.checkpointList(
+      optStr(o.threadId, 'options.threadId'),
+      optStr(o.ns, 'options.ns'),
+      optStr(o.checkpointId, 'options.checkpointId'),
+      filter,
+      optStr(o.before, 'options.before'),
+      limit,
+    );
+    return records.map(checkpointRecord);
+  }
+  /** Move the thread's session to the trash (restorable until purged). */
+  async checkpointDeleteThread(threadId) {
+    await this.#st.checkpointDeleteThread(str(threadId, 'threadId'));
+  }
+  /** Copy every checkpoint, write and value of thread `source` into `target`. */
+  async checkpointCopyThread(source, target) {
+    await this.#st.checkpointCopyThread(str(source, 'source'), str(target, 'target'));
+  }
+  /** `keep_latest`: keep each namespace's newest checkpoint (and its
+   *  writes); `delete`: remove every checkpoint of the threads. */
+  async checkpointPrune(threadIds, strategy) {
+    if (!Array.isArray(threadIds)) throw invalid(`argument \`threadIds\` must be an array of strings, not ${describe(threadIds)}`);
+    threadIds.forEach((t, i) => str(t, `threadIds[${i}]`));
+    await this.#st.checkpointPrune(threadIds, str(strategy, 'strategy'));
+  }
+  /** Remove, in every thread, the checkpoints whose `metadata.run_id` is
+   *  one of `runIds`, with their writes. */
+  async checkpointDeleteForRuns(runIds) {
+    if (!Array.isArray(runIds)) throw invalid(`argument \`runIds\` must be an array of strings, not ${describe(runIds)}`);
+    runIds.forEach((r, i) => str(r, `runIds[${i}]`));
+    await this.#st.checkpointDeleteForRuns(runIds);
+  }
+  /** Per channel, the writes on the path to the checkpoint (oldest first)
+   *  since the nearest ancestor that stored a value, and that value as
+   *  `seed` (LangGraph's getDeltaChannelHistory). */
+  async checkpointDeltaHistory(threadId, ns, checkpointId, channels) {
+    if (!Array.isArray(channels)) throw invalid(`argument \`channels\` must be an array of strings, not ${describe(channels)}`);
+    channels.forEach((c, i) => str(c, `channels[${i}]`));
+    return this.#st.checkpointDeltaHistory(str(threadId, 'threadId'), str(ns, 'ns'), optStr(checkpointId, 'checkpointId'), channels);
+  }
+}
+
+function object(v, name) {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    throw invalid(`argument \`${name}\` must be an object, not ${describe(v)}`);
+  }
+  return v;
+}
+
+/** A channel version: LangGraph's are numbers or strings. */
+function version_(v, name) {
+  if (typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))) return v;
+  throw invalid(`argument \`${name}\` must be a string or a finite number, not ${describe(v)}`);
+}
+
+/** A serializer's `{ type, bytes }`, the bytes as a Buffer (not copied). */
+function typed(v, name) {
+  object(v, name);
+  const type = str(v.type, `${name}.type`);
+  const b = v.bytes;
+  if (!(b instanceof Uint8Array)) throw invalid(`argument \`${name}.bytes\` must be a Uint8Array, not ${describe(b)}`);
+  return { type, bytes: Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength) };
+}
+
+function optTyped(v, name) {
+  return v === undefined || v === null ? null : typed(v, name);
+}
+
+function checkpointRecord(r) {
+  return { ...r, checkpoint: parse(r.checkpoint), metadata: parse(r.metadata) };
+}
+
+/** The next version of a channel after `current` (undefined or null: the
+ *  first), as the core makes them: `<counter, 32 digits>.<16 random digits>`. */
+function nextChannelVersion(current) {
+  return native.nextChannelVersion(current === undefined ? null : current);
 }
 
 const nativeStoreClass = native.NativeStore;
@@ -833,4 +969,4 @@ function poolRoundTrip() {
   return native.poolRoundTrip();
 }
 
-module.exports = { Store, Remote, Follower, BackgroundPush, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, conversationSessionId, poolRoundTrip, importTranscripts, listAllSessions };
+module.exports = { Store, Remote, Follower, BackgroundPush, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, conversationSessionId, poolRoundTrip, importTranscripts, listAllSessions, nextChannelVersion };
