@@ -94,7 +94,7 @@ function defineSessionkitSaver(checkpoint) {
         ns,
         checkpoint: rest,
         metadata: await this.#dumpMetadata(metadata),
-        parentId: c.checkpoint_id ?? null,
+        parentId: c.checkpoint_id || null,
         values,
       });
       return { configurable: { thread_id: c.thread_id, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
