@@ -3,6 +3,7 @@
 // checkpoint operations (copy, prune, delete for runs, trash), and the
 // saver's handle (a given store, close).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,7 +17,7 @@ import { Store, conversationSessionId, nextChannelVersion } from 'sessionkit';
 import { SessionkitSaver } from 'sessionkit/langgraph';
 
 import { chatGraph, transcript } from './langgraph-chat.mjs';
-import { tmpdir } from './helpers.mjs';
+import { here, tmpdir } from './helpers.mjs';
 
 function place() {
   const dir = tmpdir();
@@ -180,4 +181,21 @@ test('the require() and import entry points each extend their own build of @lang
   assert.ok(imported instanceof lgEsm.BaseCheckpointSaver);
   await required.close();
   await imported.close();
+});
+
+test("bindings/node/README.md's LangGraph example runs as a user copies it", () => {
+  const dir = tmpdir();
+  fs.symlinkSync(path.join(here, 'node_modules'), path.join(dir, 'node_modules'));
+  const readme = path.join(here, '..', '..', 'bindings', 'node', 'README.md');
+  const quickstart = path.join(here, '..', 'packaging', 'quickstart.py');
+  const code = spawnSync('python3', [quickstart, 'langgraph', readme], { encoding: 'utf8' });
+  assert.equal(code.status, 0, code.stderr);
+  fs.writeFileSync(path.join(dir, 'graph.mjs'), code.stdout);
+  const r = spawnSync(process.execPath, ['graph.mjs'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, SESSIONKIT_HOME: path.join(dir, 'home') },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim(), '2', 'the user message and the echo');
 });

@@ -62,6 +62,6 @@ node --test --test-reporter=spec "$@" ./*.test.mjs
 report="$target/langgraph-vitest.json"
 rm -f "$report"
 "$pkg/node_modules/.bin/vitest" run --globals --root "$root/tests/node/langgraph" \
-    --reporter=default --reporter=json --outputFile.json="$report" || true
+    --reporter=dot --reporter=json --outputFile.json="$report" || true
 [ -f "$report" ] || { echo "tests/node/run.sh: vitest wrote no report ($report)" >&2; exit 1; }
 node "$root/tests/node/langgraph/check-report.mjs" "$report"
