@@ -95,6 +95,10 @@ export interface CheckpointRecord {
   metadata: { [key: string]: Json };
   values: { [channel: string]: StoredValue };
   writes: CheckpointWrite[];
+  /** For a checkpoint of format v < 4 with a parent: the values its parent's
+   *  tasks wrote to `__pregel_tasks`, in write order (v4 keeps them as that
+   *  channel's value); empty otherwise. */
+  pendingSends: StoredValue[];
 }
 
 export interface CheckpointPutOptions {

@@ -955,7 +955,12 @@ function storedWrite(w, buffers) {
 function storedRecord(r, buffers) {
   const values = {};
   for (const [channel, v] of Object.entries(r.values)) values[channel] = storedValue(v, buffers);
-  return { ...r, values, writes: r.writes.map((w) => storedWrite(w, buffers)) };
+  return {
+    ...r,
+    values,
+    writes: r.writes.map((w) => storedWrite(w, buffers)),
+    pendingSends: r.pendingSends.map((v) => storedValue(v, buffers)),
+  };
 }
 
 /** The next version of a channel after `current` (undefined or null: the
