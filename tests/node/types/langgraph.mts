@@ -8,7 +8,8 @@ import type { BaseMessage } from '@langchain/core/messages';
 import { Annotation, Command, START, StateGraph, interrupt } from '@langchain/langgraph';
 import { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { CheckpointTuple } from '@langchain/langgraph-checkpoint';
-import { Store } from 'sessionkit';
+import { Store, nextChannelVersion } from 'sessionkit';
+import type { CheckpointRecord } from 'sessionkit';
 import { SessionkitSaver } from 'sessionkit/langgraph';
 import type { SessionkitSaverOptions } from 'sessionkit/langgraph';
 
@@ -35,6 +36,14 @@ export async function usage(dir: string): Promise<string[]> {
   const latest: CheckpointTuple | undefined = await saver.getTuple(config);
   const version: number = saver.getNextVersion(undefined);
   const store: Store = await saver.store();
+  const records: CheckpointRecord[] = await store.checkpointList({ threadId: 't', ns: '', limit: 1 });
+  const bytes: Buffer | undefined = records[0]?.values['messages']?.bytes;
+  await store.checkpointCopyThread('t', 'u');
+  await store.checkpointPrune(['u'], 'keep_latest');
+  // @ts-expect-error a prune strategy is keep_latest or delete
+  await store.checkpointPrune(['u'], 'all');
+  const v: string = nextChannelVersion(null);
+  void bytes, v;
   const shared = new SessionkitSaver({ store });
   await shared.close();
   await saver.deleteThread('t');
