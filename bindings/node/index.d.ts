@@ -52,6 +52,96 @@ export declare function conversationSessionId(conversationId: string): string;
 export declare function poolRoundTrip(): Promise<void>;
 
 export type Durability = 'never' | 'onSync' | 'always';
+
+/** A value as a framework's serializer made it: its type and its bytes. */
+export interface TypedValue {
+  type: string;
+  bytes: Uint8Array;
+}
+
+/** A stored value, as the store returns it. */
+export interface StoredValue {
+  type: string;
+  bytes: Buffer;
+}
+
+/** A channel's new version in a checkpoint: its value, or null when the
+ *  channel is empty at that version. */
+export interface CheckpointChannelValue {
+  channel: string;
+  version: string | number;
+  value: TypedValue | null;
+}
+
+/** A write pending on a checkpoint; `idx` is the core's (LangGraph's special
+ *  channels' negative index, else the position in the task's writes). */
+export interface CheckpointWrite {
+  taskId: string;
+  channel: string;
+  value: StoredValue;
+  taskPath: string;
+  idx: number;
+}
+
+/** A checkpoint as stored (docs/FORMAT.md §24): `checkpoint` without its
+ *  channel values, which are in `values` (resolved from its
+ *  `channel_versions`); its pending writes in the order a run applies them. */
+export interface CheckpointRecord {
+  threadId: string;
+  ns: string;
+  id: string;
+  parentId: string | null;
+  checkpoint: { [key: string]: Json };
+  metadata: { [key: string]: Json };
+  values: { [channel: string]: StoredValue };
+  writes: CheckpointWrite[];
+  /** For a checkpoint of format v < 4 with a parent: the values its parent's
+   *  tasks wrote to `__pregel_tasks`, in write order (v4 keeps them as that
+   *  channel's value); empty otherwise. */
+  pendingSends: StoredValue[];
+}
+
+export interface CheckpointPutOptions {
+  ns: string;
+  checkpoint: { [key: string]: Json };
+  metadata: { [key: string]: Json };
+  parentId?: string | null;
+  values: CheckpointChannelValue[];
+}
+
+export interface CheckpointPutWritesOptions {
+  ns: string;
+  checkpointId: string;
+  taskId: string;
+  taskPath?: string;
+  writes: { channel: string; value: TypedValue }[];
+}
+
+/** Which checkpoints `checkpointList` returns (every one when empty). */
+export interface CheckpointListOptions {
+  /** One thread; absent: every thread of the store. */
+  threadId?: string | null;
+  /** One namespace; absent: every namespace. */
+  ns?: string | null;
+  checkpointId?: string | null;
+  /** Those whose metadata has each of these keys equal. */
+  filter?: { [key: string]: Json } | null;
+  /** Those with a smaller id. */
+  before?: string | null;
+  limit?: number | null;
+}
+
+/** One channel's history for LangGraph's getDeltaChannelHistory. */
+export interface CheckpointDeltaHistory {
+  /** The writes on the path, oldest first. */
+  writes: CheckpointWrite[];
+  /** The value stored at the nearest ancestor that stored one. */
+  seed?: StoredValue;
+}
+
+/** The version after `current` (absent or null: the first), as the core
+ *  makes them: `<counter, 32 digits>.<16 random digits>`. */
+export declare function nextChannelVersion(current?: string | number | null): string;
 export type RewindMode = 'files' | 'conversation' | 'both';
 export type ExportFormat = 'jsonl' | 'markdown' | 'json';
 export type ImportFormat = 'claude-code' | 'codex' | 'deepcode';
@@ -474,4 +564,27 @@ export declare class Store {
   deleteMemory(name: string, options?: MemoryOptions): Promise<void>;
   listMemories(options?: MemoryOptions): Promise<MemoryEntry[]>;
   readMemory(name: string, options?: MemoryOptions): Promise<string>;
+  /** Store a LangGraph checkpoint of thread `threadId` (an id that exists is replaced). */
+  checkpointPut(threadId: string, options: CheckpointPutOptions): Promise<void>;
+  /** Store a task's writes on a checkpoint (a (task, idx >= 0) already stored is kept). */
+  checkpointPutWrites(threadId: string, options: CheckpointPutWritesOptions): Promise<void>;
+  /** The checkpoint (the namespace's latest when `checkpointId` is null), or null. */
+  checkpointGet(threadId: string, ns: string, checkpointId?: string | null): Promise<CheckpointRecord | null>;
+  /** Checkpoints, newest first. */
+  checkpointList(options?: CheckpointListOptions): Promise<CheckpointRecord[]>;
+  /** Move the thread's session to the trash (restorable until purged). */
+  checkpointDeleteThread(threadId: string): Promise<void>;
+  /** Copy every checkpoint, write and value of `source` into thread `target`. */
+  checkpointCopyThread(source: string, target: string): Promise<void>;
+  /** `keep_latest`: keep each namespace's newest checkpoint; `delete`: remove them all. */
+  checkpointPrune(threadIds: string[], strategy: 'keep_latest' | 'delete'): Promise<void>;
+  /** Remove, in every thread, the checkpoints whose `metadata.run_id` is listed, with their writes. */
+  checkpointDeleteForRuns(runIds: string[]): Promise<void>;
+  /** Per channel: the writes on the path to the checkpoint since the nearest stored value (`seed`). */
+  checkpointDeltaHistory(
+    threadId: string,
+    ns: string,
+    checkpointId: string | null,
+    channels: string[],
+  ): Promise<{ [channel: string]: CheckpointDeltaHistory }>;
 }

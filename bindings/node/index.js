@@ -796,6 +796,177 @@ class Store {
   async readMemory(name, options) {
     return this.#st.memoryRead(memoryScope(options), str(name, 'name'));
   }
+
+  // -- LangGraph checkpoints (docs/FORMAT.md §24; sessionkit/langgraph) -------
+  // A thread is a session; its checkpoints, pending writes and channel values
+  // are records of that session's log. Values are a serializer's
+  // `{ type, bytes }`, stored as they are; what is kept, replaced and found
+  // is the core's (see each method).
+
+  /** Store a checkpoint (an `id` that exists is replaced): `checkpoint`
+   *  without its channel values, its `metadata`, its `parentId`, and for
+   *  each channel of the new versions its `{ channel, version, value }`
+   *  (`value` null: the channel is empty at that version). */
+  async checkpointPut(threadId, options) {
+    const t = str(threadId, 'threadId');
+    const o = object(options, 'options');
+    if (!Array.isArray(o.values)) throw invalid(`argument \`options.values\` must be an array, not ${describe(o.values)}`);
+    const buffers = [];
+    const values = o.values.map((v, i) => {
+      const at = `options.values[${i}]`;
+      object(v, at);
+      return {
+        channel: str(v.channel, `${at}.channel`),
+        version: channelVersion(v.version, `${at}.version`),
+        value: v.value === undefined || v.value === null ? null : typed(v.value, `${at}.value`, buffers),
+      };
+    });
+    object(o.checkpoint, 'options.checkpoint');
+    object(o.metadata, 'options.metadata');
+    const put = enc(
+      { ns: str(o.ns, 'options.ns'), checkpoint: o.checkpoint, metadata: o.metadata, parentId: optStr(o.parentId, 'options.parentId'), values },
+      'options',
+    );
+    await this.#st.checkpointPut(t, put, buffers);
+  }
+  /** Store a task's writes on a checkpoint. Their `idx` is the core's:
+   *  LangGraph's special channels' fixed negative index, else the position
+   *  in `writes`; a (task, idx >= 0) already stored is kept. */
+  async checkpointPutWrites(threadId, options) {
+    const t = str(threadId, 'threadId');
+    const o = object(options, 'options');
+    if (!Array.isArray(o.writes)) throw invalid(`argument \`options.writes\` must be an array, not ${describe(o.writes)}`);
+    const buffers = [];
+    const writes = o.writes.map((w, i) => {
+      const at = `options.writes[${i}]`;
+      object(w, at);
+      return { channel: str(w.channel, `${at}.channel`), value: typed(w.value, `${at}.value`, buffers) };
+    });
+    await this.#st.checkpointPutWrites(
+      t,
+      str(o.ns, 'options.ns'),
+      str(o.checkpointId, 'options.checkpointId'),
+      str(o.taskId, 'options.taskId'),
+      str(o.taskPath ?? '', 'options.taskPath'),
+      JSON.stringify(writes),
+      buffers,
+    );
+  }
+  /** The checkpoint `checkpointId` of the thread's namespace `ns` (the
+   *  latest when null), its values and pending writes; null when none. */
+  async checkpointGet(threadId, ns, checkpointId) {
+    const { json, buffers } = await this.#st.checkpointGet(str(threadId, 'threadId'), str(ns, 'ns'), optStr(checkpointId, 'checkpointId'));
+    const r = parse(json);
+    return r === null ? null : storedRecord(r, buffers);
+  }
+  /** Checkpoints newest first: of one thread or, without `threadId`, of
+   *  every thread of the store; of one namespace or all; `filter` keeps those
+   *  whose metadata has each key equal; `before` those with a smaller id. */
+  async checkpointList(options) {
+    const o = options === undefined || options === null ? {} : object(options, 'options');
+    const query = {
+      threadId: optStr(o.threadId, 'options.threadId'),
+      ns: optStr(o.ns, 'options.ns'),
+      checkpointId: optStr(o.checkpointId, 'options.checkpointId'),
+      filter: o.filter === undefined || o.filter === null ? null : object(o.filter, 'options.filter'),
+      before: optStr(o.before, 'options.before'),
+      limit: o.limit === undefined || o.limit === null ? null : count(o.limit, 'options.limit'),
+    };
+    const { json, buffers } = await this.#st.checkpointList(enc(query, 'options'));
+    return parse(json).map((r) => storedRecord(r, buffers));
+  }
+  /** Move the thread's session to the trash (restorable until purged). */
+  async checkpointDeleteThread(threadId) {
+    await this.#st.checkpointDeleteThread(str(threadId, 'threadId'));
+  }
+  /** Copy every checkpoint, write and value of thread `source` into `target`. */
+  async checkpointCopyThread(source, target) {
+    await this.#st.checkpointCopyThread(str(source, 'source'), str(target, 'target'));
+  }
+  /** `keep_latest`: keep each namespace's newest checkpoint (and its
+   *  writes); `delete`: remove every checkpoint of the threads. */
+  async checkpointPrune(threadIds, strategy) {
+    await this.#st.checkpointPrune(strings(threadIds, 'threadIds'), str(strategy, 'strategy'));
+  }
+  /** Remove, in every thread, the checkpoints whose `metadata.run_id` is
+   *  one of `runIds`, with their writes. */
+  async checkpointDeleteForRuns(runIds) {
+    await this.#st.checkpointDeleteForRuns(strings(runIds, 'runIds'));
+  }
+  /** Per channel, the writes on the path to the checkpoint (oldest first)
+   *  since the nearest ancestor that stored a value, and that value as
+   *  `seed` (LangGraph's getDeltaChannelHistory). */
+  async checkpointDeltaHistory(threadId, ns, checkpointId, channels) {
+    const { json, buffers } = await this.#st.checkpointDeltaHistory(
+      str(threadId, 'threadId'),
+      str(ns, 'ns'),
+      optStr(checkpointId, 'checkpointId'),
+      strings(channels, 'channels'),
+    );
+    const history = parse(json);
+    for (const h of Object.values(history)) {
+      h.writes = h.writes.map((w) => storedWrite(w, buffers));
+      if (h.seed !== undefined && h.seed !== null) h.seed = storedValue(h.seed, buffers);
+    }
+    return history;
+  }
+}
+
+function object(v, name) {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    throw invalid(`argument \`${name}\` must be an object, not ${describe(v)}`);
+  }
+  return v;
+}
+
+function strings(v, name) {
+  if (!Array.isArray(v)) throw invalid(`argument \`${name}\` must be an array of strings, not ${describe(v)}`);
+  v.forEach((s, i) => str(s, `${name}[${i}]`));
+  return v;
+}
+
+/** A channel version: LangGraph's are numbers or strings. */
+function channelVersion(v, name) {
+  if (typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))) return v;
+  throw invalid(`argument \`${name}\` must be a string or a finite number, not ${describe(v)}`);
+}
+
+/** A serializer's `{ type, bytes }` as it crosses: its bytes go to
+ *  `buffers` (not copied) and the JSON names them by index. */
+function typed(v, name, buffers) {
+  object(v, name);
+  const type = str(v.type, `${name}.type`);
+  const b = v.bytes;
+  if (!(b instanceof Uint8Array)) throw invalid(`argument \`${name}.bytes\` must be a Uint8Array, not ${describe(b)}`);
+  buffers.push(Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+  return { type, index: buffers.length - 1 };
+}
+
+// What the addon returns for checkpoints is JSON text whose values name
+// their bytes by index in `buffers`: these put each value's bytes in place.
+function storedValue(v, buffers) {
+  return { type: v.type, bytes: buffers[v.index] };
+}
+
+function storedWrite(w, buffers) {
+  return { ...w, value: storedValue(w.value, buffers) };
+}
+
+function storedRecord(r, buffers) {
+  const values = {};
+  for (const [channel, v] of Object.entries(r.values)) values[channel] = storedValue(v, buffers);
+  return {
+    ...r,
+    values,
+    writes: r.writes.map((w) => storedWrite(w, buffers)),
+    pendingSends: r.pendingSends.map((v) => storedValue(v, buffers)),
+  };
+}
+
+/** The next version of a channel after `current` (undefined or null: the
+ *  first), as the core makes them: `<counter, 32 digits>.<16 random digits>`. */
+function nextChannelVersion(current) {
+  return native.nextChannelVersion(current === undefined || current === null ? null : JSON.stringify(channelVersion(current, 'current')));
 }
 
 const nativeStoreClass = native.NativeStore;
@@ -833,4 +1004,4 @@ function poolRoundTrip() {
   return native.poolRoundTrip();
 }
 
-module.exports = { Store, Remote, Follower, BackgroundPush, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, conversationSessionId, poolRoundTrip, importTranscripts, listAllSessions };
+module.exports = { Store, Remote, Follower, BackgroundPush, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, conversationSessionId, poolRoundTrip, importTranscripts, listAllSessions, nextChannelVersion };

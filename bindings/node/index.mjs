@@ -4,5 +4,5 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const sk = require('./index.js');
 
-export const { Store, Remote, Follower, BackgroundPush, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, conversationSessionId, poolRoundTrip, importTranscripts, listAllSessions } = sk;
+export const { Store, Remote, Follower, BackgroundPush, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, conversationSessionId, poolRoundTrip, importTranscripts, listAllSessions, nextChannelVersion } = sk;
 export default sk;
