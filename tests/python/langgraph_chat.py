@@ -6,8 +6,8 @@ to drive them from another process.
 - ``loop_graph``: a chat of ``n`` turns, one message per step (the node loops
   on itself): the shape of a long agent thread.
 
-    python langgraph_chat.py resume HOME THREAD ANSWER   # resume the review graph
-    python langgraph_chat.py loop HOME THREAD N GO       # run the loop graph once GO exists
+    python langgraph_chat.py resume ROOT THREAD ANSWER   # resume the review graph
+    python langgraph_chat.py loop ROOT THREAD N GO       # run the loop graph once GO exists
 
 Each prints the thread's final messages as JSON lines ``[type, content]``.
 """
@@ -85,8 +85,8 @@ def config(thread: str, steps: int = 1000) -> RunnableConfig:
     return {"configurable": {"thread_id": thread}, "recursion_limit": steps}
 
 
-def saver(home: str) -> SessionkitSaver:
-    return SessionkitSaver(project=Path(home) / "project", home=Path(home) / "home")
+def saver(root: str) -> SessionkitSaver:
+    return SessionkitSaver(project=root, home=Path(root) / "home")
 
 
 def dump(state: dict[str, Any]) -> None:
@@ -95,8 +95,8 @@ def dump(state: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    role, home, thread, *rest = argv
-    with saver(home) as s:
+    role, root, thread, *rest = argv
+    with saver(root) as s:
         if role == "resume":
             (reply,) = rest
             dump(review_graph(s).invoke(Command(resume=reply), config(thread)))

@@ -138,8 +138,8 @@ def test_two_processes_run_two_threads_of_one_store_at_once(tmp_path: Path) -> N
             assert printed[thread] == expected
             graph = loop_graph(s, n, who=thread)
             assert texts(graph.get_state(config(thread)).values) == expected
-            # The input, then one checkpoint per step.
-            assert len(list(graph.get_state_history(config(thread)))) == n + 1
+            # The input, the start, then one checkpoint per step.
+            assert len(list(graph.get_state_history(config(thread)))) == n + 2
         assert sorted(e.conversation_id or e.id for e in s.store.list_sessions()) == ["alice", "bob"]
 
 
