@@ -102,6 +102,20 @@ export declare class NativeSession {
 }
 
 export declare class NativeStore {
+  /** `put`: `{ns, checkpoint, metadata, parentId, values: [{channel, version, value: {type, index} | null}]}`. */
+  checkpointPut(threadId: string, put: string, values: Array<Buffer>): Promise<void>
+  /** `putWrites`: `writes` is `[{channel, value: {type, index}}]`. */
+  checkpointPutWrites(threadId: string, ns: string, checkpointId: string, taskId: string, taskPath: string, writes: string, values: Array<Buffer>): Promise<void>
+  /** One checkpoint (`json` is `null` when there is none). */
+  checkpointGet(threadId: string, ns: string, checkpointId?: string | undefined | null): Promise<StoredCheckpoints>
+  /** `query`: `{threadId, ns, checkpointId, filter, before, limit}`, each optional. */
+  checkpointList(query: string): Promise<StoredCheckpoints>
+  checkpointDeleteThread(threadId: string): Promise<void>
+  checkpointCopyThread(source: string, target: string): Promise<void>
+  checkpointPrune(threadIds: Array<string>, strategy: string): Promise<void>
+  checkpointDeleteForRuns(runIds: Array<string>): Promise<void>
+  /** `{[channel]: {writes, seed?}}` as JSON, values by buffer index. */
+  checkpointDeltaHistory(threadId: string, ns: string, checkpointId: string | undefined | null, channels: Array<string>): Promise<StoredCheckpoints>
   /**
    * The effective settings (`options`: the core's SettingsOptions as
    * JSON), as JSON: a malformed source is reported in it, not rejected.
@@ -212,6 +226,12 @@ export declare function importTranscripts(paths: string, options?: string | unde
  */
 export declare function listAllSessions(options?: string | undefined | null): Promise<string>
 
+/**
+ * The channel version after `current` (JSON text of `null`, a number or a
+ * version this made), for a saver's `getNextVersion`.
+ */
+export declare function nextChannelVersion(current?: string | undefined | null): string
+
 /** Open (creating if needed) the store of a project. */
 export declare function openStore(projectRoot: string, options?: string | undefined | null): Promise<NativeStore>
 
@@ -224,6 +244,12 @@ export declare function poolRoundTrip(): Promise<void>
 
 /** The directory name of a project under `<home>/projects/`. */
 export declare function projectCode(canonicalRoot: string): string
+
+/** Checkpoints as JSON text, and the bytes of their values. */
+export interface StoredCheckpoints {
+  json: string
+  buffers: Array<Buffer>
+}
 
 /** The library's version (the crate version). */
 export declare function version(): string

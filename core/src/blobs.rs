@@ -125,12 +125,12 @@ impl BlobStore {
     }
 
     pub fn get(&self, r: &BlobRef) -> Result<Vec<u8>> {
-        self.read(&r.sha256)
+        self.get_bytes(&r.sha256)
     }
 
     /// The bytes of the blob named `sha256`, checked against the name:
     /// `NotFound` when its file is missing, `Corrupt` when it does not match.
-    fn read(&self, sha256: &str) -> Result<Vec<u8>> {
+    pub(crate) fn get_bytes(&self, sha256: &str) -> Result<Vec<u8>> {
         let path = self.path_of(sha256)?;
         let bytes = fs::read(&path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
@@ -191,7 +191,7 @@ impl BlobStore {
             let Some(sha) = reference_digest(r) else {
                 continue;
             };
-            let bytes = match self.read(sha) {
+            let bytes = match self.get_bytes(sha) {
                 Ok(b) => b,
                 Err(Error::NotFound(_) | Error::Corrupt(_)) => continue,
                 Err(e) => return Err(e),

@@ -103,6 +103,10 @@ pub use history::{
 pub use index::journal::{JournalReport, StoredIndex};
 pub use index::{IndexEntry, Lineage, Status};
 pub use log::{BrokenChain, MissingBlob, ReadReport, SkippedLine};
+pub use ops::checkpoints::{
+    next_channel_version, ChannelValue, CheckpointPut, CheckpointQuery, CheckpointTuple,
+    DeltaHistory, PendingWrite, PruneStrategy, TypedValue, SPECIAL_WRITE_INDEX,
+};
 pub use ops::compaction::{CompactionPlan, CompactionPolicy};
 pub use ops::doctor::{
     DoctorOptions, DoctorPhase, DoctorProgress, DoctorReport, HistoryCheck, HistoryState,

@@ -23,6 +23,7 @@ use parking_lot::RwLock;
 use serde_json::Value;
 use sessionkit::{Error as CoreError, ErrorKind};
 
+mod checkpoints;
 mod config;
 mod remote;
 mod session;

@@ -13,7 +13,7 @@ use crate::session::NativeSession;
 use crate::view::NativeView;
 use crate::{job, job_as, sync_error, text, Handle, Job};
 
-type S = Arc<Handle<sessionkit::Store>>;
+pub(crate) type S = Arc<Handle<sessionkit::Store>>;
 
 #[napi]
 pub struct NativeStore {
@@ -49,6 +49,11 @@ impl NativeStore {
     ) -> AsyncTask<Job<R, R>> {
         let h = self.h.clone();
         job(move || h.with(f))
+    }
+
+    /// The handle, for a task that converts its result itself.
+    pub(crate) fn handle(&self) -> S {
+        self.h.clone()
     }
 
     fn call_session(

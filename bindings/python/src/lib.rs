@@ -16,6 +16,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 use sessionkit::{Error, ErrorKind};
 
+mod checkpoints;
 mod json;
 mod remote;
 mod session;
@@ -321,6 +322,18 @@ pub(crate) fn arg_paths(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Ve
         .collect()
 }
 
+/// The channel version after `current` (None, a number or a version this
+/// made), for a LangGraph saver's `get_next_version`.
+#[pyfunction]
+#[pyo3(signature = (current=None))]
+fn next_channel_version(py: Python<'_>, current: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+    let current = match current {
+        Some(c) if !c.is_none() => Some(to_json(py, c, "current")?),
+        _ => None,
+    };
+    sessionkit::next_channel_version(current.as_ref()).map_err(|e| error(py, &e))
+}
+
 /// The library's version (the crate version, from Cargo.toml).
 #[pyfunction]
 fn version() -> &'static str {
@@ -392,6 +405,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(project_code, m)?)?;
     m.add_function(wrap_pyfunction!(conversation_session_id, m)?)?;
+    m.add_function(wrap_pyfunction!(next_channel_version, m)?)?;
     m.add_function(wrap_pyfunction!(import_transcripts, m)?)?;
     m.add_function(wrap_pyfunction!(list_all_sessions, m)?)?;
     m.add_class::<store::Store>()?;

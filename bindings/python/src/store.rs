@@ -6,9 +6,10 @@ use sessionkit::{
     ModelViewOptions, SearchQuery, SettingSource, SettingsOptions, StoreOptions,
 };
 
+use crate::checkpoints::{channel_values, object, strings, tuple_py, typed_py, writes, writes_py};
 use crate::session::Session;
 use crate::view::SessionView;
-use crate::{arg_str, detach, dumps, error, messages_py, to_py};
+use crate::{arg_str, detach, dumps, error, messages_py, opt_str, to_py};
 
 /// Options given as a dict (or None), parsed by the core as the C ABI's JSON
 /// options are: unknown keys and bad values are `InvalidInputError`.
@@ -87,6 +88,168 @@ impl Store {
         let title = arg_str(py, title, "title")?;
         let v = detach(py, || self.store.rename_session(&id, &title))?;
         to_py(py, &v)
+    }
+
+    // -- LangGraph checkpoints (sessionkit.integrations.langgraph) -------------
+
+    #[allow(clippy::too_many_arguments)]
+    fn checkpoint_put(
+        &self,
+        py: Python<'_>,
+        thread_id: &Bound<'_, PyAny>,
+        ns: &Bound<'_, PyAny>,
+        checkpoint: &Bound<'_, PyAny>,
+        metadata: &Bound<'_, PyAny>,
+        parent_id: &Bound<'_, PyAny>,
+        values: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let thread = arg_str(py, thread_id, "thread_id")?;
+        let put = sessionkit::CheckpointPut {
+            ns: arg_str(py, ns, "ns")?,
+            checkpoint: object(py, checkpoint, "checkpoint")?,
+            metadata: object(py, metadata, "metadata")?,
+            parent_id: opt_str(py, Some(parent_id), "parent_id")?,
+            values: channel_values(py, values)?,
+        };
+        detach(py, || self.store.checkpoint_put(&thread, put))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn checkpoint_put_writes(
+        &self,
+        py: Python<'_>,
+        thread_id: &Bound<'_, PyAny>,
+        ns: &Bound<'_, PyAny>,
+        checkpoint_id: &Bound<'_, PyAny>,
+        task_id: &Bound<'_, PyAny>,
+        task_path: &Bound<'_, PyAny>,
+        writes: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let thread = arg_str(py, thread_id, "thread_id")?;
+        let ns = arg_str(py, ns, "ns")?;
+        let cp = arg_str(py, checkpoint_id, "checkpoint_id")?;
+        let task = arg_str(py, task_id, "task_id")?;
+        let path = arg_str(py, task_path, "task_path")?;
+        let w = self::writes(py, writes)?;
+        detach(py, || {
+            self.store
+                .checkpoint_put_writes(&thread, &ns, &cp, &task, &path, w)
+        })
+    }
+
+    #[pyo3(signature = (thread_id, ns, checkpoint_id=None))]
+    fn checkpoint_get(
+        &self,
+        py: Python<'_>,
+        thread_id: &Bound<'_, PyAny>,
+        ns: &Bound<'_, PyAny>,
+        checkpoint_id: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let thread = arg_str(py, thread_id, "thread_id")?;
+        let ns = arg_str(py, ns, "ns")?;
+        let cp = opt_str(py, checkpoint_id, "checkpoint_id")?;
+        let t = detach(py, || {
+            self.store.checkpoint_get(&thread, &ns, cp.as_deref())
+        })?;
+        t.map(|t| tuple_py(py, &t)).transpose()
+    }
+
+    #[pyo3(signature = (thread_id=None, ns=None, checkpoint_id=None, filter=None, before=None, limit=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn checkpoint_list(
+        &self,
+        py: Python<'_>,
+        thread_id: Option<&Bound<'_, PyAny>>,
+        ns: Option<&Bound<'_, PyAny>>,
+        checkpoint_id: Option<&Bound<'_, PyAny>>,
+        filter: Option<&Bound<'_, PyAny>>,
+        before: Option<&Bound<'_, PyAny>>,
+        limit: Option<usize>,
+    ) -> PyResult<Vec<Py<PyAny>>> {
+        let q = sessionkit::CheckpointQuery {
+            thread_id: opt_str(py, thread_id, "thread_id")?,
+            ns: opt_str(py, ns, "ns")?,
+            checkpoint_id: opt_str(py, checkpoint_id, "checkpoint_id")?,
+            filter: match filter {
+                Some(f) if !f.is_none() => Some(object(py, f, "filter")?),
+                _ => None,
+            },
+            before: opt_str(py, before, "before")?,
+            limit,
+        };
+        let ts = detach(py, || self.store.checkpoint_list(&q))?;
+        ts.iter().map(|t| tuple_py(py, t)).collect()
+    }
+
+    fn checkpoint_delete_thread(
+        &self,
+        py: Python<'_>,
+        thread_id: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let thread = arg_str(py, thread_id, "thread_id")?;
+        detach(py, || self.store.checkpoint_delete_thread(&thread))
+    }
+
+    fn checkpoint_copy_thread(
+        &self,
+        py: Python<'_>,
+        source: &Bound<'_, PyAny>,
+        target: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let source = arg_str(py, source, "source")?;
+        let target = arg_str(py, target, "target")?;
+        detach(py, || self.store.checkpoint_copy_thread(&source, &target))
+    }
+
+    fn checkpoint_prune(
+        &self,
+        py: Python<'_>,
+        thread_ids: &Bound<'_, PyAny>,
+        strategy: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let ids = strings(py, thread_ids, "thread_ids")?;
+        let strategy: sessionkit::PruneStrategy = arg_str(py, strategy, "strategy")?
+            .parse()
+            .map_err(|e| error(py, &e))?;
+        detach(py, || self.store.checkpoint_prune(&ids, strategy))
+    }
+
+    fn checkpoint_delete_for_runs(
+        &self,
+        py: Python<'_>,
+        run_ids: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let ids = strings(py, run_ids, "run_ids")?;
+        detach(py, || self.store.checkpoint_delete_for_runs(&ids))
+    }
+
+    #[pyo3(signature = (thread_id, ns, checkpoint_id, channels))]
+    fn checkpoint_delta_history(
+        &self,
+        py: Python<'_>,
+        thread_id: &Bound<'_, PyAny>,
+        ns: &Bound<'_, PyAny>,
+        checkpoint_id: Option<&Bound<'_, PyAny>>,
+        channels: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let thread = arg_str(py, thread_id, "thread_id")?;
+        let ns = arg_str(py, ns, "ns")?;
+        let cp = opt_str(py, checkpoint_id, "checkpoint_id")?;
+        let channels = strings(py, channels, "channels")?;
+        let hs = detach(py, || {
+            self.store
+                .checkpoint_delta_history(&thread, &ns, cp.as_deref(), &channels)
+        })?;
+        let out = pyo3::types::PyDict::new(py);
+        for h in hs {
+            let e = pyo3::types::PyDict::new(py);
+            e.set_item("writes", writes_py(py, &h.writes)?)?;
+            if let Some(seed) = &h.seed {
+                e.set_item("seed", typed_py(py, seed)?)?;
+            }
+            out.set_item(&h.channel, e)?;
+        }
+        Ok(out.into_any().unbind())
     }
 
     fn delete_session(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<()> {

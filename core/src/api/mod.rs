@@ -2,6 +2,7 @@
 //! public methods, and each method delegates to the layers below; the logic
 //! lives there. lib.rs re-exports these with the other public types.
 
+mod checkpoints;
 mod config;
 mod import;
 #[cfg(feature = "remote")]

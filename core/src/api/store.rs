@@ -25,6 +25,8 @@ use crate::view::ModelViewOptions;
 #[derive(Clone)]
 pub struct Store {
     pub(crate) core: StoreCore,
+    /// The checkpoint threads this handle (and its clones) read and write.
+    pub(crate) threads: std::sync::Arc<crate::ops::checkpoints::Threads>,
 }
 
 impl std::fmt::Debug for Store {
@@ -35,7 +37,10 @@ impl std::fmt::Debug for Store {
 
 impl Store {
     pub(crate) fn from_core(core: StoreCore) -> Store {
-        Store { core }
+        Store {
+            core,
+            threads: Default::default(),
+        }
     }
 
     /// Fork `source` (whole, or at `options.at`) into a new session. Reads the

@@ -22,6 +22,11 @@ pub mod kind {
     pub const STATE: &str = "state";
     pub const SUBAGENT: &str = "subagent";
     pub const COMPACTION: &str = "compaction";
+    /// A checkpointer's records (FORMAT.md §24).
+    pub const CHECKPOINT: &str = "checkpoint";
+    pub const WRITES: &str = "writes";
+    pub const VALUE: &str = "value";
+    pub const DROP: &str = "drop";
 }
 
 /// Where a large value was moved: `{"sha256": "...", "bytes": N}`.

@@ -4,6 +4,7 @@
 //! is reached through the public handles (`Store`, `Session`, `SessionView`);
 //! the bindings (CLI, C ABI, Python, Node) only convert types.
 
+pub(crate) mod checkpoints;
 pub(crate) mod compaction;
 pub(crate) mod doctor;
 pub(crate) mod export;

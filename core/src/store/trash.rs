@@ -267,6 +267,37 @@ impl StoreCore {
         Ok(pruned)
     }
 
+    /// Move session `id` to the trash on a host's request (a checkpointer's
+    /// `delete_thread`): restorable like a pruned session until `gc` purges it
+    /// after the grace period. An earlier trashed copy of the same id (deleted
+    /// before, created again, deleted again) is purged first: both deletions
+    /// were asked for, and the trash holds one copy per id. `NotFound` for an
+    /// unknown session; `Busy` while a writer holds it.
+    pub(crate) fn trash_session(&self, id: &str) -> Result<()> {
+        let path = self.log_path(id)?;
+        // Held while moving, so no writer is mid-append.
+        let held = crate::log::writer::LogWriter::open(
+            &path,
+            false,
+            crate::options::Durability::Never,
+            &format!("session {id}"),
+        )?;
+        self.update_index(self.durable(), |idx| {
+            self.settle_trash_locked(idx)?;
+            let dir = self.inner.layout.trash_entry_dir(id)?;
+            if session_files_in(&dir, id).log.exists() {
+                remove_dir_all_if_exists(&dir)?;
+            }
+            let entry = fold_log(id, &path, self.blobs())?.0;
+            let at = self.ids().timestamp();
+            self.move_to_trash(id, &entry, &at)?;
+            idx.remove(id);
+            Ok(())
+        })?;
+        drop(held);
+        Ok(())
+    }
+
     /// The trashed sessions, most recently trashed first. Finishes (under the
     /// project lock) any move a crash cut short before listing.
     pub(crate) fn list_trash(&self) -> Result<Vec<TrashedSession>> {
