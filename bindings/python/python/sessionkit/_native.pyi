@@ -14,7 +14,7 @@ def import_transcripts(
     paths: list[str], options: dict[str, Any] | None = None
 ) -> dict[str, Any]: ...
 def list_all_sessions(options: dict[str, Any] | None = None) -> list[dict[str, Any]]: ...
-def next_channel_version(current: str | int | float | None) -> str: ...
+def next_channel_version(current: str | int | float | None = None) -> str: ...
 
 # LangGraph checkpoints (issue #30): the records the Store's checkpoint_* methods
 # take and give. A serialized value is the framework serde's (type, bytes).
@@ -129,16 +129,16 @@ class Store:
         writes: list[tuple[str, SerializedValue]],
     ) -> None: ...
     def checkpoint_get(
-        self, thread_id: str, ns: str, checkpoint_id: str | None
+        self, thread_id: str, ns: str, checkpoint_id: str | None = None
     ) -> CheckpointRecord | None: ...
     def checkpoint_list(
         self,
-        thread_id: str | None,
-        ns: str | None,
-        checkpoint_id: str | None,
-        filter: dict[str, Any] | None,
-        before: str | None,
-        limit: int | None,
+        thread_id: str | None = None,
+        ns: str | None = None,
+        checkpoint_id: str | None = None,
+        filter: dict[str, Any] | None = None,
+        before: str | None = None,
+        limit: int | None = None,
     ) -> list[CheckpointRecord]: ...
     def checkpoint_delete_thread(self, thread_id: str) -> None: ...
     def checkpoint_copy_thread(self, source: str, target: str) -> None: ...

@@ -101,8 +101,10 @@ class SessionkitSaver(BaseCheckpointSaver[str]):
 
     ``project`` picks the project store (the directory whose sessions these
     are) and ``home`` the sessionkit home (default ``$SESSIONKIT_HOME``, else
-    ``~/.sessionkit``). ``durability`` is the store's: ``"never"``,
-    ``"session"`` (the default) or ``"always"`` (``fsync`` at every write).
+    ``~/.sessionkit``). ``durability`` is the store's: ``"onSync"`` (the
+    default: a checkpoint is safe from a killed process once ``put`` returns),
+    ``"always"`` (from a power loss too: ``fsync`` before ``put`` returns) or
+    ``"never"``.
     ``serde`` serializes channel values and writes, as for any LangGraph
     saver (default: LangGraph's ``JsonPlusSerializer``).
 
