@@ -53,6 +53,7 @@ from typing import Annotated, Any
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -238,6 +239,10 @@ def main() -> None:
     if not dsn:
         print("PostgresSaver: skipped, SESSIONKIT_TEST_PG is not set "
               "(tests/pg/server.sh starts a server and prints its url)")
+    # A warm-up run, so that the first saver measured does not pay for the
+    # first calls into LangGraph, langchain-core and msgpack.
+    warm = TimedSerde()
+    measure(InMemorySaver(serde=warm), warm, args.steps, 1)
     try:
         for name, make in savers:
             serde = TimedSerde()
