@@ -20,7 +20,7 @@ from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.types import Command
+from langgraph.types import Command, interrupt
 from typing_extensions import TypedDict
 
 import sessionkit
@@ -220,3 +220,95 @@ def test_sessionkit_sees_the_thread(tmp_path: Path) -> None:
         (entry,) = s.store.list_sessions()
         assert (entry.conversation_id or entry.id) == "user@example.com/1"
         assert entry.id == sessionkit.conversation_session_id("user@example.com/1")
+
+
+class Outer(TypedDict):
+    log: Annotated[list[str], operator.add]
+
+
+def nested_graph(checkpointer: BaseCheckpointSaver[Any]) -> Any:
+    """A parent graph whose second node is a subgraph that asks a human."""
+
+    def inner_ask(state: Outer) -> dict[str, Any]:
+        return {"log": [f"inner got {interrupt('which way?')}"]}
+
+    inner = StateGraph(Outer)
+    inner.add_node("inner_prep", lambda s: {"log": ["inner prep"]})
+    inner.add_node("inner_ask", inner_ask)
+    inner.add_edge(START, "inner_prep")
+    inner.add_edge("inner_prep", "inner_ask")
+    outer = StateGraph(Outer)
+    outer.add_node("first", lambda s: {"log": ["first"]})
+    outer.add_node("sub", inner.compile())
+    outer.add_node("last", lambda s: {"log": ["last"]})
+    outer.add_edge(START, "first")
+    outer.add_edge("first", "sub")
+    outer.add_edge("sub", "last")
+    return outer.compile(checkpointer=checkpointer)
+
+
+def look(graph: Any, thread: str) -> list[Any]:
+    """A thread as a user inspects it: its state with the subgraph's, its history."""
+    state = graph.get_state(config(thread), subgraphs=True)
+    inner = [(t.name, t.state.values if t.state else None) for t in state.tasks]
+    return [
+        (state.values, state.next, inner),
+        [(h.values, h.next, h.metadata and h.metadata["step"])
+         for h in graph.get_state_history(config(thread))],
+    ]
+
+
+def plain(out: dict[str, Any]) -> dict[str, Any]:
+    """A run's output, with each interrupt as its value (its id is random)."""
+    return {k: [i.value for i in v] if k == "__interrupt__" else v for k, v in out.items()}
+
+
+def story(checkpointer: BaseCheckpointSaver[Any]) -> list[Any]:
+    """A subgraph's interrupt and its resume, then a fork from before the
+    subgraph, interrupted and resumed too: what a user sees at each point."""
+    graph = nested_graph(checkpointer)
+    seen: list[Any] = [plain(graph.invoke({"log": ["start"]}, config("nested")))]
+    seen += look(graph, "nested")
+    seen.append(plain(graph.invoke(Command(resume="left"), config("nested"))))
+    seen += look(graph, "nested")
+    history = list(graph.get_state_history(config("nested")))
+    at_first = next(h for h in history if h.next == ("sub",))
+    forked = graph.update_state(at_first.config, {"log": ["edited"]})
+    seen.append(plain(graph.invoke(None, forked)))
+    seen.append(plain(graph.invoke(Command(resume="right"), config("nested"))))
+    seen += look(graph, "nested")
+    return seen
+
+
+def test_a_subgraph_interrupt_and_a_fork_as_the_in_memory_saver(tmp_path: Path) -> None:
+    with SessionkitSaver(project=tmp_path, home=tmp_path / "home") as s:
+        ours = story(s)
+    theirs = story(InMemorySaver())
+    assert len(ours) == len(theirs)
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        assert a == b, f"step {i}"
+    # What the story did, as a user reads it.
+    assert ours[0] == {"log": ["start", "first"], "__interrupt__": ["which way?"]}
+    # The subgraph's own state, read from its namespace of the thread.
+    assert ours[1] == ({"log": ["start", "first"]}, ("sub",), [("sub", {"log": ["start", "first", "inner prep"]})])
+    assert ours[3]["log"][-2:] == ["inner got left", "last"]
+    final = ours[-2][0]["log"]
+    assert final[:3] == ["start", "first", "edited"] and final[-3:] == ["inner prep", "inner got right", "last"]
+
+
+def test_a_copied_thread_goes_on_alone_and_a_pruned_one_keeps_its_state(tmp_path: Path) -> None:
+    with SessionkitSaver(project=tmp_path, home=tmp_path / "home") as s:
+        graph = nested_graph(s)
+        graph.invoke({"log": ["start"]}, config("original"))
+        s.copy_thread("original", "copy")
+        assert look(graph, "copy") == look(graph, "original")
+        # Each goes on alone: the copy is resumed one way, the original another.
+        copy_out = graph.invoke(Command(resume="left"), config("copy"))
+        original_out = graph.invoke(Command(resume="right"), config("original"))
+        assert copy_out["log"][-2:] == ["inner got left", "last"]
+        assert original_out["log"][-2:] == ["inner got right", "last"]
+        full = look(graph, "original")
+        s.prune(["original"], strategy="keep_latest")
+        state, history = look(graph, "original")
+        assert state == full[0] and history == full[1][:1]
+        assert len(look(graph, "copy")[1]) == len(full[1])  # the copy keeps its history
