@@ -6,6 +6,7 @@ from the saver's history as LangGraph's own in-memory saver rebuilds it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import operator
 import os
@@ -312,3 +313,18 @@ def test_a_copied_thread_goes_on_alone_and_a_pruned_one_keeps_its_state(tmp_path
         state, history = look(graph, "original")
         assert state == full[0] and history == full[1][:1]
         assert len(look(graph, "copy")[1]) == len(full[1])  # the copy keeps its history
+
+
+def test_one_saver_serves_many_threads_at_once_from_an_event_loop(tmp_path: Path) -> None:
+    # The async path: ainvoke calls the saver's a* methods, off the event loop.
+    async def main() -> list[Any]:
+        with saver(str(tmp_path)) as s:
+            runs = [loop_graph(s, 12, who=f"t{i}").ainvoke({"messages": []}, config(f"t{i}"))
+                    for i in range(8)]
+            outs = await asyncio.gather(*runs)
+            states = [await loop_graph(s, 12).aget_state(config(f"t{i}")) for i in range(8)]
+            return [(texts(o), texts(st.values)) for o, st in zip(outs, states)]
+
+    for i, (out, state) in enumerate(asyncio.run(main())):
+        expected = [[m.type, m.content] for m in (langgraph_chat.turn(j, f"t{i}") for j in range(12))]
+        assert out == state == expected
