@@ -12,10 +12,12 @@ import operator
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
+import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -328,3 +330,25 @@ def test_one_saver_serves_many_threads_at_once_from_an_event_loop(tmp_path: Path
     for i, (out, state) in enumerate(asyncio.run(main())):
         expected = [[m.type, m.content] for m in (langgraph_chat.turn(j, f"t{i}") for j in range(12))]
         assert out == state == expected
+
+
+PG_URL = os.environ.get("SESSIONKIT_TEST_PG")
+
+
+@pytest.mark.skipif(not PG_URL, reason="SESSIONKIT_TEST_PG is not set (tests/pg/server.sh starts a server)")
+def test_a_thread_pushed_from_one_machine_is_resumed_on_another(tmp_path: Path) -> None:
+    # Two homes stand for two machines sharing through one PostgreSQL server.
+    project = f"py-lg-{uuid.uuid4()}"
+    a, b = (SessionkitSaver(project=tmp_path, home=tmp_path / name) for name in ("a", "b"))
+    thread = "review/42"
+    session_id = sessionkit.conversation_session_id(thread)
+    with a, b:
+        review_graph(a).invoke({"messages": [HumanMessage("deploy v2")]}, config(thread))
+        sessionkit.Remote(a.store, url=PG_URL, project=project, holder="laptop").push(session_id)
+        sessionkit.Remote(b.store, url=PG_URL, project=project, holder="ci").pull(session_id)
+        graph = review_graph(b)
+        assert graph.get_state(config(thread)).next == ("ask_human",)
+        out = graph.invoke(Command(resume="yes"), config(thread))
+        assert texts(out)[-2:] == [["human", "yes"], ["ai", "echo: yes"]]
+        assert len(list(graph.get_state_history(config(thread)))) == len(
+            list(review_graph(a).get_state_history(config(thread)))) + 2
