@@ -104,8 +104,9 @@ pub use index::journal::{JournalReport, StoredIndex};
 pub use index::{IndexEntry, Lineage, Status};
 pub use log::{BrokenChain, MissingBlob, ReadReport, SkippedLine};
 pub use ops::checkpoints::{
-    next_channel_version, ChannelValue, CheckpointPut, CheckpointQuery, CheckpointTuple,
-    DeltaHistory, PendingWrite, PruneStrategy, TypedValue, SPECIAL_WRITE_INDEX,
+    next_channel_version, ChannelValue, CheckpointPut, CheckpointQuery, CheckpointSummary,
+    CheckpointTuple, DeltaHistory, PendingWrite, PruneStrategy, TypedValue, SPECIAL_WRITE_INDEX,
+    TASKS_CHANNEL,
 };
 pub use ops::compaction::{CompactionPlan, CompactionPolicy};
 pub use ops::doctor::{

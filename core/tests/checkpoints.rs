@@ -530,3 +530,54 @@ fn next_versions_increase_and_differ() {
     );
     assert_ne!(c, d, "versions made on two branches must differ");
 }
+
+#[test]
+fn a_checkpoint_before_format_4_gets_its_parents_sends() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir.path().join("home"));
+    let cp = |id: &str, v: u32, parent: Option<&str>| CheckpointPut {
+        checkpoint: obj(json!({"id": id, "v": v, "channel_versions": {}})),
+        parent_id: parent.map(str::to_owned),
+        ..CheckpointPut::default()
+    };
+    s.checkpoint_put("t", cp("0", 1, None)).unwrap();
+    s.checkpoint_put_writes(
+        "t",
+        "",
+        "0",
+        "task-2",
+        "",
+        vec![("__pregel_tasks".into(), typed(b"send-3"))],
+    )
+    .unwrap();
+    s.checkpoint_put_writes(
+        "t",
+        "",
+        "0",
+        "task-1",
+        "",
+        vec![
+            ("__pregel_tasks".into(), typed(b"send-1")),
+            ("x".into(), typed(b"no")),
+            ("__pregel_tasks".into(), typed(b"send-2")),
+        ],
+    )
+    .unwrap();
+    s.checkpoint_put("t", cp("1", 1, Some("0"))).unwrap();
+    s.checkpoint_put("t", cp("2", 4, Some("0"))).unwrap();
+    let sends = |id: &str| -> Vec<Vec<u8>> {
+        s.checkpoint_get("t", "", Some(id))
+            .unwrap()
+            .unwrap()
+            .pending_sends
+            .into_iter()
+            .map(|v| v.bytes)
+            .collect()
+    };
+    assert_eq!(
+        sends("1"),
+        [b"send-1".to_vec(), b"send-2".to_vec(), b"send-3".to_vec()]
+    );
+    assert!(sends("0").is_empty(), "no parent");
+    assert!(sends("2").is_empty(), "format 4 keeps sends as tasks");
+}

@@ -118,6 +118,56 @@ fn report_note(r: &sessionkit::ReadReport) -> Option<String> {
     (!parts.is_empty()).then(|| format!("log problems: {}", parts.join("; ")))
 }
 
+/// A checkpointer's thread (LangGraph's): one line per checkpoint, oldest
+/// first in each namespace, with its step, source, channels and writes.
+fn render_checkpoints(s: &mut String, cps: &[sessionkit::CheckpointSummary]) {
+    if cps.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "{}", paint(BOLD, format!("{} checkpoints", cps.len())));
+    let mut ns: Option<&str> = None;
+    for c in cps {
+        if ns != Some(c.ns.as_str()) {
+            ns = Some(&c.ns);
+            let name = if c.ns.is_empty() {
+                "(root)"
+            } else {
+                c.ns.as_str()
+            };
+            let _ = writeln!(s, "  {}", paint(DIM, format!("namespace {name}")));
+        }
+        let meta = |k: &str| {
+            c.metadata.get(k).map(|v| match v {
+                Value::String(t) => t.clone(),
+                other => other.to_string(),
+            })
+        };
+        let _ = writeln!(
+            s,
+            "  {} {}  step {} · {} · {}{}{}",
+            paint(BOLD, &c.id),
+            paint(DIM, c.ts.as_deref().unwrap_or("")),
+            meta("step").unwrap_or_else(|| "?".into()),
+            meta("source").unwrap_or_else(|| "?".into()),
+            if c.channels.is_empty() {
+                "no values".into()
+            } else {
+                c.channels.join(", ")
+            },
+            if c.writes > 0 {
+                format!(" · {} pending writes", c.writes)
+            } else {
+                String::new()
+            },
+            match &c.parent_id {
+                Some(p) => paint(DIM, format!(" · after {p}")),
+                None => String::new(),
+            }
+        );
+    }
+    s.push('\n');
+}
+
 /// Which messages `show` prints.
 pub enum View {
     /// What a person reads: the active path with compacted originals folded.
@@ -164,12 +214,14 @@ pub fn show(ctx: &Ctx, id: &str, full: bool, which: View) -> Result<Output> {
     let tree = view.tree()?;
     let branches = view.branches()?;
     let subagents = ctx.store.list_subagents(&id)?;
+    let checkpoints = ctx.store.checkpoint_summaries(&id)?;
     if ctx.json {
         return Output::json(json!({
             "session": entry,
             "messages": messages,
             "branches": branches,
             "subagents": subagents,
+            "checkpoints": checkpoints,
             "report": view.report(),
         }));
     }
@@ -216,6 +268,7 @@ pub fn show(ctx: &Ctx, id: &str, full: bool, which: View) -> Result<Output> {
         let _ = writeln!(s, "{}", paint(WARN, note));
     }
     s.push('\n');
+    render_checkpoints(&mut s, &checkpoints);
 
     let children: HashMap<&str, usize> = tree.iter().map(|n| (n.id.as_str(), n.children)).collect();
     // Each run of compacted messages is shown collapsed, with the summary that

@@ -271,3 +271,54 @@ fn conversations_are_listed_shown_and_appended_to_by_their_own_id() {
     let contents: Vec<Value> = path.iter().map(|m| m.value()["content"].clone()).collect();
     assert_eq!(contents, ["from the server", "from the CLI", "again"]);
 }
+
+#[test]
+fn a_checkpointer_thread_is_listed_and_shown_with_its_checkpoints() {
+    use sessionkit::{ChannelValue, CheckpointPut, TypedValue};
+    let env = Env::new();
+    let store = env.store();
+    let put = |id: &str, parent: Option<&str>, step: i64| CheckpointPut {
+        checkpoint:
+            json!({"id": id, "ts": "2026-12-02T10:00:00Z", "channel_versions": {"messages": id}})
+                .as_object()
+                .unwrap()
+                .clone(),
+        metadata: json!({"source": "loop", "step": step})
+            .as_object()
+            .unwrap()
+            .clone(),
+        parent_id: parent.map(str::to_owned),
+        values: vec![ChannelValue {
+            channel: "messages".into(),
+            version: json!(id),
+            value: Some(TypedValue {
+                kind: "json".into(),
+                bytes: b"[\"hi\"]".to_vec(),
+            }),
+        }],
+        ..CheckpointPut::default()
+    };
+    store
+        .checkpoint_put("thread/7", put("cp-1", None, 0))
+        .unwrap();
+    store
+        .checkpoint_put("thread/7", put("cp-2", Some("cp-1"), 1))
+        .unwrap();
+    let list = env.cmd().arg("list").output().unwrap();
+    assert!(String::from_utf8(list.stdout)
+        .unwrap()
+        .contains("(thread/7)"));
+    let shown = env.json(&["show", "thread/7"]);
+    let cps = shown["checkpoints"].as_array().unwrap();
+    assert_eq!(cps.len(), 2);
+    assert_eq!(cps[1]["id"], "cp-2");
+    assert_eq!(cps[1]["parentId"], "cp-1");
+    assert_eq!(cps[1]["channels"], json!(["messages"]));
+    let text = env.cmd().args(["show", "thread/7"]).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("2 checkpoints"), "{text}");
+    assert!(
+        text.contains("cp-2") && text.contains("step 1 · loop · messages"),
+        "{text}"
+    );
+}

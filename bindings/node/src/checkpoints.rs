@@ -99,8 +99,10 @@ impl Collect {
             .map(|(c, v)| (c.clone(), self.typed(v)))
             .collect();
         let writes: Vec<Value> = t.writes.iter().map(|w| self.write(w)).collect();
+        let sends: Vec<Value> = t.pending_sends.iter().map(|v| self.typed(v)).collect();
         json!({"threadId": t.thread_id, "ns": t.ns, "id": t.id, "parentId": t.parent_id,
-               "checkpoint": t.checkpoint, "metadata": t.metadata, "values": values, "writes": writes})
+               "checkpoint": t.checkpoint, "metadata": t.metadata, "values": values, "writes": writes,
+               "pendingSends": sends})
     }
 }
 

@@ -176,5 +176,10 @@ pub(crate) fn tuple_py(py: Python<'_>, t: &CheckpointTuple) -> PyResult<Py<PyAny
     }
     d.set_item("values", values)?;
     d.set_item("writes", writes_py(py, &t.writes)?)?;
+    let sends = PyList::empty(py);
+    for v in &t.pending_sends {
+        sends.append(typed_py(py, v)?)?;
+    }
+    d.set_item("pending_sends", sends)?;
     Ok(d.into_any().unbind())
 }

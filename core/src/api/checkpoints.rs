@@ -4,8 +4,8 @@
 use crate::api::Store;
 use crate::error::Result;
 use crate::ops::checkpoints::{
-    CheckpointPut, CheckpointQuery, CheckpointTuple, Checkpoints, DeltaHistory, PruneStrategy,
-    TypedValue,
+    CheckpointPut, CheckpointQuery, CheckpointSummary, CheckpointTuple, Checkpoints, DeltaHistory,
+    PruneStrategy, TypedValue,
 };
 
 impl Store {
@@ -92,5 +92,12 @@ impl Store {
     ) -> Result<Vec<DeltaHistory>> {
         self.checkpoints()
             .delta_history(thread_id, ns, checkpoint_id, channels)
+    }
+
+    /// The checkpoints session `session_id` holds (a checkpointer's thread),
+    /// without their values, oldest first in each namespace: what `sessionkit
+    /// show` lists. Empty for a session of messages only.
+    pub fn checkpoint_summaries(&self, session_id: &str) -> Result<Vec<CheckpointSummary>> {
+        self.checkpoints().summaries(session_id)
     }
 }

@@ -107,6 +107,10 @@ pub struct CheckpointTuple {
     pub values: Vec<(String, TypedValue)>,
     /// Ordered by (task path, task id, idx), as a run applies them.
     pub writes: Vec<PendingWrite>,
+    /// For a checkpoint of format `v` < 4 with a parent: the values its parent's
+    /// tasks wrote to `__pregel_tasks`, in write order, which LangGraph reads
+    /// as that channel's value (sends were kept that way before v4).
+    pub pending_sends: Vec<TypedValue>,
 }
 
 /// Which checkpoints [`crate::Store::checkpoint_list`] returns.
@@ -124,6 +128,26 @@ pub struct CheckpointQuery {
     pub before: Option<String>,
     /// At most this many.
     pub limit: Option<usize>,
+}
+
+/// A checkpoint as listings show it, without its values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointSummary {
+    /// The namespace.
+    pub ns: String,
+    /// The checkpoint's id.
+    pub id: String,
+    /// The checkpoint it follows.
+    pub parent_id: Option<String>,
+    /// The checkpoint's `ts`, when it has one.
+    pub ts: Option<String>,
+    /// Its metadata (`source`, `step`, …).
+    pub metadata: Map<String, Value>,
+    /// The channels holding a value at this checkpoint.
+    pub channels: Vec<String>,
+    /// How many writes are pending on it.
+    pub writes: usize,
 }
 
 /// What [`crate::Store::checkpoint_prune`] keeps.
@@ -160,6 +184,9 @@ pub struct DeltaHistory {
     /// The value at the nearest ancestor holding one; `None` when none does.
     pub seed: Option<TypedValue>,
 }
+
+/// The channel where LangGraph before checkpoint format 4 kept pending sends.
+pub const TASKS_CHANNEL: &str = "__pregel_tasks";
 
 /// The fixed index of a write to one of these channels, which replaces an
 /// earlier one of its task instead of being kept as first written.
@@ -250,6 +277,14 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 }
 
 impl Checkpoints<'_> {
+    /// A new record: its `type`, then the time of writing (FORMAT.md §6).
+    fn record(&self, kind: &str) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("type".into(), kind.into());
+        m.insert("timestamp".into(), self.store.ids().timestamp().into());
+        m
+    }
+
     fn session_id(thread_id: &str) -> Result<String> {
         conversation_session_id(thread_id)
     }
@@ -333,8 +368,7 @@ impl Checkpoints<'_> {
             }
             refs.push((cv, Some((v.kind.clone(), vid))));
         }
-        let mut rec = Map::new();
-        rec.insert("type".into(), kind::CHECKPOINT.into());
+        let mut rec = self.record(kind::CHECKPOINT);
         rec.insert("ns".into(), put.ns.clone().into());
         rec.insert("checkpointId".into(), id.into());
         rec.insert(
@@ -383,8 +417,7 @@ impl Checkpoints<'_> {
                 Some(frame) => (values::Encoding::Zstd, frame, base.map(|(id, _)| id)),
                 None => (values::Encoding::Identity, bytes.to_vec(), None),
             };
-        let mut rec = Map::new();
-        rec.insert("type".into(), kind::VALUE.into());
+        let mut rec = self.record(kind::VALUE);
         rec.insert("id".into(), id.into());
         rec.insert("size".into(), bytes.len().into());
         rec.insert("encoding".into(), encoding.name().into());
@@ -467,8 +500,7 @@ impl Checkpoints<'_> {
                 "value": {"type": v.kind, "id": vid},
             }));
         }
-        let mut rec = Map::new();
-        rec.insert("type".into(), kind::WRITES.into());
+        let mut rec = self.record(kind::WRITES);
         rec.insert("ns".into(), ns.into());
         rec.insert("checkpointId".into(), checkpoint_id.into());
         rec.insert("taskId".into(), task_id.into());
@@ -501,6 +533,20 @@ impl Checkpoints<'_> {
             .map(|(c, r)| (c, r.clone()))
             .collect();
         let writes: Vec<thread::Write> = space.ordered_writes(id).into_iter().cloned().collect();
+        let old_format = cp
+            .checkpoint
+            .get("v")
+            .and_then(Value::as_f64)
+            .is_some_and(|v| v < 4.0);
+        let sends: Vec<ValueRef> = match (&cp.parent, old_format) {
+            (Some(p), true) => space
+                .ordered_writes(p)
+                .into_iter()
+                .filter(|w| w.channel == TASKS_CHANNEL)
+                .map(|w| w.value.clone())
+                .collect(),
+            _ => Vec::new(),
+        };
         let mut values = Vec::with_capacity(refs.len());
         for (c, r) in refs {
             values.push((c, st.typed(&r, blobs)?));
@@ -509,7 +555,12 @@ impl Checkpoints<'_> {
             .iter()
             .map(|w| st.pending_write(w, blobs))
             .collect::<Result<Vec<_>>>()?;
+        let pending_sends = sends
+            .iter()
+            .map(|r| st.typed(r, blobs))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Some(CheckpointTuple {
+            pending_sends,
             thread_id: st.thread_id.clone(),
             ns: ns.to_owned(),
             id: id.to_owned(),
@@ -545,6 +596,34 @@ impl Checkpoints<'_> {
             },
         };
         Self::tuple(&mut st, ns, &id, self.store.blobs())
+    }
+
+    /// The checkpoints a session holds, oldest first in each namespace.
+    pub fn summaries(&self, session_id: &str) -> Result<Vec<CheckpointSummary>> {
+        crate::format::layout::check_session_id(session_id)?;
+        let Some(st) = self.state(session_id)? else {
+            return Err(Error::NotFound(format!("session {session_id}")));
+        };
+        let st = st.lock();
+        let mut out = Vec::new();
+        for (ns, space) in &st.namespaces {
+            for (id, cp) in &space.checkpoints {
+                out.push(CheckpointSummary {
+                    ns: ns.clone(),
+                    id: id.clone(),
+                    parent_id: cp.parent.clone(),
+                    ts: cp
+                        .checkpoint
+                        .get("ts")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    metadata: cp.metadata.clone(),
+                    channels: space.value_refs(cp).into_iter().map(|(c, _)| c).collect(),
+                    writes: space.writes.get(id).map_or(0, |w| w.len()),
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The session ids of every thread: each session of the store.
@@ -667,8 +746,7 @@ impl Checkpoints<'_> {
         let records = ids
             .into_iter()
             .map(|(ns, ids)| {
-                let mut rec = Map::new();
-                rec.insert("type".into(), kind::DROP.into());
+                let mut rec = self.record(kind::DROP);
                 rec.insert("ns".into(), ns.into());
                 rec.insert("checkpointIds".into(), ids.into());
                 rec
