@@ -22,7 +22,8 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.checkpoint.serde.types import ERROR, INTERRUPT, RESUME
+from langgraph.checkpoint.serde.types import ERROR, INTERRUPT, RESUME, TASKS
+from langgraph.types import Send
 
 import sessionkit
 from sessionkit.integrations.langgraph import SessionkitSaver
@@ -287,3 +288,33 @@ def test_without_langgraph_checkpoint_the_import_says_what_to_install() -> None:
     )
     assert done.returncode == 1
     assert 'needs langgraph-checkpoint: pip install "sessionkit[langgraph]"' in done.stderr
+
+
+def test_a_checkpoint_before_format_4_reads_its_sends_from_its_parents_writes(saver: SessionkitSaver) -> None:
+    # LangGraph before checkpoint format 4 kept a step's Sends as writes of the
+    # parent's tasks; a saver reads them back as the tasks channel.
+    md: CheckpointMetadata = {"source": "loop", "step": 1, "parents": {}}
+    ids = [f"1ef0000{i}-0000-6000-8000-000000000000" for i in range(1, 5)]
+    old = {"v": 1}
+    parent = saver.put(cfg("old"), {**checkpoint(ids[0], {"a": 2}, {"a": "x"}), **old}, md, {"a": 2})  # type: ignore[typeddict-item]
+    saver.put_writes(parent, [(TASKS, Send("node", {"n": 1})), ("a", "y"), (TASKS, Send("node", {"n": 2}))],
+                     "task-b", "~1")
+    saver.put_writes(parent, [(TASKS, Send("other", 3))], "task-a", "~0")
+    versions: ChannelVersions = {"a": 2, "b": 5}
+    child = saver.put(cfg("old", cid=ids[0]), {**checkpoint(ids[1], versions, {}), **old}, md, {})  # type: ignore[typeddict-item]
+    got = saver.get_tuple(child)
+    assert got is not None
+    # In the order the tasks ran: by task path, then task id, then index.
+    assert got.checkpoint["channel_values"][TASKS] == [Send("other", 3), Send("node", {"n": 1}), Send("node", {"n": 2})]
+    assert got.checkpoint["channel_versions"] == {"a": 2, "b": 5, TASKS: 5}
+    # A checkpoint without versions takes the first version.
+    bare = saver.put(cfg("old", cid=ids[0]), {**checkpoint(ids[2], {}, {}), **old}, md, {})  # type: ignore[typeddict-item]
+    got = saver.get_tuple(bare)
+    assert got is not None
+    (first,) = got.checkpoint["channel_versions"].items()
+    assert first[0] == TASKS and int(str(first[1]).split(".")[0]) == 1
+    # The format of today keeps its sends itself: nothing is added.
+    new = saver.put(cfg("old", cid=ids[0]), checkpoint(ids[3], versions, {}), md, {})
+    got = saver.get_tuple(new)
+    assert got is not None and TASKS not in got.checkpoint["channel_values"]
+    assert got.checkpoint["channel_versions"] == versions

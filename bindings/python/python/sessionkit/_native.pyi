@@ -31,6 +31,9 @@ class CheckpointRecord(TypedDict):
     metadata: dict[str, Any]
     values: dict[str, SerializedValue]
     writes: list[PendingWrite]
+    # For a checkpoint of format < 4 with a parent: the values of the parent's
+    # __pregel_tasks writes, in (task_path, task_id, idx) order; else empty.
+    pending_sends: list[SerializedValue]
 
 class DeltaChannelHistory(TypedDict):
     writes: list[PendingWrite]  # oldest first

@@ -58,6 +58,7 @@ try:
         get_checkpoint_metadata,
     )
     from langgraph.checkpoint.serde.base import SerializerProtocol
+    from langgraph.checkpoint.serde.types import TASKS
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError(
         "sessionkit.integrations.langgraph needs langgraph-checkpoint: "
@@ -135,13 +136,15 @@ class SessionkitSaver(BaseCheckpointSaver[str]):
     def _tuple(self, record: CheckpointRecord) -> CheckpointTuple:
         loads = self.serde.loads_typed
         thread_id, ns = record["thread_id"], record["ns"]
-        checkpoint = cast(
-            Checkpoint,
-            {
-                **record["checkpoint"],
-                "channel_values": {ch: loads(v) for ch, v in record["values"].items()},
-            },
-        )
+        values = {ch: loads(v) for ch, v in record["values"].items()}
+        checkpoint = cast(Checkpoint, {**record["checkpoint"], "channel_values": values})
+        if sends := record["pending_sends"]:
+            # A checkpoint of a format before 4 kept its pending sends in its
+            # parent's writes (the core finds them): LangGraph reads them as the
+            # tasks channel, at the checkpoint's newest version.
+            values[TASKS] = [loads(v) for v in sends]
+            versions = checkpoint["channel_versions"]
+            versions[TASKS] = max(versions.values()) if versions else self.get_next_version(None, None)
         parent_id = record["parent_id"]
         return CheckpointTuple(
             config=_config(thread_id, ns, record["id"]),
