@@ -2,7 +2,8 @@
 # The Python package's tests, as a user meets the package: the sdist and the
 # wheel built as a release builds them, into $CARGO_TARGET_DIR/dist/python, and
 # that wheel installed into a virtualenv under the cargo target directory; then
-# pytest, the OpenAI Agents SDK's session tests and `mypy --strict`.
+# pytest (with LangGraph's checkpointer conformance suite), the OpenAI Agents
+# SDK's session tests and `mypy --strict`.
 # The wheel is built from the sdist, the way pip builds it for a user whom no
 # wheel fits, so one release build proves both: the sdist builds, and the wheel
 # is an abi3 manylinux2014 x86_64 wheel, linked by zig against glibc 2.17
@@ -29,7 +30,11 @@ done
 pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
 # The versions the suite is tested with.
 # pytest-asyncio runs the SDK's async tests (the version the SDK's uv.lock pins).
-"${pip[@]}" install pytest==9.2.0 mypy==2.4.1 openai-agents==0.24.0 pytest-asyncio==1.4.0
+# LangGraph: the checkpointer's protocol, its conformance suite and real graphs;
+# its SQLite and PostgreSQL savers for bindings/python/bench/langgraph_bench.py.
+"${pip[@]}" install pytest==9.2.0 mypy==2.4.1 openai-agents==0.24.0 pytest-asyncio==1.4.0 \
+    langgraph-checkpoint==4.3.2 langgraph-checkpoint-conformance==0.0.2 langgraph==1.2.24 \
+    langgraph-checkpoint-sqlite==3.1.2 langgraph-checkpoint-postgres==3.2.0 "psycopg[binary]==3.3.9"
 # ziglang is the linker and C compiler for glibc 2.17; auditwheel judges the wheel.
 "$tools/bin/python" -m pip --disable-pip-version-check -q install \
     maturin==1.16.0 ziglang==0.15.2 auditwheel==6.8.2

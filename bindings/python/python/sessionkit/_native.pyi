@@ -2,7 +2,9 @@
 # Values are plain JSON-shaped Python objects (dicts, lists, str, int, ...).
 
 from collections.abc import Iterator
-from typing import Any, final
+from typing import Any, TypedDict, final
+
+from typing_extensions import NotRequired
 
 def version() -> str: ...
 def error_kinds() -> list[tuple[int, str, str]]: ...
@@ -12,6 +14,30 @@ def import_transcripts(
     paths: list[str], options: dict[str, Any] | None = None
 ) -> dict[str, Any]: ...
 def list_all_sessions(options: dict[str, Any] | None = None) -> list[dict[str, Any]]: ...
+def next_channel_version(current: str | int | float | None = None) -> str: ...
+
+# LangGraph checkpoints (issue #30): the records the Store's checkpoint_* methods
+# take and give. A serialized value is the framework serde's (type, bytes).
+SerializedValue = tuple[str, bytes]
+# (task_id, channel, value, task_path, idx)
+PendingWrite = tuple[str, str, SerializedValue, str, int]
+
+class CheckpointRecord(TypedDict):
+    thread_id: str
+    ns: str
+    id: str
+    parent_id: str | None
+    checkpoint: dict[str, Any]  # without channel_values
+    metadata: dict[str, Any]
+    values: dict[str, SerializedValue]
+    writes: list[PendingWrite]
+    # For a checkpoint of format < 4 with a parent: the values of the parent's
+    # __pregel_tasks writes, in (task_path, task_id, idx) order; else empty.
+    pending_sends: list[SerializedValue]
+
+class DeltaChannelHistory(TypedDict):
+    writes: list[PendingWrite]  # oldest first
+    seed: NotRequired[SerializedValue]
 
 @final
 class Remote:
@@ -87,6 +113,43 @@ class Store:
     def open_shared(self, session_id: str) -> Session: ...
     def open_conversation(self, conversation_id: str) -> Session: ...
     def fork_session(self, source_id: str, options: dict[str, Any] | None = None) -> Session: ...
+    def checkpoint_put(
+        self,
+        thread_id: str,
+        ns: str,
+        checkpoint: dict[str, Any],
+        metadata: dict[str, Any],
+        parent_id: str | None,
+        values: list[tuple[str, str | int | float, SerializedValue | None]],
+    ) -> None: ...
+    def checkpoint_put_writes(
+        self,
+        thread_id: str,
+        ns: str,
+        checkpoint_id: str,
+        task_id: str,
+        task_path: str,
+        writes: list[tuple[str, SerializedValue]],
+    ) -> None: ...
+    def checkpoint_get(
+        self, thread_id: str, ns: str, checkpoint_id: str | None = None
+    ) -> CheckpointRecord | None: ...
+    def checkpoint_list(
+        self,
+        thread_id: str | None = None,
+        ns: str | None = None,
+        checkpoint_id: str | None = None,
+        filter: dict[str, Any] | None = None,
+        before: str | None = None,
+        limit: int | None = None,
+    ) -> list[CheckpointRecord]: ...
+    def checkpoint_delete_thread(self, thread_id: str) -> None: ...
+    def checkpoint_copy_thread(self, source: str, target: str) -> None: ...
+    def checkpoint_prune(self, thread_ids: list[str], strategy: str) -> None: ...
+    def checkpoint_delete_for_runs(self, run_ids: list[str]) -> None: ...
+    def checkpoint_delta_history(
+        self, thread_id: str, ns: str, checkpoint_id: str | None, channels: list[str]
+    ) -> dict[str, DeltaChannelHistory]: ...
 
 @final
 class Session:
