@@ -682,3 +682,62 @@ fn tls_as_libpq_users_write_it_connects_verifies_and_refuses_clearly() {
     assert_eq!(bad.kind(), ErrorKind::InvalidInput, "{bad}");
     assert!(bad.to_string().contains("/nonexistent/ca.crt"), "{bad}");
 }
+
+#[test]
+fn a_checkpointer_thread_travels_with_its_values_and_blobs() {
+    use sessionkit::{conversation_session_id, ChannelValue, CheckpointPut, TypedValue};
+    let Some(url) = server() else { return };
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let m = machines();
+    let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(60));
+    let rb = remote(&url, &m, &m.b, "ci", Duration::from_secs(60));
+    // Over the blob threshold even compressed (bytes zstd cannot shrink), and
+    // named by this project, so the blob is new to the server.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut big: Vec<u8> = m.project.as_bytes().to_vec();
+    big.extend((0..300 * 1024).map(|_| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as u8
+    }));
+    let put = |id: &str, parent: Option<&str>, value: &[u8]| CheckpointPut {
+        checkpoint: json!({"id": id, "channel_versions": {"state": id}})
+            .as_object()
+            .unwrap()
+            .clone(),
+        parent_id: parent.map(str::to_owned),
+        values: vec![ChannelValue {
+            channel: "state".into(),
+            version: json!(id),
+            value: Some(TypedValue {
+                kind: "bytes".into(),
+                bytes: value.to_vec(),
+            }),
+        }],
+        ..CheckpointPut::default()
+    };
+    m.a.checkpoint_put("user@example.com/chat", put("1", None, &big))
+        .expect("put");
+    let mut bigger = big.clone();
+    bigger.extend_from_slice(b"one more step");
+    m.a.checkpoint_put("user@example.com/chat", put("2", Some("1"), &bigger))
+        .expect("put");
+
+    let id = conversation_session_id("user@example.com/chat").unwrap();
+    let pushed = ra.push(&m.a, &id).expect("push");
+    assert_eq!(
+        pushed.blobs, 1,
+        "the whole value is a blob, the next a delta in the line"
+    );
+    rb.pull(&m.b, &id).expect("pull");
+    assert_eq!(log_bytes(&m.b, &id), log_bytes(&m.a, &id));
+    for (cp, want) in [("1", &big), ("2", &bigger)] {
+        let t =
+            m.b.checkpoint_get("user@example.com/chat", "", Some(cp))
+                .expect("get in B")
+                .expect("the checkpoint is in B");
+        assert_eq!(&t.values[0].1.bytes, want, "checkpoint {cp}");
+        assert_eq!(t.thread_id, "user@example.com/chat");
+    }
+}
