@@ -259,3 +259,46 @@ fn temp_file_leftovers_are_deleted_once_old() {
     assert_eq!(s.list_sessions().unwrap().len(), 1);
     assert_eq!(s.gc_temp_files().unwrap().removed, 0);
 }
+
+#[test]
+fn a_checkpoint_value_held_in_a_blob_stays_while_its_thread_lives() {
+    use sessionkit::{ChannelValue, CheckpointPut, TypedValue};
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(&tmp.path().join("home"), tmp.path());
+    // Bytes zstd cannot shrink below the 1 KiB threshold: a blob.
+    let mut x: u64 = 88172645463325252;
+    let value: Vec<u8> = (0..8192)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let put = CheckpointPut {
+        checkpoint: json!({"id": "1", "channel_versions": {"c": 1}})
+            .as_object()
+            .unwrap()
+            .clone(),
+        values: vec![ChannelValue {
+            channel: "c".into(),
+            version: json!(1),
+            value: Some(TypedValue {
+                kind: "bytes".into(),
+                bytes: value.clone(),
+            }),
+        }],
+        ..CheckpointPut::default()
+    };
+    s.checkpoint_put("thread", put).unwrap();
+    assert_eq!(blob_files(&s).len(), 1);
+    age_blobs(&s);
+    let report = s.gc_blobs(&mut |_| {}).unwrap();
+    assert_eq!(report.blobs_removed, 0);
+    let fresh = store(&tmp.path().join("home"), tmp.path());
+    let t = fresh.checkpoint_get("thread", "", None).unwrap().unwrap();
+    assert_eq!(t.values[0].1.bytes, value);
+    // Deleted (in the trash) it is still restorable, so its blob stays too.
+    fresh.checkpoint_delete_thread("thread").unwrap();
+    assert_eq!(fresh.gc_blobs(&mut |_| {}).unwrap().blobs_removed, 0);
+}
