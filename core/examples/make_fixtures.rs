@@ -1,4 +1,5 @@
-//! Regenerate the golden store of `tests/fixtures/golden/home`.
+//! Regenerate the golden store of `tests/fixtures/golden/home`, and the
+//! checkpointer's store of `tests/fixtures/checkpoints/home` (FORMAT.md §24).
 //!
 //! ```text
 //! cargo run -p sessionkit --example make_fixtures            # in place
@@ -15,7 +16,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use sessionkit::{CreateOptions, Deterministic, Durability, ForkOptions, Store, StoreOptions};
+use sessionkit::{
+    ChannelValue, CheckpointPut, CreateOptions, Deterministic, Durability, ForkOptions, Store,
+    StoreOptions, TypedValue,
+};
 
 /// The project root of the golden store.
 pub const PROJECT_ROOT: &str = "/";
@@ -174,6 +178,179 @@ pub fn generate(home: &Path) -> sessionkit::Result<()> {
     Ok(())
 }
 
+/// The thread of the checkpoints fixture.
+pub const THREAD: &str = "user@example.com/chat";
+
+fn typed(bytes: &[u8]) -> TypedValue {
+    TypedValue {
+        kind: "json".into(),
+        bytes: bytes.to_vec(),
+    }
+}
+
+/// A chat's message list after `n` turns, as LangGraph JS's serde writes it.
+fn chat(n: usize) -> Vec<u8> {
+    let msgs: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                "turn {i}: {}",
+                "the quick brown fox jumps over the lazy dog ".repeat(3)
+            )
+        })
+        .collect();
+    serde_json::to_vec(&msgs).unwrap_or_default()
+}
+
+/// A checkpoint of the fixture thread; `values` are its new channel versions.
+fn checkpoint(
+    id: &str,
+    parent: Option<&str>,
+    versions: serde_json::Value,
+    values: Vec<(&str, &str, Option<Vec<u8>>)>,
+    metadata: serde_json::Value,
+) -> CheckpointPut {
+    CheckpointPut {
+        ns: String::new(),
+        checkpoint: json!({"v": 4, "id": id, "ts": "2026-01-01T00:00:00+00:00",
+            "channel_versions": versions, "versions_seen": {}})
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+        metadata: metadata.as_object().cloned().unwrap_or_default(),
+        parent_id: parent.map(str::to_owned),
+        values: values
+            .into_iter()
+            .map(|(c, v, b)| ChannelValue {
+                channel: c.into(),
+                version: json!(v),
+                value: b.map(|b| typed(&b)),
+            })
+            .collect(),
+    }
+}
+
+/// Write the checkpoints fixture under `home`: a LangGraph thread of five
+/// turns (deltas, a value over the blob threshold, an unchanged value, a
+/// channel stored empty), pending writes (a special channel replaced, a
+/// normal write kept as first written), a branch from an old checkpoint, a
+/// subgraph namespace, a prune's drop record; then lines another writer left:
+/// a value whose base the thread lacks, a writes record without its task, a
+/// checkpoint record with a numeric id, and a torn last line.
+pub fn generate_checkpoints(home: &Path) -> sessionkit::Result<()> {
+    let store = Store::open(PROJECT_ROOT, options(home))?;
+    let meta = |step: i64, source: &str| json!({"source": source, "step": step, "run_id": "run-1"});
+    let mut parent: Option<String> = None;
+    for turn in 1..=5usize {
+        let id = format!("cp-{turn}");
+        let v = format!("{turn:02}");
+        let mut values = vec![("messages", v.as_str(), Some(chat(turn)))];
+        if turn == 1 {
+            values.push(("topic", "01", Some(b"\"foxes\"".to_vec())));
+            values.push(("branch:to:agent", "01", None));
+        }
+        store.checkpoint_put(
+            THREAD,
+            checkpoint(
+                &id,
+                parent.as_deref(),
+                json!({"messages": v, "topic": "01", "branch:to:agent": "01"}),
+                values,
+                meta(turn as i64, "loop"),
+            ),
+        )?;
+        parent = Some(id);
+    }
+    store.checkpoint_put_writes(
+        THREAD,
+        "",
+        "cp-5",
+        "task-a",
+        "~__pregel_pull, agent",
+        vec![
+            ("messages".into(), typed(b"[\"pending reply\"]")),
+            ("__interrupt__".into(), typed(b"{\"value\": \"first\"}")),
+        ],
+    )?;
+    store.checkpoint_put_writes(
+        THREAD,
+        "",
+        "cp-5",
+        "task-a",
+        "~__pregel_pull, agent",
+        vec![
+            ("messages".into(), typed(b"[\"a retry, ignored\"]")),
+            ("__interrupt__".into(), typed(b"{\"value\": \"second\"}")),
+        ],
+    )?;
+    // A large tool result: over the store's blob threshold, in blobs/.
+    // A large tool result (digits a generator made, which compress little):
+    // over the store's blob threshold, in blobs/.
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let digits: String = (0..1500)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b'0' + (x % 10) as u8)
+        })
+        .collect();
+    let big = serde_json::to_vec(&digits).unwrap_or_default();
+    store.checkpoint_put(
+        THREAD,
+        checkpoint(
+            "cp-6",
+            Some("cp-5"),
+            json!({"messages": "06", "topic": "01", "tool": "01"}),
+            vec![("messages", "06", Some(chat(6))), ("tool", "01", Some(big))],
+            meta(6, "loop"),
+        ),
+    )?;
+    // Time travel: an update on cp-2 is a branch beside cp-3.
+    store.checkpoint_put(
+        THREAD,
+        checkpoint(
+            "cp-7",
+            Some("cp-2"),
+            json!({"messages": "03.5", "topic": "02"}),
+            vec![
+                ("messages", "03.5", Some(chat(2))),
+                ("topic", "02", Some(b"\"dogs\"".to_vec())),
+            ],
+            meta(3, "update"),
+        ),
+    )?;
+    // A subgraph's checkpoints, in their own namespace; the first one's run is
+    // deleted (a drop record).
+    for (id, parent, run) in [
+        ("sub-1", None, "run-sub"),
+        ("sub-2", Some("sub-1"), "run-1"),
+    ] {
+        let x = vec![("x", id, Some(id.as_bytes().to_vec()))];
+        let mut put = checkpoint(id, parent, json!({"x": id}), x, meta(0, "loop"));
+        put.metadata.insert("run_id".into(), run.into());
+        put.ns = "agent:task-a".into();
+        store.checkpoint_put(THREAD, put)?;
+    }
+    store.checkpoint_delete_for_runs(&["run-sub".to_string()])?;
+    drop(store);
+    // Lines another writer left, which readers skip.
+    let store = Store::open(PROJECT_ROOT, options(home))?;
+    let log = store.log_path(&sessionkit::conversation_session_id(THREAD)?)?;
+    let io = |e| sessionkit::Error::Io {
+        path: log.clone(),
+        source: e,
+    };
+    let mut bytes = std::fs::read(&log).map_err(io)?;
+    bytes.extend_from_slice(concat!(
+        r#"{"type":"value","id":"0000000000000000000000000000000000000000000000000000000000000000","size":3,"encoding":"zstd","base":"1111111111111111111111111111111111111111111111111111111111111111","data":"AAAA"}"#, "\n",
+        r#"{"type":"writes","ns":"","checkpointId":"cp-6","writes":[]}"#, "\n",
+        r#"{"type":"checkpoint","ns":"","checkpointId":8,"checkpoint":{"id":8}}"#, "\n",
+        r#"{"type":"checkpoint","ns":"","checkpointId":"cp-9","checkpoint":{"id":"cp-"#,
+    ).as_bytes());
+    std::fs::write(&log, bytes).map_err(io)?;
+    Ok(())
+}
+
 fn main() {
     let out = match std::env::args_os().nth(1) {
         Some(p) => PathBuf::from(p),
@@ -190,4 +367,20 @@ fn main() {
         std::process::exit(1);
     }
     println!("wrote {}", out.display());
+    // Beside `home`: `golden/home` → `checkpoints/home`, `OUT_DIR` → `OUT_DIR-checkpoints`.
+    let cps = match std::env::args_os().nth(1) {
+        Some(_) => PathBuf::from(format!("{}-checkpoints", out.display())),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/checkpoints/home"),
+    };
+    if cps.exists() {
+        if let Err(e) = std::fs::remove_dir_all(&cps) {
+            eprintln!("cannot remove {}: {e}", cps.display());
+            std::process::exit(1);
+        }
+    }
+    if let Err(e) = generate_checkpoints(&cps) {
+        eprintln!("make_fixtures: {e}");
+        std::process::exit(1);
+    }
+    println!("wrote {}", cps.display());
 }

@@ -595,3 +595,81 @@ fn project_codes_and_ids_follow_the_manifest() {
         );
     }
 }
+
+/// What a reader must make of a checkpointer's thread, as the manifest spells
+/// it: each checkpoint (newest first per namespace) with its parent, step,
+/// values (type, SHA-256, size) and pending writes (task, channel, idx, SHA-256).
+fn checkpoints_read(store: &Store, thread: &str) -> Value {
+    let sha = |b: &[u8]| -> String {
+        Sha256::digest(b)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect()
+    };
+    let q = sessionkit::CheckpointQuery {
+        thread_id: Some(thread.into()),
+        ..Default::default()
+    };
+    let list = store.checkpoint_list(&q).unwrap();
+    let cps: Vec<Value> = list
+        .iter()
+        .map(|t| {
+            let values: serde_json::Map<String, Value> = t
+                .values
+                .iter()
+                .map(|(c, v)| {
+                    (
+                        c.clone(),
+                        json!({"type": v.kind, "sha256": sha(&v.bytes), "size": v.bytes.len()}),
+                    )
+                })
+                .collect();
+            let writes: Vec<Value> = t
+                .writes
+                .iter()
+                .map(|w| json!([w.task_id, w.channel, w.idx, sha(&w.value.bytes)]))
+                .collect();
+            json!({"ns": t.ns, "id": t.id, "parentId": t.parent_id, "step": t.metadata.get("step"),
+                   "values": values, "writes": writes})
+        })
+        .collect();
+    json!({"threadId": list.first().map(|t| t.thread_id.clone()), "checkpoints": cps})
+}
+
+#[test]
+fn checkpoint_store_replays_as_the_manifest_says() {
+    let m = manifest();
+    let mut failures = Vec::new();
+    for g in m["checkpointStores"].as_array().unwrap() {
+        let name = g["name"].as_str().unwrap();
+        let mut c = Check::new(name, g);
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        copy_tree(&fixtures_dir().join(g["home"].as_str().unwrap()), &home);
+        let store = open_store(Path::new(g["projectRoot"].as_str().unwrap()), &home);
+        for t in g["threads"].as_array().unwrap() {
+            let thread = t["threadId"].as_str().unwrap();
+            let got = checkpoints_read(&store, thread);
+            if std::env::var_os("SK_PRINT_CHECKPOINTS").is_some() {
+                println!("{}", serde_json::to_string_pretty(&got).unwrap());
+            }
+            c.eq(&format!("{thread}.read"), &got, &t["read"]);
+        }
+        c.finish(&mut failures, true);
+    }
+    fail_all(failures);
+}
+
+#[test]
+fn checkpoint_store_regenerates_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    make_fixtures::generate_checkpoints(&home).unwrap();
+    let fixture = fixtures_dir().join("checkpoints/home");
+    assert!(
+        tree(&home) == tree(&fixture),
+        "tests/fixtures/checkpoints/home differs from what the library writes; if the \
+         format changed on purpose, update docs/FORMAT.md §24, run `cargo run -p \
+         sessionkit --example make_fixtures` and update tests/fixtures/manifest.json"
+    );
+}

@@ -2,6 +2,7 @@
 // tests/fixtures/README.md) replayed through Node: the same views, reports and
 // index entries as the Rust replay (core/tests/fixtures.rs).
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -298,3 +299,35 @@ for (const golden of MANIFEST.stores) {
 test('project codes agree with the manifest', () => {
   for (const pc of MANIFEST.projectCodes) assert.equal(projectCode(pc.path), pc.code);
 });
+
+/** A checkpointer's thread as the manifest spells it (FORMAT.md §24). */
+async function checkpointsRead(store, thread) {
+  const sha = (b) => crypto.createHash('sha256').update(b).digest('hex');
+  const records = await store.checkpointList({ threadId: thread });
+  const checkpoints = records.map((r) => ({
+    ns: r.ns,
+    id: r.id,
+    parentId: r.parentId,
+    step: r.metadata.step ?? null,
+    values: Object.fromEntries(
+      Object.entries(r.values).map(([ch, v]) => [ch, { type: v.type, sha256: sha(v.bytes), size: v.bytes.length }]),
+    ),
+    writes: r.writes.map((w) => [w.taskId, w.channel, w.idx, sha(w.value.bytes)]),
+  }));
+  return { threadId: records.length > 0 ? records[0].threadId : null, checkpoints };
+}
+
+for (const fixture of MANIFEST.checkpointStores) {
+  test(`checkpoint store ${fixture.name} replays as the manifest says`, async () => {
+    const home = path.join(tmpdir(), 'home');
+    fs.cpSync(path.join(fixtures, fixture.home), home, { recursive: true });
+    const store = await Store.open(fixture.projectRoot, { home });
+    try {
+      for (const t of fixture.threads) {
+        assert.deepStrictEqual(await checkpointsRead(store, t.threadId), t.read, t.threadId);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+}

@@ -5,6 +5,7 @@ index entries as the Rust replay (core/tests/fixtures.rs)."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import shutil
@@ -289,3 +290,35 @@ def test_golden_store_replays_as_the_manifest_says(golden: dict[str, Any], tmp_p
 def test_project_codes_and_ids_agree_with_the_manifest() -> None:
     for pc in MANIFEST["projectCodes"]:
         assert sessionkit.project_code(pc["path"]) == pc["code"]
+
+
+def checkpoints_read(store: sessionkit.Store, thread: str) -> dict[str, Any]:
+    """A checkpointer's thread as the manifest spells it (FORMAT.md §24)."""
+
+    def sha(b: bytes) -> str:
+        return hashlib.sha256(b).hexdigest()
+
+    records = store._native.checkpoint_list(thread)
+    checkpoints = [
+        {
+            "ns": r["ns"],
+            "id": r["id"],
+            "parentId": r["parent_id"],
+            "step": r["metadata"].get("step"),
+            "values": {
+                ch: {"type": t, "sha256": sha(b), "size": len(b)} for ch, (t, b) in r["values"].items()
+            },
+            "writes": [[task, ch, idx, sha(v[1])] for task, ch, v, _path, idx in r["writes"]],
+        }
+        for r in records
+    ]
+    return {"threadId": records[0]["thread_id"] if records else None, "checkpoints": checkpoints}
+
+
+@pytest.mark.parametrize("fixture", MANIFEST["checkpointStores"], ids=lambda g: str(g["name"]))
+def test_checkpoint_store_replays_as_the_manifest_says(fixture: dict[str, Any], tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / fixture["home"], home)
+    store = sessionkit.Store(fixture["projectRoot"], home=home)
+    for t in fixture["threads"]:
+        assert checkpoints_read(store, t["threadId"]) == t["read"], t["threadId"]

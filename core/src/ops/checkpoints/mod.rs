@@ -353,11 +353,12 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 }
 
 impl Checkpoints<'_> {
-    /// A new record: its `type`, then the time of writing (FORMAT.md §6).
+    /// A new record: its `type`, then the time of writing (FORMAT.md §6),
+    /// set by [`Checkpoints::append`] when it writes.
     fn record(&self, kind: &str) -> Map<String, Value> {
         let mut m = Map::new();
         m.insert("type".into(), kind.into());
-        m.insert("timestamp".into(), self.store.ids().timestamp().into());
+        m.insert("timestamp".into(), Value::Null);
         m
     }
 
@@ -396,13 +397,23 @@ impl Checkpoints<'_> {
         &self,
         thread_id: &str,
         session_id: &str,
-        records: Vec<Map<String, Value>>,
+        mut records: Vec<Map<String, Value>>,
     ) -> Result<()> {
         let max = Some(self.store.options().max_record_bytes);
+        // Checked with a time of the length every time has.
+        let stamp = |rs: &mut Vec<Map<String, Value>>, t: &str| {
+            for r in rs.iter_mut().filter(|r| r.contains_key("timestamp")) {
+                r.insert("timestamp".into(), t.into());
+            }
+        };
+        stamp(&mut records, "2000-01-01T00:00:00.000Z");
         for r in &records {
             crate::log::writer::record_line(r, max)?;
         }
-        self.writer(thread_id, session_id)?.append_records(records)
+        let writer = self.writer(thread_id, session_id)?;
+        // One time for the write, taken after a new thread's header.
+        stamp(&mut records, &self.store.ids().timestamp());
+        writer.append_records(records)
     }
 
     fn writer(&self, thread_id: &str, session_id: &str) -> Result<Arc<SessionCore>> {
