@@ -13,8 +13,9 @@ use std::io::{BufRead, Write};
 use serde::Serialize;
 use serde_json::{json, Value};
 use sessionkit::{
-    to_json_array, CompactionPolicy, CreateOptions, DoctorOptions, Error, ForkOptions, Message,
-    ModelViewOptions, RewindMode, Session, Store, StoreOptions, Subagent,
+    to_json_array, CheckpointPut, CheckpointQuery, CheckpointWrites, CompactionPolicy,
+    CreateOptions, DoctorOptions, Error, ForkOptions, Message, ModelViewOptions, PruneStrategy,
+    RewindMode, Session, Store, StoreOptions, Subagent,
 };
 
 /// The handles one runner process holds, by id.
@@ -67,14 +68,22 @@ fn arg_str<'a>(args: &'a Value, name: &str) -> Result<&'a str, (String, String)>
     })
 }
 
+/// An optional string argument.
+fn opt_str<'a>(args: &'a Value, name: &str) -> Result<Option<&'a str>, (String, String)> {
+    match args.get(name) {
+        None => Ok(None),
+        Some(_) => arg_str(args, name).map(Some),
+    }
+}
+
 /// An optional object argument as JSON text, for the options parsers hosts use.
 fn options_text(args: &Value, name: &str) -> String {
     args.get(name).map(Value::to_string).unwrap_or_default()
 }
 
-fn paths(args: &Value) -> Result<Vec<String>, (String, String)> {
-    serde_json::from_value(arg(args, "paths")?.clone())
-        .map_err(|e| protocol("INVALID_INPUT", format!("argument \"paths\": {e}")))
+fn strings(args: &Value, name: &str) -> Result<Vec<String>, (String, String)> {
+    serde_json::from_value(arg(args, name)?.clone())
+        .map_err(|e| protocol("INVALID_INPUT", format!("argument {name:?}: {e}")))
 }
 
 impl Runner {
@@ -245,12 +254,12 @@ impl Runner {
             ),
             "before_edit" => to_value(
                 self.session(args)?
-                    .before_edit(&paths(args)?)
+                    .before_edit(&strings(args, "paths")?)
                     .map_err(library)?,
             ),
             "after_edit" => to_value(
                 self.session(args)?
-                    .after_edit(&paths(args)?)
+                    .after_edit(&strings(args, "paths")?)
                     .map_err(library)?,
             ),
             "select_compaction" => {
@@ -313,6 +322,75 @@ impl Runner {
                 let failed = args.get("failed").and_then(Value::as_bool).unwrap_or(false);
                 self.subagent(args)?
                     .finish(arg(args, "result")?.clone(), failed)
+                    .map_err(library)?;
+                Ok(Value::Null)
+            }
+            op if op.starts_with("checkpoint_") => self.checkpoint(op, args),
+            _ => Err(protocol(
+                "UNSUPPORTED_OP",
+                format!("op {op:?} is not known to the Rust runner"),
+            )),
+        }
+    }
+
+    /// The graph checkpoint ops (FORMAT.md §24): the arguments are the JSON
+    /// the C ABI takes, parsed by the library's own parsers.
+    fn checkpoint(&self, op: &str, args: &Value) -> Answer {
+        let store = self.store()?;
+        match op {
+            "checkpoint_put" => {
+                let put =
+                    CheckpointPut::from_json(&arg(args, "put")?.to_string()).map_err(library)?;
+                store
+                    .checkpoint_put(arg_str(args, "thread")?, put)
+                    .map_err(library)?;
+                Ok(Value::Null)
+            }
+            "checkpoint_put_writes" => {
+                let w = CheckpointWrites::from_json(&arg(args, "writes")?.to_string())
+                    .map_err(library)?;
+                store
+                    .checkpoint_put_task_writes(arg_str(args, "thread")?, w)
+                    .map_err(library)?;
+                Ok(Value::Null)
+            }
+            "checkpoint_get" => {
+                let ns = opt_str(args, "ns")?.unwrap_or("");
+                let id = opt_str(args, "checkpointId")?;
+                to_value(
+                    store
+                        .checkpoint_get(arg_str(args, "thread")?, ns, id)
+                        .map_err(library)?,
+                )
+            }
+            "checkpoint_list" => {
+                let q =
+                    CheckpointQuery::from_json(&options_text(args, "query")).map_err(library)?;
+                to_value(store.checkpoint_list(&q).map_err(library)?)
+            }
+            "checkpoint_copy_thread" => {
+                store
+                    .checkpoint_copy_thread(arg_str(args, "source")?, arg_str(args, "target")?)
+                    .map_err(library)?;
+                Ok(Value::Null)
+            }
+            "checkpoint_prune" => {
+                let strategy: PruneStrategy =
+                    arg_str(args, "strategy")?.parse().map_err(library)?;
+                store
+                    .checkpoint_prune(&strings(args, "threads")?, strategy)
+                    .map_err(library)?;
+                Ok(Value::Null)
+            }
+            "checkpoint_delete_for_runs" => {
+                store
+                    .checkpoint_delete_for_runs(&strings(args, "runs")?)
+                    .map_err(library)?;
+                Ok(Value::Null)
+            }
+            "checkpoint_delete_thread" => {
+                store
+                    .checkpoint_delete_thread(arg_str(args, "thread")?)
                     .map_err(library)?;
                 Ok(Value::Null)
             }

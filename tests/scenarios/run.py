@@ -18,6 +18,7 @@ Standard library only, so any Python >= 3.9 runs it.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import queue
@@ -131,9 +132,13 @@ class RunnerProcess:
 
 def substitute(value: Any, variables: dict[str, Any]) -> Any:
     """"$name" is replaced by the saved value; "${name}" inside a string by its
-    text; {"$repeat": text, "times": n} by the text n times (large payloads)."""
+    text; {"$repeat": text, "times": n} by the text n times (large payloads);
+    {"$base64": text} by the base64 of the text's UTF-8 (readable bytes)."""
     if isinstance(value, dict) and "$repeat" in value:
         return str(value["$repeat"]) * int(value.get("times", 1))
+    if isinstance(value, dict) and "$base64" in value:
+        text = substitute(value["$base64"], variables)
+        return base64.b64encode(str(text).encode("utf-8")).decode("ascii")
     if isinstance(value, str):
         if value.startswith("$") and value[1:] in variables:
             return variables[value[1:]]

@@ -12,17 +12,20 @@ use crate::ctx::{paint, CliError, Ctx, Output, Result, BOLD, GOOD};
 
 /// A JSON argument: the text itself, or stdin when it is `-`.
 pub fn json_arg(what: &str, text: &str) -> Result<Value> {
-    let text = if text == "-" {
-        std::io::read_to_string(std::io::stdin()).map_err(|e| {
-            CliError::new(
-                ErrorKind::of_io(&e),
-                format!("reading {what} from stdin: {e}"),
-            )
-        })?
-    } else {
-        text.to_string()
-    };
-    Ok(sessionkit::parse_json(what, &text)?)
+    Ok(sessionkit::parse_json(what, &text_arg(what, text)?)?)
+}
+
+/// An argument's text: the text itself, or stdin when it is `-`.
+pub fn text_arg(what: &str, text: &str) -> Result<String> {
+    if text != "-" {
+        return Ok(text.to_string());
+    }
+    std::io::read_to_string(std::io::stdin()).map_err(|e| {
+        CliError::new(
+            ErrorKind::of_io(&e),
+            format!("reading {what} from stdin: {e}"),
+        )
+    })
 }
 
 /// Run `f` on session `id` open for writing, and close it (releasing the lock)

@@ -188,6 +188,9 @@ pub enum Command {
     /// Subagents: spawn one, append to its sidechain, finish it, show it
     #[command(subcommand)]
     Subagent(SubagentCommand),
+    /// A graph checkpointer's threads (LangGraph's): store, read and remove checkpoints
+    #[command(subcommand)]
+    Checkpoint(CheckpointCommand),
     /// Copy a session (up to a message) into a new session
     Fork {
         /// Session id or a unique prefix of it
@@ -382,6 +385,76 @@ pub enum SubagentCommand {
         /// Session id or a unique prefix of it
         id: String,
         agent: String,
+    },
+}
+
+/// The checkpoint commands take and print the JSON of the C ABI's
+/// `sk_checkpoint_*` (docs/FORMAT.md §24): values as `{"type", "bytes"}`, the
+/// bytes in base64.
+#[derive(Debug, Subcommand)]
+pub enum CheckpointCommand {
+    /// Store a checkpoint with the values of its new channel versions
+    Put {
+        /// The thread id (any string; the thread is the session it maps to)
+        thread: String,
+        /// {"ns", "checkpoint" (with "id", without channel_values), "metadata", "parentId",
+        /// "values": [{"channel", "version", "value": {"type", "bytes"} | null}]}; - reads stdin
+        #[arg(value_name = "JSON")]
+        put: String,
+    },
+    /// Store the writes a task made, pending on a checkpoint
+    Writes {
+        /// The thread id
+        thread: String,
+        /// {"ns", "checkpointId", "taskId", "taskPath", "writes": [{"channel", "value":
+        /// {"type", "bytes"}}]}; - reads stdin
+        #[arg(value_name = "JSON")]
+        writes: String,
+    },
+    /// A checkpoint with its values and pending writes (the newest of the namespace by default)
+    Get {
+        /// The thread id
+        thread: String,
+        /// The namespace [default: "", the graph itself]
+        #[arg(long, default_value = "")]
+        ns: String,
+        /// The checkpoint id [default: the newest]
+        #[arg(long)]
+        id: Option<String>,
+    },
+    /// Checkpoints, newest first in each thread and namespace
+    List {
+        /// {"threadId", "ns", "checkpointId", "filter", "before", "limit"}, each optional
+        /// [default: every checkpoint of every thread]; - reads stdin
+        #[arg(value_name = "QUERY_JSON")]
+        query: Option<String>,
+    },
+    /// Copy every checkpoint, write and value of a thread into another
+    Copy {
+        /// The thread to copy
+        source: String,
+        /// The thread to copy into (created if needed)
+        target: String,
+    },
+    /// Keep only each namespace's newest checkpoint, or move the threads to the trash
+    Prune {
+        /// keep_latest (each namespace's newest checkpoint) or delete (the whole thread)
+        #[arg(long, value_name = "S")]
+        strategy: String,
+        /// The thread ids
+        #[arg(required = true, value_name = "THREAD")]
+        threads: Vec<String>,
+    },
+    /// Remove, in every thread, the checkpoints of these runs (metadata.run_id)
+    DeleteRuns {
+        /// The run ids
+        #[arg(required = true, value_name = "RUN")]
+        runs: Vec<String>,
+    },
+    /// Move a thread's session to the trash (`sessionkit restore` brings it back)
+    Delete {
+        /// The thread id
+        thread: String,
     },
 }
 

@@ -3,6 +3,7 @@
 //! documented in `bindings/cli/README.md`.
 
 mod agent;
+mod checkpoints;
 mod cli;
 mod config;
 mod ctx;
@@ -73,6 +74,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::State { .. } => "state",
         Command::Compact(_) => "compact",
         Command::Subagent(_) => "subagent",
+        Command::Checkpoint(_) => "checkpoint",
         Command::Fork { .. } => "fork",
         Command::ResumeAt { .. } => "resume-at",
         Command::Rename { .. } => "rename",
@@ -156,6 +158,7 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<(Output, u8), CliError> {
         Command::State { id, set } => agent::state(ctx, &id, &set)?,
         Command::Compact(c) => agent::compact(ctx, &c)?,
         Command::Subagent(c) => agent::subagent(ctx, &c)?,
+        Command::Checkpoint(c) => checkpoints::checkpoint(ctx, &c)?,
         Command::Fork { id, at, title } => edit::fork(ctx, &id, at.as_deref(), title)?,
         Command::ResumeAt { id, msg } => edit::resume_at(ctx, &id, &msg)?,
         Command::Rename { id, title } => edit::rename(ctx, &id, &title)?,

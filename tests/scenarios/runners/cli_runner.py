@@ -5,8 +5,9 @@ own interface only. Standard library only. Run by tests/scenarios/run.py:
     python3 tests/scenarios/runners/cli_runner.py PATH/TO/sessionkit
 
 Every op has a command: what a person does to a stored session (new, fork,
-resume-at, rewind, rename, delete, gc, doctor, show) and what an agent writes
-(append, user-input, snapshot, state, compact, subagent). Each invocation is its own process: the deterministic run is carried from one to the
+resume-at, rewind, rename, delete, gc, doctor, show), what an agent writes
+(append, user-input, snapshot, state, compact, subagent) and what a graph
+checkpointer does (checkpoint). Each invocation is its own process: the deterministic run is carried from one to the
 next in a state file (`--deterministic-state FILE`, read before a command and
 written back after it), and the other store options go in `--store-options`.
 """
@@ -220,6 +221,43 @@ class CliRunner:
         if o:
             raise Failure("INVALID_INPUT", f"model view options the CLI has no flag for: {sorted(o)}")
         return self.cli(*args)["messages"]
+
+    # Graph checkpoints: `sessionkit checkpoint` takes and prints the C ABI's JSON.
+    def op_checkpoint_put(self, a: dict[str, Any]) -> Any:
+        self.cli("checkpoint", "put", a["thread"], json.dumps(a["put"], ensure_ascii=False))
+        return None
+
+    def op_checkpoint_put_writes(self, a: dict[str, Any]) -> Any:
+        self.cli("checkpoint", "writes", a["thread"], json.dumps(a["writes"], ensure_ascii=False))
+        return None
+
+    def op_checkpoint_get(self, a: dict[str, Any]) -> Any:
+        args = ["checkpoint", "get", a["thread"]]
+        if "ns" in a:
+            args.append("--ns=" + a["ns"])  # one word: a namespace may start with "-"
+        if "checkpointId" in a:
+            args.append("--id=" + a["checkpointId"])
+        return self.cli(*args)
+
+    def op_checkpoint_list(self, a: dict[str, Any]) -> Any:
+        query = [json.dumps(a["query"], ensure_ascii=False)] if "query" in a else []
+        return self.cli("checkpoint", "list", *query)
+
+    def op_checkpoint_copy_thread(self, a: dict[str, Any]) -> Any:
+        self.cli("checkpoint", "copy", "--", a["source"], a["target"])
+        return None
+
+    def op_checkpoint_prune(self, a: dict[str, Any]) -> Any:
+        self.cli("checkpoint", "prune", "--strategy", a["strategy"], "--", *a["threads"])
+        return None
+
+    def op_checkpoint_delete_for_runs(self, a: dict[str, Any]) -> Any:
+        self.cli("checkpoint", "delete-runs", "--", *a["runs"])
+        return None
+
+    def op_checkpoint_delete_thread(self, a: dict[str, Any]) -> Any:
+        self.cli("checkpoint", "delete", "--", a["thread"])
+        return None
 
 
 def main() -> int:

@@ -164,6 +164,52 @@ static void view_op(const char *sid, const char *aid, const char *which) {
     sk_view_close(&v);
 }
 
+/* A graph checkpoint op (FORMAT.md §24): its arguments are the JSON the C ABI takes. */
+static void checkpoint_op(const char *op, const char *args) {
+    char *thread = arg_str(args, "thread");
+    char *out = NULL;
+    if (strcmp(op, "checkpoint_put") == 0) {
+        char *put = arg_json(args, "put");
+        answer_null(sk_checkpoint_put(store, thread, put));
+        free(put);
+    } else if (strcmp(op, "checkpoint_put_writes") == 0) {
+        char *writes = arg_json(args, "writes");
+        answer_null(sk_checkpoint_put_writes(store, thread, writes));
+        free(writes);
+    } else if (strcmp(op, "checkpoint_get") == 0) {
+        char *ns = arg_str(args, "ns");
+        char *id = arg_str(args, "checkpointId"); /* NULL: the newest */
+        answer_json(sk_checkpoint_get(store, thread, ns ? ns : "", id, &out), &out);
+        free(ns);
+        free(id);
+    } else if (strcmp(op, "checkpoint_list") == 0) {
+        char *query = arg_json(args, "query"); /* NULL: every checkpoint */
+        answer_json(sk_checkpoint_list(store, query, &out), &out);
+        free(query);
+    } else if (strcmp(op, "checkpoint_copy_thread") == 0) {
+        char *source = arg_str(args, "source");
+        char *target = arg_str(args, "target");
+        answer_null(sk_checkpoint_copy_thread(store, source, target));
+        free(source);
+        free(target);
+    } else if (strcmp(op, "checkpoint_prune") == 0) {
+        char *threads = arg_json(args, "threads");
+        char *strategy = arg_str(args, "strategy");
+        answer_null(sk_checkpoint_prune(store, threads, strategy));
+        free(threads);
+        free(strategy);
+    } else if (strcmp(op, "checkpoint_delete_for_runs") == 0) {
+        char *runs = arg_json(args, "runs");
+        answer_null(sk_checkpoint_delete_for_runs(store, runs));
+        free(runs);
+    } else if (strcmp(op, "checkpoint_delete_thread") == 0) {
+        answer_null(sk_checkpoint_delete_thread(store, thread));
+    } else {
+        answer_error("UNSUPPORTED_OP", op);
+    }
+    free(thread);
+}
+
 /* -- the ops ----------------------------------------------------------------- */
 
 static void run(const char *op, const char *args) {
@@ -230,6 +276,8 @@ static void run(const char *op, const char *args) {
         view_op(sid, NULL, "report");
     } else if (strcmp(op, "subagent_active_path") == 0) {
         view_op(sid, aid, "active");
+    } else if (strncmp(op, "checkpoint_", 11) == 0) {
+        checkpoint_op(op, args);
     } else if (strncmp(op, "subagent_", 9) == 0) {
         sk_subagent *sub = find_subagent(sid, aid);
         if (!sub) {

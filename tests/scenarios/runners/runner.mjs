@@ -38,6 +38,22 @@ function keep(s) {
   return { id: s.id };
 }
 
+// Graph checkpoints (docs/FORMAT.md §24): the arguments are the JSON the C ABI
+// takes (bytes in base64) and the results its JSON, converted here to and from
+// the Store's `{ type, bytes }` with the bytes in Buffers.
+const typedIn = (v) => ({ type: v.type, bytes: Buffer.from(v.bytes, 'base64') });
+const typedOut = (v) => ({ type: v.type, bytes: Buffer.from(v.bytes).toString('base64') });
+function recordOut(r) {
+  const values = {};
+  for (const [channel, v] of Object.entries(r.values)) values[channel] = typedOut(v);
+  return {
+    ...r,
+    values,
+    writes: r.writes.map((w) => ({ ...w, value: typedOut(w.value) })),
+    pendingSends: r.pendingSends.map(typedOut),
+  };
+}
+
 const ops = {
   async open_store(a) {
     store = await Store.open(a.project, a.options ?? {});
@@ -97,6 +113,49 @@ const ops = {
   subagent_append: (a) => subagent(a).append(a.message),
   async subagent_finish(a) {
     await subagent(a).finish(a.result, a.failed ?? false);
+    return null;
+  },
+  async checkpoint_put(a) {
+    const p = a.put;
+    await st().checkpointPut(a.thread, {
+      ns: p.ns ?? '',
+      checkpoint: p.checkpoint ?? {},
+      metadata: p.metadata ?? {},
+      parentId: p.parentId ?? null,
+      values: (p.values ?? []).map((v) => ({ ...v, value: v.value == null ? null : typedIn(v.value) })),
+    });
+    return null;
+  },
+  async checkpoint_put_writes(a) {
+    const w = a.writes;
+    await st().checkpointPutWrites(a.thread, {
+      ns: w.ns ?? '',
+      checkpointId: w.checkpointId ?? '',
+      taskId: w.taskId ?? '',
+      taskPath: w.taskPath ?? '',
+      writes: (w.writes ?? []).map((x) => ({ channel: x.channel, value: typedIn(x.value) })),
+    });
+    return null;
+  },
+  async checkpoint_get(a) {
+    const r = await st().checkpointGet(a.thread, a.ns ?? '', a.checkpointId ?? null);
+    return r === null ? null : recordOut(r);
+  },
+  checkpoint_list: async (a) => (await st().checkpointList(a.query ?? {})).map(recordOut),
+  async checkpoint_copy_thread(a) {
+    await st().checkpointCopyThread(a.source, a.target);
+    return null;
+  },
+  async checkpoint_prune(a) {
+    await st().checkpointPrune(a.threads, a.strategy);
+    return null;
+  },
+  async checkpoint_delete_for_runs(a) {
+    await st().checkpointDeleteForRuns(a.runs);
+    return null;
+  },
+  async checkpoint_delete_thread(a) {
+    await st().checkpointDeleteThread(a.thread);
     return null;
   },
 };

@@ -1,11 +1,14 @@
 """The Python runner of the scenario protocol (docs/FORMAT.md §21), through the
-public API of the ``sessionkit`` package only. Run by tests/scenarios/run.py:
+public API of the ``sessionkit`` package only, but for the checkpoint ops: those
+go to the native Store's ``checkpoint_*`` methods, which the LangGraph saver
+calls. Run by tests/scenarios/run.py:
 
     python tests/scenarios/runners/runner.py
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from collections.abc import Callable
@@ -181,11 +184,93 @@ class Runner:
         self.subagent(a).finish(a["result"], failed=a.get("failed", False))
         return None
 
+    # -- graph checkpoints (FORMAT.md §24) -------------------------------------
+    # The arguments are the JSON the C ABI takes (bytes in base64) and the
+    # results its JSON: here converted to and from the native module's
+    # (type, bytes) tuples and snake_case dicts, which LangGraph's saver uses.
+
+    def native(self) -> Any:
+        # Any: the stub of the native Store does not declare these methods yet.
+        return self.st()._native
+
+    def checkpoint_put(self, a: dict[str, Any]) -> Any:
+        p = a["put"]
+        values = [
+            (v["channel"], v["version"], None if v.get("value") is None else typed_in(v["value"]))
+            for v in p.get("values", [])
+        ]
+        self.native().checkpoint_put(
+            a["thread"], p.get("ns", ""), p.get("checkpoint", {}), p.get("metadata", {}), p.get("parentId"), values
+        )
+        return None
+
+    def checkpoint_put_writes(self, a: dict[str, Any]) -> Any:
+        w = a["writes"]
+        writes = [(x["channel"], typed_in(x["value"])) for x in w.get("writes", [])]
+        self.native().checkpoint_put_writes(
+            a["thread"], w.get("ns", ""), w.get("checkpointId", ""), w.get("taskId", ""), w.get("taskPath", ""), writes
+        )
+        return None
+
+    def checkpoint_get(self, a: dict[str, Any]) -> Any:
+        t = self.native().checkpoint_get(a["thread"], a.get("ns", ""), a.get("checkpointId"))
+        return None if t is None else tuple_out(t)
+
+    def checkpoint_list(self, a: dict[str, Any]) -> Any:
+        q = a.get("query") or {}
+        ts = self.native().checkpoint_list(
+            q.get("threadId"), q.get("ns"), q.get("checkpointId"), q.get("filter"), q.get("before"), q.get("limit")
+        )
+        return [tuple_out(t) for t in ts]
+
+    def checkpoint_copy_thread(self, a: dict[str, Any]) -> Any:
+        self.native().checkpoint_copy_thread(a["source"], a["target"])
+        return None
+
+    def checkpoint_prune(self, a: dict[str, Any]) -> Any:
+        self.native().checkpoint_prune(a["threads"], a["strategy"])
+        return None
+
+    def checkpoint_delete_for_runs(self, a: dict[str, Any]) -> Any:
+        self.native().checkpoint_delete_for_runs(a["runs"])
+        return None
+
+    def checkpoint_delete_thread(self, a: dict[str, Any]) -> Any:
+        self.native().checkpoint_delete_thread(a["thread"])
+        return None
+
     def close_all(self) -> None:
         for sub in self.subagents.values():
             sub.close()
         for s in self.sessions.values():  # dicts keep the order they were opened in
             s.close()
+
+
+def typed_in(v: dict[str, Any]) -> tuple[str, bytes]:
+    """A value as JSON ({type, bytes: base64}) -> the native (type, bytes)."""
+    return (v["type"], base64.b64decode(v["bytes"], validate=True))
+
+
+def typed_out(v: tuple[str, bytes]) -> dict[str, str]:
+    return {"type": v[0], "bytes": base64.b64encode(v[1]).decode("ascii")}
+
+
+def tuple_out(t: dict[str, Any]) -> dict[str, Any]:
+    """A stored checkpoint as the native module gives it -> the library's JSON."""
+    return {
+        "threadId": t["thread_id"],
+        "ns": t["ns"],
+        "id": t["id"],
+        "parentId": t["parent_id"],
+        "checkpoint": t["checkpoint"],
+        "metadata": t["metadata"],
+        "values": {c: typed_out(v) for c, v in t["values"].items()},
+        "writes": [
+            {"taskId": task, "channel": ch, "value": typed_out(v), "taskPath": path, "idx": idx}
+            for task, ch, v, path, idx in t["writes"]
+        ],
+        "pendingSends": [typed_out(v) for v in t["pending_sends"]],
+    }
 
 
 def main() -> int:
@@ -196,7 +281,7 @@ def main() -> int:
         try:
             req = json.loads(line)
             op = req.get("op", "")
-            helper = op.startswith("_") or op in ("st", "session", "keep", "subagent", "close_all")
+            helper = op.startswith("_") or op in ("st", "session", "keep", "subagent", "native", "close_all")
             fn: Callable[[dict[str, Any]], Any] | None = None if helper else getattr(runner, op, None)
             if fn is None:
                 raise Unsupported(f"op {op!r} is not known to the Python runner")
