@@ -425,6 +425,11 @@ fn prune_delete_for_runs_copy_and_delete() {
     s.checkpoint_delete_thread("c").unwrap();
     assert!(ids("c").is_empty());
     let sid = conversation_session_id("c").unwrap();
+    let trash = s.list_trash().unwrap();
+    assert_eq!(
+        (trash[0].id.as_str(), trash[0].reason.as_str()),
+        (sid.as_str(), "deleted")
+    );
     s.restore_session(&sid).unwrap();
     // As it was: checkpoint 1 of the copy was run r1's, deleted above.
     assert_eq!(ids("c"), ["2"]);

@@ -18,8 +18,10 @@ use crate::index::{fold_log, IndexEdit, IndexEntry};
 use crate::platform;
 use crate::store::{subagent_logs_in, StoreCore};
 
-/// Why a session was trashed: the only reason written so far.
+/// Why a session was trashed: pruned beyond `maxSessions`.
 const REASON_PRUNED: &str = "pruned";
+/// Why a session was trashed: a host deleted it (a checkpointer's `delete_thread`).
+const REASON_DELETED: &str = "deleted";
 
 /// A session in the trash, as [`crate::Store::list_trash`] lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -29,7 +31,8 @@ pub struct TrashedSession {
     pub id: String,
     /// When it was moved to the trash (RFC 3339).
     pub trashed_at: String,
-    /// Why: `"pruned"` (beyond `maxSessions`).
+    /// Why: `"pruned"` (beyond `maxSessions`) or `"deleted"` (a host deleted
+    /// it to the trash: a checkpointer's `delete_thread`).
     pub reason: String,
     /// Its title, from the index entry kept with it.
     pub title: String,
@@ -141,7 +144,13 @@ impl StoreCore {
     /// `trashed.json` first, then the quarantine file and the sidecar directory,
     /// the log last, so a crash at any point leaves the log in one place and a
     /// state [`StoreCore::settle_trash_entry`] finishes.
-    fn move_to_trash(&self, id: &str, entry: &IndexEntry, trashed_at: &str) -> Result<()> {
+    fn move_to_trash(
+        &self,
+        id: &str,
+        entry: &IndexEntry,
+        trashed_at: &str,
+        reason: &str,
+    ) -> Result<()> {
         let dir = self.inner.layout.trash_entry_dir(id)?;
         let live = self.live_files(id);
         let trashed = session_files_in(&dir, id);
@@ -149,7 +158,7 @@ impl StoreCore {
         let record = TrashRecord {
             id: id.to_owned(),
             trashed_at: trashed_at.to_owned(),
-            reason: REASON_PRUNED.to_owned(),
+            reason: reason.to_owned(),
             entry: serde_json::to_value(entry)
                 .map_err(|e| Error::Internal(format!("index entry of {id}: {e}")))?,
             extra: Default::default(),
@@ -258,7 +267,7 @@ impl StoreCore {
                 entry = fold_log(&id, &path, self.blobs())?.0;
             }
             let at = trashed_at.get_or_insert_with(|| self.ids().timestamp());
-            self.move_to_trash(&id, &entry, at)?;
+            self.move_to_trash(&id, &entry, at, REASON_PRUNED)?;
             drop(held);
             idx.remove(&id);
             pruned.push(id);
@@ -290,7 +299,7 @@ impl StoreCore {
             }
             let entry = fold_log(id, &path, self.blobs())?.0;
             let at = self.ids().timestamp();
-            self.move_to_trash(id, &entry, &at)?;
+            self.move_to_trash(id, &entry, &at, REASON_DELETED)?;
             idx.remove(id);
             Ok(())
         })?;
