@@ -320,6 +320,29 @@ impl std::fmt::Debug for Threads {
     }
 }
 
+/// The values one write adds to a thread: each once, however many channels
+/// or writes carry it, and remembered (for the next delta and read) only once
+/// the write succeeded.
+#[derive(Default)]
+struct NewValues(Vec<(String, Arc<Vec<u8>>)>);
+
+impl NewValues {
+    /// Whether value `id` is neither in the thread nor already in this write.
+    fn is_new(&self, st: &ThreadState, id: &str) -> bool {
+        !st.has_value(id) && !self.0.iter().any(|(w, _)| w == id)
+    }
+
+    fn add(&mut self, id: &str, bytes: Vec<u8>) {
+        self.0.push((id.to_owned(), Arc::new(bytes)));
+    }
+
+    fn remember(self, st: &mut ThreadState) {
+        for (id, bytes) in self.0 {
+            st.remember(&id, bytes);
+        }
+    }
+}
+
 /// The checkpoint operations of one store, with its handle's [`Threads`].
 pub(crate) struct Checkpoints<'a> {
     pub store: &'a StoreCore,
@@ -458,7 +481,7 @@ impl Checkpoints<'_> {
         let (st, _) = self.thread(&session_id)?;
         let mut st = st.lock();
         let mut records = Vec::new();
-        let mut written: Vec<(String, Arc<Vec<u8>>)> = Vec::new();
+        let mut written = NewValues::default();
         let mut refs = Vec::with_capacity(put.values.len());
         for cv in &put.values {
             let Some(v) = &cv.value else {
@@ -466,11 +489,10 @@ impl Checkpoints<'_> {
                 continue;
             };
             let vid = values::value_id(&v.bytes);
-            let fresh = !st.has_value(&vid) && !written.iter().any(|(w, _)| *w == vid);
-            if fresh {
+            if written.is_new(&st, &vid) {
                 let base = self.delta_base(&mut st, &put, &cv.channel);
                 records.push(self.value_record(&vid, &v.bytes, base)?);
-                written.push((vid.clone(), Arc::new(v.bytes.clone())));
+                written.add(&vid, v.bytes.clone());
             }
             refs.push((cv, Some((v.kind.clone(), vid))));
         }
@@ -502,9 +524,7 @@ impl Checkpoints<'_> {
         rec.insert("values".into(), Value::Array(vals));
         records.push(rec);
         self.append(thread_id, &session_id, records)?;
-        for (vid, bytes) in written {
-            st.remember(&vid, bytes);
-        }
+        written.remember(&mut st);
         st.refresh()?;
         Ok(())
     }
@@ -586,16 +606,16 @@ impl Checkpoints<'_> {
         let mut st = st.lock();
         let mut records = Vec::new();
         let mut list = Vec::with_capacity(writes.len());
-        let mut written: Vec<(String, Arc<Vec<u8>>)> = Vec::new();
+        let mut written = NewValues::default();
         for (i, (channel, v)) in writes.into_iter().enumerate() {
             let idx = SPECIAL_WRITE_INDEX
                 .iter()
                 .find(|(c, _)| *c == channel)
                 .map_or(i as i64, |(_, n)| *n);
             let vid = values::value_id(&v.bytes);
-            if !st.has_value(&vid) && !written.iter().any(|(w, _)| *w == vid) {
+            if written.is_new(&st, &vid) {
                 records.push(self.value_record(&vid, &v.bytes, None)?);
-                written.push((vid.clone(), Arc::new(v.bytes)));
+                written.add(&vid, v.bytes);
             }
             list.push(serde_json::json!({
                 "idx": idx,
@@ -611,9 +631,7 @@ impl Checkpoints<'_> {
         rec.insert("writes".into(), Value::Array(list));
         records.push(rec);
         self.append(thread_id, &session_id, records)?;
-        for (vid, bytes) in written {
-            st.remember(&vid, bytes);
-        }
+        written.remember(&mut st);
         st.refresh()?;
         Ok(())
     }

@@ -136,6 +136,12 @@ impl ThreadState {
         }
     }
 
+    /// Forget everything folded: the log is gone or was replaced.
+    fn reset(&mut self) {
+        let id = std::mem::take(&mut self.thread_id);
+        *self = ThreadState::new(std::mem::take(&mut self.path), &id);
+    }
+
     /// Fold what was appended since the last call. A log that shrank (it was
     /// replaced: deleted and created again) is folded again from its start.
     /// `Ok(false)` when the log does not exist.
@@ -143,16 +149,14 @@ impl ThreadState {
         let mut file = match File::open(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let id = std::mem::take(&mut self.thread_id);
-                *self = ThreadState::new(std::mem::take(&mut self.path), &id);
+                self.reset();
                 return Ok(false);
             }
             Err(e) => return Err(Error::io(&self.path, e)),
         };
         let len = file.metadata().at(&self.path)?.len();
         if len < self.offset {
-            let id = std::mem::take(&mut self.thread_id);
-            *self = ThreadState::new(std::mem::take(&mut self.path), &id);
+            self.reset();
         }
         if len == self.offset {
             return Ok(true);
