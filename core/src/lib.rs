@@ -135,7 +135,7 @@ pub use options::{Deterministic, Durability, StoreOptions};
 pub use store::session::CreateOptions;
 pub use store::trash::TrashedSession;
 pub use store::{BlobGcReport, RebuildReport, StoreGcReport, TempGcReport, BLOB_GC_GRACE};
-pub use view::{to_json_array, Branch, Message, ModelViewOptions, TreeNode};
+pub use view::{group_results_json, to_json_array, Branch, Message, ModelViewOptions, TreeNode};
 
 pub use format::layout::{conversation_session_id, MAX_CONVERSATION_ID_BYTES};
 pub use format::project::project_code;

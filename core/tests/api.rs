@@ -652,3 +652,81 @@ fn explicit_null_parent_starts_a_new_root() {
     let tail = e.store.model_view(&id, &Default::default()).unwrap();
     assert_eq!(tail.len(), 1);
 }
+
+#[test]
+fn append_groups_reports_per_group_and_writes_only_the_accepted() {
+    let e = env();
+    let s = e.store.create_session(CreateOptions::default()).unwrap();
+    let results = s
+        .append_groups(vec![
+            vec![
+                json!({"role": "user", "content": "q"}),
+                json!({"role": "assistant", "content": "a"}),
+            ],
+            // Refused whole: its first message is fine, its second has no role.
+            vec![
+                json!({"role": "user", "content": "kept?"}),
+                json!({"content": "x"}),
+            ],
+            vec![],
+            vec![json!({"role": "user", "content": "next"})],
+        ])
+        .unwrap();
+    assert_eq!(results.len(), 4);
+    let first = results[0].as_ref().unwrap();
+    assert_eq!(first.len(), 2);
+    let err = results[1].as_ref().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("message 1"), "{err}");
+    assert_eq!(
+        results[2].as_ref().unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    let last = &results[3].as_ref().unwrap()[0];
+    assert_eq!(
+        last.parent_id(),
+        Some(first[1].id()),
+        "chained past the refused group"
+    );
+    let json = sessionkit::group_results_json(&results);
+    let parsed: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(parsed[0]["ok"][1]["id"], first[1].id());
+    assert_eq!(parsed[1]["error"]["code"], "INVALID_INPUT");
+    assert_eq!(parsed[3]["ok"][0]["content"], "next");
+    let id = s.id().to_string();
+    drop(s);
+    // What a reader finds on disk: the accepted groups only, in order.
+    let again = e.store.open_session(&id).unwrap();
+    let contents: Vec<Value> = again
+        .read()
+        .unwrap()
+        .active_path()
+        .unwrap()
+        .iter()
+        .map(|m| m.value()["content"].clone())
+        .collect();
+    assert_eq!(contents, vec![json!("q"), json!("a"), json!("next")]);
+}
+
+#[test]
+fn subagent_append_groups_chains_in_its_sidechain() {
+    let e = env();
+    let s = e.store.create_session(CreateOptions::default()).unwrap();
+    let sub = s.spawn_subagent(Some("worker"), json!({})).unwrap();
+    let results = sub
+        .append_groups(vec![
+            vec![json!({"role": "user", "content": "task"})],
+            vec![json!({"role": 7})],
+            vec![json!({"role": "assistant", "content": "done"})],
+        ])
+        .unwrap();
+    let task = &results[0].as_ref().unwrap()[0];
+    assert!(results[1].is_err());
+    let done = &results[2].as_ref().unwrap()[0];
+    assert_eq!(done.parent_id(), Some(task.id()));
+    assert_eq!(sub.read().unwrap().active_path().unwrap().len(), 2);
+    assert!(
+        s.read().unwrap().message(task.id()).is_err(),
+        "not in the main log"
+    );
+}

@@ -270,6 +270,36 @@ impl Session {
         self.core.append_batch(messages)
     }
 
+    /// Append several groups of messages in one write, with a result per group:
+    /// each group is checked as if appended alone, after the accepted groups
+    /// before it, and a refused group (its own error) is not written. A host
+    /// that queues appends from many callers hands them over as groups, so one
+    /// caller's bad message never fails another's. The outer error is the
+    /// write's own (or a closed handle's), for every group.
+    ///
+    /// ```
+    /// # use sessionkit::{CreateOptions, Store, StoreOptions};
+    /// use serde_json::json;
+    /// # fn main() -> sessionkit::Result<()> {
+    /// # let tmp = tempfile::tempdir().expect("temp dir");
+    /// # let options = StoreOptions { home: Some(tmp.path().join("home")), ..StoreOptions::default() };
+    /// # let store = Store::open(tmp.path(), options)?;
+    /// # let session = store.create_session(CreateOptions::default())?;
+    /// let results = session.append_groups(vec![
+    ///     vec![json!({"role": "user", "content": "Hi"})],
+    ///     vec![json!({"content": "no role"})],
+    ///     vec![json!({"role": "assistant", "content": "Hello"})],
+    /// ])?;
+    /// assert!(results[1].is_err());
+    /// let (q, a) = (&results[0].as_ref().unwrap()[0], &results[2].as_ref().unwrap()[0]);
+    /// assert_eq!(a.parent_id(), Some(q.id()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn append_groups(&self, groups: Vec<Vec<Value>>) -> Result<Vec<Result<Vec<Message>>>> {
+        self.core.append_groups(groups)
+    }
+
     /// Change fields of a stored message (an RFC 7396 merge patch), e.g. usage that
     /// arrives after the text. Appends a record; the message line is not rewritten.
     pub fn patch_message(&self, id: &str, patch: Value) -> Result<()> {

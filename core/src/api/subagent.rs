@@ -50,6 +50,14 @@ impl Subagent {
         self.core.append_batch(messages)
     }
 
+    /// Append several groups of messages in one write, with a result per group,
+    /// as [`Session::append_groups`] does.
+    ///
+    /// [`Session::append_groups`]: crate::Session::append_groups
+    pub fn append_groups(&self, groups: Vec<Vec<Value>>) -> Result<Vec<Result<Vec<Message>>>> {
+        self.core.append_groups(groups)
+    }
+
     /// Record the subagent's result: in its metadata (status `completed`, or
     /// `failed` when `failed`) and as a `result` record in the main log.
     pub fn finish(&self, result: Value, failed: bool) -> Result<()> {

@@ -74,3 +74,35 @@ pub fn to_json_array(messages: &[Message]) -> String {
     out.push(']');
     out
 }
+
+/// The results of [`Session::append_groups`] as one JSON array text, one
+/// entry per group: `{"ok": [messages]}`, or `{"error": {"code", "message",
+/// "errno"}}` with the error kind's name (how they cross the C ABI and reach
+/// the bindings).
+///
+/// [`Session::append_groups`]: crate::Session::append_groups
+pub fn group_results_json(results: &[crate::Result<Vec<Message>>]) -> String {
+    let mut out = String::from("[");
+    for (i, r) in results.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match r {
+            Ok(messages) => {
+                out.push_str("{\"ok\":");
+                out.push_str(&to_json_array(messages));
+                out.push('}');
+            }
+            Err(e) => {
+                let error = serde_json::json!({
+                    "code": e.kind().name(),
+                    "message": e.to_string(),
+                    "errno": e.os_errno(),
+                });
+                out.push_str(&serde_json::json!({ "error": error }).to_string());
+            }
+        }
+    }
+    out.push(']');
+    out
+}

@@ -446,15 +446,55 @@ impl Chain {
     /// Check and serialise `inputs` against this chain without changing its
     /// position (the batch takes the buffer the last one left).
     pub fn prepare(&mut self, inputs: Vec<Value>, ctx: &AppendCtx<'_>) -> Result<Batch> {
+        let mut batch = self.prepare_empty();
+        self.prepare_into(&mut batch, inputs, ctx)?;
+        Ok(batch)
+    }
+
+    /// Check and serialise groups of messages into one batch, each group as if
+    /// appended alone after the groups before it that were accepted. A refused
+    /// group leaves the batch as it was and gets its own error; the others are
+    /// written together. Returns the batch and, per group, how many of the
+    /// batch's messages are its own.
+    pub fn prepare_groups(
+        &mut self,
+        groups: Vec<Vec<Value>>,
+        ctx: &AppendCtx<'_>,
+    ) -> (Batch, Vec<Result<usize>>) {
+        let mut batch = self.prepare_empty();
+        let counts = groups
+            .into_iter()
+            .map(|group| {
+                let (bytes, messages) = (batch.bytes.len(), batch.messages.len());
+                match self.prepare_into(&mut batch, group, ctx) {
+                    Ok(()) => Ok(batch.messages.len() - messages),
+                    Err(e) => {
+                        batch.bytes.truncate(bytes);
+                        batch.messages.truncate(messages);
+                        batch.written.truncate(messages);
+                        Err(e)
+                    }
+                }
+            })
+            .collect();
+        (batch, counts)
+    }
+
+    /// Check and serialise `inputs` onto the end of `batch`: the first one's
+    /// parent is the batch's last message, else this chain's head. On an error
+    /// the batch may hold part of `inputs`; the caller drops or truncates it.
+    fn prepare_into(
+        &mut self,
+        batch: &mut Batch,
+        inputs: Vec<Value>,
+        ctx: &AppendCtx<'_>,
+    ) -> Result<()> {
         if inputs.is_empty() {
             return Err(Error::invalid("an append needs at least one message"));
         }
         let many = inputs.len() > 1;
-        let mut batch = Batch {
-            bytes: std::mem::take(&mut self.scratch),
-            messages: Vec::with_capacity(inputs.len()),
-            written: Vec::with_capacity(inputs.len()),
-        };
+        batch.messages.reserve(inputs.len());
+        batch.written.reserve(inputs.len());
         for (i, input) in inputs.into_iter().enumerate() {
             let at = |e: Error| if many { prefix_err(e, i) } else { e };
             check_nesting(&|| "the message".into(), &input, MAX_NESTING).map_err(at)?;
@@ -504,7 +544,7 @@ impl Chain {
                 .written
                 .push(Written::new(p.role, p.timestamp, p.rest, bytes));
         }
-        Ok(batch)
+        Ok(())
     }
 
     /// A batch of no messages, for records written alone.

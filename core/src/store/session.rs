@@ -495,6 +495,37 @@ impl SessionCore {
         Ok(out)
     }
 
+    /// Append groups of messages in one write, each group checked as if
+    /// appended alone after the accepted groups before it: a refused group is
+    /// not written and gets its own error. An error of the write itself fails
+    /// the call (a process killed during it can leave a prefix of whole lines).
+    pub(crate) fn append_groups(
+        &self,
+        groups: Vec<Vec<Value>>,
+    ) -> Result<Vec<Result<Vec<Message>>>> {
+        self.check_writer()?;
+        let guard = self.write_guard()?;
+        let seq;
+        let out;
+        {
+            let mut st = self.inner.state.lock();
+            let (mut batch, counts) = st.chain.prepare_groups(groups, &self.ctx());
+            if batch.messages.is_empty() {
+                return Ok(counts.into_iter().map(|c| c.map(|_| Vec::new())).collect());
+            }
+            seq = self.inner.writer.write(&batch.bytes)?;
+            st.chain.commit(&mut batch);
+            for (m, w) in batch.messages.iter().zip(batch.written.drain(..)) {
+                st.entry.message(m.id(), w);
+            }
+            st.dirty = true;
+            out = split_groups(batch.messages, counts);
+        }
+        drop(guard);
+        self.inner.writer.after_append(seq)?;
+        Ok(out)
+    }
+
     /// Write non-message records in one write and fold them into the entry (an
     /// import's records of source lines it keeps without modelling them).
     pub(crate) fn append_records(&self, records: Vec<Map<String, Value>>) -> Result<()> {
@@ -962,6 +993,29 @@ impl SubagentCore {
         Ok(out)
     }
 
+    /// Append groups of messages in one write (see [`SessionCore::append_groups`]).
+    pub(crate) fn append_groups(
+        &self,
+        groups: Vec<Vec<Value>>,
+    ) -> Result<Vec<Result<Vec<Message>>>> {
+        self.check_writer()?;
+        let seq;
+        let out;
+        {
+            let mut chain = self.chain.lock();
+            let ctx = ctx_for(&self.session.store, &self.session.id, Some(&self.agent_id));
+            let (mut batch, counts) = chain.prepare_groups(groups, &ctx);
+            if batch.messages.is_empty() {
+                return Ok(counts.into_iter().map(|c| c.map(|_| Vec::new())).collect());
+            }
+            seq = self.writer.write(&batch.bytes)?;
+            chain.commit(&mut batch);
+            out = split_groups(batch.messages, counts);
+        }
+        self.writer.after_append(seq)?;
+        Ok(out)
+    }
+
     /// Fail unless this process opened the subagent (see [`Session::check_writer`]).
     fn check_writer(&self) -> Result<()> {
         self.owner
@@ -1043,4 +1097,14 @@ fn subagent_record<const N: usize>(
         rec.insert(k.into(), v);
     }
     rec
+}
+
+/// The messages of a batch of groups, handed back per group: an accepted
+/// group's own messages, in order, or its error.
+fn split_groups(messages: Vec<Message>, counts: Vec<Result<usize>>) -> Vec<Result<Vec<Message>>> {
+    let mut messages = messages.into_iter();
+    counts
+        .into_iter()
+        .map(|c| c.map(|n| messages.by_ref().take(n).collect()))
+        .collect()
 }
