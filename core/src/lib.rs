@@ -68,6 +68,7 @@
 
 mod api;
 mod blobs;
+mod defaults;
 mod error;
 mod format;
 mod fsutil;
@@ -88,6 +89,10 @@ mod view;
 pub use api::{import, list_all_sessions, Session, SessionView, Store, Subagent};
 #[cfg(feature = "remote")]
 pub use api::{Remote, RemoteOptions};
+pub use defaults::{
+    defaults, defaults_json, DEFAULT_LEASE_TTL, DEFAULT_PROJECT, DEFAULT_PUSH_INTERVAL,
+    DEFAULT_REWIND_TURNS, DEFAULT_REWIND_TURNS_MODE,
+};
 pub use error::{Error, ErrorKind, Result};
 pub use format::decode::parse_json;
 pub use format::records::SkipKind;
@@ -108,7 +113,9 @@ pub use ops::checkpoints::{
     CheckpointSummary, CheckpointTuple, CheckpointWrites, DeltaHistory, PendingWrite,
     PruneStrategy, TypedValue, SPECIAL_WRITE_INDEX, TASKS_CHANNEL,
 };
-pub use ops::compaction::{CompactionPlan, CompactionPolicy};
+pub use ops::compaction::{
+    CompactionPlan, CompactionPolicy, DEFAULT_KEEP_LAST_TURNS, DEFAULT_SUMMARY_TOKENS,
+};
 pub use ops::doctor::{
     DoctorOptions, DoctorPhase, DoctorProgress, DoctorReport, HistoryCheck, HistoryState,
     IndexCheck, IndexState, LogCheck,

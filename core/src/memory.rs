@@ -21,16 +21,20 @@ pub const MAX_NAME_LEN: usize = 100;
 pub const MAX_MEMORY_BYTES: u64 = 1 << 20;
 
 /// Whose memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryScope {
-    /// The project's: `<home>/memory/projects/<project code>/`.
+    /// The project's (the default): `<home>/memory/projects/<project code>/`.
+    #[default]
     Project,
     /// The user's, for every project: `<home>/memory/user/`.
     User,
 }
 
 impl MemoryScope {
+    /// Both scopes.
+    pub const ALL: [MemoryScope; 2] = [MemoryScope::Project, MemoryScope::User];
+
     /// Parse `project` or `user`.
     pub fn parse(name: &str) -> Result<MemoryScope> {
         match name {

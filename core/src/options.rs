@@ -54,6 +54,11 @@ pub struct StoreOptions {
     pub index_journal_min_bytes: Option<u64>,
 }
 
+impl Durability {
+    /// Every durability, weakest first.
+    pub const ALL: [Durability; 3] = [Durability::Never, Durability::OnSync, Durability::Always];
+}
+
 impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions {

@@ -174,15 +174,26 @@ pub struct RewindPlan {
 }
 
 /// How a rewind is applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum RewindMode {
     /// Move the conversation head only; files are left alone.
     Conversation,
     /// Restore files only; the conversation is left alone.
     Files,
-    /// Restore files, then move the conversation head.
+    /// Restore files, then move the conversation head (the default of a
+    /// rewind to a message).
+    #[default]
     Both,
+}
+
+impl RewindMode {
+    /// Every mode.
+    pub const ALL: [RewindMode; 3] = [
+        RewindMode::Conversation,
+        RewindMode::Files,
+        RewindMode::Both,
+    ];
 }
 
 /// What an applied rewind did, and how to undo it.

@@ -25,11 +25,16 @@ pub struct CompactionPolicy {
     pub summary_tokens: u64,
 }
 
+/// Turns kept whole at the end when a policy does not say (`keepLastTurns`).
+pub const DEFAULT_KEEP_LAST_TURNS: usize = 2;
+/// Tokens reserved for the summary when a policy does not say (`summaryTokens`).
+pub const DEFAULT_SUMMARY_TOKENS: u64 = 1000;
+
 fn default_keep() -> usize {
-    2
+    DEFAULT_KEEP_LAST_TURNS
 }
 fn default_summary() -> u64 {
-    1000
+    DEFAULT_SUMMARY_TOKENS
 }
 
 impl CompactionPolicy {

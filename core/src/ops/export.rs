@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -11,11 +11,12 @@ use crate::format::tool_calls::{tool_calls, tool_results};
 use crate::store::StoreCore;
 
 /// The form of an export.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ExportFormat {
-    /// One message object per line, without the record `type`, as a seed-style
+    /// The default. One message object per line, without the record `type`, as a seed-style
     /// transcript; `visible` and `compacted` always present.
+    #[default]
     Jsonl,
     /// A readable transcript: title, then each message with its tool calls and
     /// results folded in `<details>`.
@@ -23,6 +24,15 @@ pub enum ExportFormat {
     /// The UI view (the active path with `visible` and `compacted` flags) as
     /// one JSON array of message objects.
     Json,
+}
+
+impl ExportFormat {
+    /// Every format.
+    pub const ALL: [ExportFormat; 3] = [
+        ExportFormat::Jsonl,
+        ExportFormat::Markdown,
+        ExportFormat::Json,
+    ];
 }
 
 impl std::str::FromStr for ExportFormat {

@@ -40,6 +40,9 @@ impl SettingSource {
     /// Every source, lowest precedence first.
     pub const ALL: [SettingSource; 4] = [Self::User, Self::Project, Self::Local, Self::Host];
 
+    /// The sources a setting can be written to: every one but `host`.
+    pub const WRITABLE: [SettingSource; 3] = [Self::User, Self::Project, Self::Local];
+
     /// The source's name as it is written (`user`, `project`, ...).
     pub fn name(self) -> &'static str {
         match self {

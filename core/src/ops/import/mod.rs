@@ -34,6 +34,13 @@ pub enum ImportFormat {
 }
 
 impl ImportFormat {
+    /// Every format.
+    pub const ALL: [ImportFormat; 3] = [
+        ImportFormat::ClaudeCode,
+        ImportFormat::Codex,
+        ImportFormat::Deepcode,
+    ];
+
     /// The name used on the command line and in JSON.
     pub fn name(self) -> &'static str {
         match self {
