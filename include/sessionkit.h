@@ -270,6 +270,19 @@ extern "C" {
 // Returns a static string: never NULL, never freed. Does not touch the last error.
 const char *sk_version(void);
 
+// The table of enum values and defaults every interface shares, as JSON:
+// `{"enums": {"durability": [...], "status": [...], "rewindMode": [...],
+// "exportFormat", "importFormat", "memoryScope", "settingSource",
+// "writableSettingSource", "errorKind"}, "defaults": {"project": ".",
+// "storeOptions": {...}, "memoryScope": "project", "exportFormat": "jsonl",
+// "rewindMode": "both", "rewindTurns": 1, "rewindTurnsMode": "conversation",
+// "keepLastTurns": 2, "summaryTokens": 1000, "pushIntervalMs": 200,
+// "searchLimit": 20, "leaseTtlMs": 60000}}`. What an argument passed as NULL
+// (or an option left out) means.
+//
+// Returns a static string: never NULL, never freed. Does not touch the last error.
+const char *sk_defaults(void);
+
 // The ABI version of the library (`SK_ABI_VERSION` of the header it was built
 // with). A program compares it with its own `SK_ABI_VERSION` to detect a library
 // that is not compatible. Does not touch the last error.
@@ -1065,6 +1078,24 @@ sk_status sk_session_append(const struct sk_session *session,
                             const char *message_json,
                             char **out_message_json);
 
+// Append several groups of messages in one write, with a result per group.
+// `groups_json` is a JSON array of arrays of messages. Each group is checked
+// as if appended alone (as by `sk_session_append_batch`), after the groups
+// accepted before it; a refused group is not written. `out_results_json`
+// receives one entry per group: `{"ok": [messages as stored]}` or
+// `{"error": {"code": "INVALID_INPUT", "message": "...", "errno": null}}`.
+// The status is an error only when the write itself failed (nothing of the
+// accepted groups is acknowledged then) or an argument is bad.
+//
+// # Safety
+//
+// `session` is NULL or a live handle; `groups_json` is NULL or
+// NUL-terminated; `out_results_json` is NULL or writable. Free the result with
+// `sk_string_free`.
+sk_status sk_session_append_groups(const struct sk_session *session,
+                                   const char *groups_json,
+                                   char **out_results_json);
+
 // Append a JSON array of messages in one write: all are stored, or none.
 // `out_messages_json` receives them as stored (a JSON array). Each message is
 // checked as by `sk_session_append`; an error names the first bad one
@@ -1685,6 +1716,18 @@ sk_status sk_subagent_append(const struct sk_subagent *subagent,
 sk_status sk_subagent_append_batch(const struct sk_subagent *subagent,
                                    const char *messages_json,
                                    char **out_messages_json);
+
+// Append several groups of messages in one write, with a result per group,
+// as `sk_session_append_groups` does.
+//
+// # Safety
+//
+// `subagent` is NULL or a live handle; `groups_json` is NULL or
+// NUL-terminated; `out_results_json` is NULL or writable. Free the result with
+// `sk_string_free`.
+sk_status sk_subagent_append_groups(const struct sk_subagent *subagent,
+                                    const char *groups_json,
+                                    char **out_results_json);
 
 // Record the subagent's result (any JSON value nested at most 99 levels): in
 // its metadata (status "completed", or "failed" when `failed`) and as a result

@@ -389,6 +389,7 @@ impl AbiFuzz {
                 "sk_store_restore_session" => sk_store_restore_session(st, p(0), out),
                 "sk_session_append" => sk_session_append(se, p(0), out),
                 "sk_session_append_batch" => sk_session_append_batch(se, p(0), out),
+                "sk_session_append_groups" => sk_session_append_groups(se, p(0), out),
                 "sk_session_update_state" => sk_session_update_state(se, p(0), out),
                 "sk_session_patch" => sk_session_patch(se, p(0), p(1)),
                 "sk_session_set_head" => sk_session_set_head(se, p(0)),
@@ -424,6 +425,7 @@ impl AbiFuzz {
                 }
                 "sk_subagent_append" => sk_subagent_append(sa, p(0), out),
                 "sk_subagent_append_batch" => sk_subagent_append_batch(sa, p(0), out),
+                "sk_subagent_append_groups" => sk_subagent_append_groups(sa, p(0), out),
                 "sk_subagent_finish" => sk_subagent_finish(sa, p(0), truthy(1)),
                 "sk_view_model" => self.on_view(|v| sk_view_model(v, p(0), out)),
                 "sk_view_message" => self.on_view(|v| sk_view_message(v, p(0), out)),
@@ -576,6 +578,7 @@ pub const OPS: &[(&str, usize, bool)] = &[
     ("sk_store_search", 1, true),
     ("sk_session_append", 1, true),
     ("sk_session_append_batch", 1, true),
+    ("sk_session_append_groups", 1, true),
     ("sk_session_update_state", 1, true),
     ("sk_session_patch", 2, false),
     ("sk_session_set_head", 1, false),
@@ -599,6 +602,7 @@ pub const OPS: &[(&str, usize, bool)] = &[
     ("sk_session_restore_snapshot", 2, true),
     ("sk_subagent_append", 1, true),
     ("sk_subagent_append_batch", 1, true),
+    ("sk_subagent_append_groups", 1, true),
     ("sk_subagent_finish", 2, false),
     ("sk_view_model", 1, true),
     ("sk_view_message", 1, true),
@@ -659,6 +663,9 @@ pub fn seeds(root: &Path) -> Vec<Vec<u8>> {
         let batch = [b"[".as_slice(), &lines.join(&b","[..]), b"]"].concat();
         out.push(prog("sk_session_append_batch", &[&batch]));
         out.push(prog("sk_subagent_append_batch", &[&batch]));
+        let groups = [b"[".as_slice(), &batch, b",[],", &batch, b"]"].concat();
+        out.push(prog("sk_session_append_groups", &[&groups]));
+        out.push(prog("sk_subagent_append_groups", &[&groups]));
         if let Some(l) = lines.first() {
             out.push(prog("sk_session_update_state", &[l]));
             out.push(prog("sk_session_patch", &[b"@M", l]));

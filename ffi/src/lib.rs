@@ -556,6 +556,25 @@ pub extern "C" fn sk_version() -> *const c_char {
     VERSION.as_ptr()
 }
 
+/// The table of enum values and defaults every interface shares, as JSON:
+/// `{"enums": {"durability": [...], "status": [...], "rewindMode": [...],
+/// "exportFormat", "importFormat", "memoryScope", "settingSource",
+/// "writableSettingSource", "errorKind"}, "defaults": {"project": ".",
+/// "storeOptions": {...}, "memoryScope": "project", "exportFormat": "jsonl",
+/// "rewindMode": "both", "rewindTurns": 1, "rewindTurnsMode": "conversation",
+/// "keepLastTurns": 2, "summaryTokens": 1000, "pushIntervalMs": 200,
+/// "searchLimit": 20, "leaseTtlMs": 60000}}`. What an argument passed as NULL
+/// (or an option left out) means.
+///
+/// Returns a static string: never NULL, never freed. Does not touch the last error.
+#[no_mangle]
+pub extern "C" fn sk_defaults() -> *const c_char {
+    static DEFAULTS: std::sync::OnceLock<CString> = std::sync::OnceLock::new();
+    DEFAULTS
+        .get_or_init(|| CString::new(sessionkit::defaults_json()).expect("JSON text has no NUL"))
+        .as_ptr()
+}
+
 /// The ABI version of the library (`SK_ABI_VERSION` of the header it was built
 /// with). A program compares it with its own `SK_ABI_VERSION` to detect a library
 /// that is not compatible. Does not touch the last error.

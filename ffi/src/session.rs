@@ -4,7 +4,8 @@ use std::ffi::c_char;
 
 use serde_json::{json, Value};
 use sessionkit::{
-    to_json_array, CompactionPolicy, CreateOptions, ForkOptions, RewindMode, Session,
+    group_results_json, to_json_array, CompactionPolicy, CreateOptions, ForkOptions, RewindMode,
+    Session,
 };
 
 use crate::store::{model_view_options, sk_store};
@@ -55,6 +56,30 @@ unsafe fn arg_messages(p: *const c_char) -> FfiResult<Vec<Value>> {
             json_kind(&other)
         ))),
     }
+}
+
+/// The argument `groups_json`: a JSON array of arrays (of messages; each
+/// message is checked by the core, per group).
+pub(crate) unsafe fn arg_groups(p: *const c_char) -> FfiResult<Vec<Vec<Value>>> {
+    // SAFETY: forwarded from the caller.
+    let v = unsafe { arg_json(p, "groups_json") }?;
+    let Value::Array(groups) = v else {
+        return Err(FfiError::invalid(format!(
+            "argument `groups_json` must be a JSON array of arrays of messages, not {}",
+            json_kind(&v)
+        )));
+    };
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(i, g)| match g {
+            Value::Array(messages) => Ok(messages),
+            other => Err(FfiError::invalid(format!(
+                "argument `groups_json` must be a JSON array of arrays of messages; item {i} is {}",
+                json_kind(&other)
+            ))),
+        })
+        .collect()
 }
 
 /// Start a new session. `options_json`: NULL, "" or `{"title": "...", "id":
@@ -357,6 +382,37 @@ pub unsafe extern "C" fn sk_session_append(
             let m = arg_object(message_json, "message_json")?;
             let out = arg_out(out_message_json, "out_message_json")?;
             put_string(out, s.append(m)?.json().to_string())
+        }
+    })
+}
+
+/// Append several groups of messages in one write, with a result per group.
+/// `groups_json` is a JSON array of arrays of messages. Each group is checked
+/// as if appended alone (as by `sk_session_append_batch`), after the groups
+/// accepted before it; a refused group is not written. `out_results_json`
+/// receives one entry per group: `{"ok": [messages as stored]}` or
+/// `{"error": {"code": "INVALID_INPUT", "message": "...", "errno": null}}`.
+/// The status is an error only when the write itself failed (nothing of the
+/// accepted groups is acknowledged then) or an argument is bad.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `groups_json` is NULL or
+/// NUL-terminated; `out_results_json` is NULL or writable. Free the result with
+/// `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_append_groups(
+    session: *const sk_session,
+    groups_json: *const c_char,
+    out_results_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_append_groups", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let groups = arg_groups(groups_json)?;
+            let out = arg_out(out_results_json, "out_results_json")?;
+            put_string(out, group_results_json(&s.append_groups(groups)?))
         }
     })
 }

@@ -3,7 +3,7 @@
 use std::ffi::c_char;
 
 use serde_json::Value;
-use sessionkit::{to_json_array, Subagent};
+use sessionkit::{group_results_json, to_json_array, Subagent};
 
 use crate::view::sk_view;
 use crate::{
@@ -122,6 +122,31 @@ pub unsafe extern "C" fn sk_subagent_append_batch(
             };
             let out = arg_out(out_messages_json, "out_messages_json")?;
             put_string(out, to_json_array(&a.append_batch(ms)?))
+        }
+    })
+}
+
+/// Append several groups of messages in one write, with a result per group,
+/// as `sk_session_append_groups` does.
+///
+/// # Safety
+///
+/// `subagent` is NULL or a live handle; `groups_json` is NULL or
+/// NUL-terminated; `out_results_json` is NULL or writable. Free the result with
+/// `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_subagent_append_groups(
+    subagent: *const sk_subagent,
+    groups_json: *const c_char,
+    out_results_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_subagent_append_groups", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let a = &arg_handle(subagent, "subagent")?.agent;
+            let groups = crate::session::arg_groups(groups_json)?;
+            let out = arg_out(out_results_json, "out_results_json")?;
+            put_string(out, group_results_json(&a.append_groups(groups)?))
         }
     })
 }

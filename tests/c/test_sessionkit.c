@@ -234,6 +234,13 @@ static char *active_ids(sk_session *s) {
 /* ---- tests: library functions -------------------------------------------- */
 
 static void test_version(void) {
+    /* The shared table of enums and defaults: static, the same every call. */
+    const char *defaults = sk_defaults();
+    CHECK(defaults == sk_defaults());
+    char *scope = mj_get_str(mj_get(defaults, "defaults"), "memoryScope");
+    CHECK_STR(scope, "project");
+    free(scope);
+    CHECK(mj_len(mj_get(mj_get(defaults, "enums"), "errorKind")) == 8);
     CHECK_STR(sk_version(), SK_VERSION);
     CHECK(sk_abi_version() == SK_ABI_VERSION);
     char want[64];
@@ -487,6 +494,7 @@ static void test_session_lifecycle(void) {
     CHECK_STR(ids, want);
     free(ids);
 
+
     /* patch, update_state, rename */
     OK(sk_session_patch(s, "a2", "{\"meta\": {\"usage\": {\"output_tokens\": 7}}}"));
     char *entry = NULL;
@@ -662,6 +670,51 @@ static void test_session_lifecycle(void) {
     free(u3);
     free(b1);
     free(id);
+    sk_store_close(&store);
+    free(root);
+}
+
+/* Groups from several callers in one write: each group is accepted or refused
+ * on its own; a refused one is not written. */
+static void test_append_groups(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    sk_session *s = NULL;
+    OK(sk_session_create(store, NULL, &s));
+    /* append_groups: one write, a result per group; the refused group (a
+       message without a role) is left out and the next chains past it. */
+    char *groups = NULL;
+    OK(sk_session_append_groups(
+        s,
+        "[[{\"role\": \"user\", \"content\": \"g1\", \"id\": \"g1\"}],"
+        " [{\"content\": \"no role\"}],"
+        " [{\"role\": \"assistant\", \"content\": \"g3\", \"id\": \"g3\"}]]",
+        &groups));
+    CHECK(mj_len(groups) == 3);
+    char *g1 = mj_get_str(mj_at(mj_get(mj_at(groups, 0), "ok"), 0), "id");
+    CHECK_STR(g1, "g1");
+    free(g1);
+    char *code = mj_get_str(mj_get(mj_at(groups, 1), "error"), "code");
+    CHECK_STR(code, "INVALID_INPUT");
+    free(code);
+    char *g3parent = mj_get_str(mj_at(mj_get(mj_at(groups, 2), "ok"), 0), "parentId");
+    CHECK_STR(g3parent, "g1");
+    free(g3parent);
+    sk_string_free(groups);
+    ERR(sk_session_append_groups(s, "[{\"role\": \"user\"}]", &groups), SK_INVALID_INPUT,
+        "item 0 is an object");
+    char *ids = active_ids(s);
+    CHECK_STR(ids, "g1,g3");
+    free(ids);
+    sk_subagent *a = NULL;
+    OK(sk_session_spawn_subagent(s, "worker", NULL, &a));
+    OK(sk_subagent_append_groups(a, "[[{\"content\": 1}], [{\"role\": \"user\", \"content\": \"t\"}]]",
+                                 &groups));
+    CHECK(mj_get(mj_at(groups, 0), "error") != NULL);
+    CHECK(mj_len(mj_get(mj_at(groups, 1), "ok")) == 1);
+    sk_string_free(groups);
+    sk_subagent_close(&a);
+    OK(sk_session_close(&s));
     sk_store_close(&store);
     free(root);
 }
@@ -1285,6 +1338,9 @@ static void test_null_arguments(void) {
     NUL(sk_session_append_batch(NULL, "[]", &o), "session");
     NUL(sk_session_append_batch(se, NULL, &o), "messages_json");
     NUL(sk_session_append_batch(se, "[]", NULL), "out_messages_json");
+    NUL(sk_session_append_groups(NULL, "[]", &o), "session");
+    NUL(sk_session_append_groups(se, NULL, &o), "groups_json");
+    NUL(sk_session_append_groups(se, "[]", NULL), "out_results_json");
     NUL(sk_session_update_state(NULL, "{}", &o), "session");
     NUL(sk_session_update_state(se, NULL, &o), "state_json");
     NUL(sk_session_update_state(se, "{}", NULL), "out_entry_json");
@@ -1362,6 +1418,9 @@ static void test_null_arguments(void) {
     NUL(sk_subagent_append_batch(NULL, "[]", &o), "subagent");
     NUL(sk_subagent_append_batch(sa, NULL, &o), "messages_json");
     NUL(sk_subagent_append_batch(sa, "[]", NULL), "out_messages_json");
+    NUL(sk_subagent_append_groups(NULL, "[]", &o), "subagent");
+    NUL(sk_subagent_append_groups(sa, NULL, &o), "groups_json");
+    NUL(sk_subagent_append_groups(sa, "[]", NULL), "out_results_json");
     NUL(sk_subagent_finish(NULL, "{}", false), "subagent");
     NUL(sk_subagent_finish(sa, NULL, false), "result_json");
     NUL(sk_subagent_read(NULL, &ovi), "subagent");
@@ -3042,6 +3101,7 @@ int main(int argc, char **argv) {
     run("session lifecycle and views", test_session_lifecycle);
     run("settings, instruction files, memory", test_settings_instructions_memory);
     run("shared writers and conversation ids", test_shared_writers);
+    run("append groups, a result per group", test_append_groups);
     run("fork", test_fork);
     run("full-text search", test_search);
     run("subagents", test_subagents);

@@ -269,7 +269,11 @@ void test_sessions_views_and_subagents() {
     CHECK(a.id() == "helper");
     CHECK(contains(a.append(user("task")), "\"agentId\":\"helper\""));
     CHECK(count(a.append_batch("[{\"role\": \"assistant\", \"content\": \"ok\"}]"), "id") == 1);
-    CHECK(contains(a.read().info(), "\"messageCount\":2"));
+    std::string groups = a.append_groups("[[{\"role\": 1}], [{\"role\": \"user\", \"content\": \"x\"}]]");
+    CHECK(contains(groups, "\"code\":\"INVALID_INPUT\""));
+    CHECK(count(groups, "ok") == 1);
+    CHECK(contains(a.read().info(), "\"messageCount\":3"));
+    CHECK(contains(sessionkit::defaults(), "\"rewindMode\":\"both\""));
     a.finish("\"done\"");
     a.close();
     Subagent b = s.spawn_subagent();  // a fresh id, no metadata

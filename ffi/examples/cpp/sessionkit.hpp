@@ -56,6 +56,8 @@ private:
 // The library's version ("0.1.0"), its ABI version, and whether that ABI is
 // the one this header was written for.
 inline std::string version() { return sk_version(); }
+// The enum values and defaults every interface shares (JSON).
+inline std::string defaults() { return sk_defaults(); }
 inline std::uint32_t abi_version() noexcept { return sk_abi_version(); }
 inline bool abi_compatible() noexcept { return sk_abi_version() == SK_ABI_VERSION; }
 inline const char *status_name(sk_status status) noexcept { return sk_status_name(status); }
@@ -236,6 +238,12 @@ public:
         return detail::string_result(
             [&](char **o) { return sk_subagent_append_batch(h_, messages.c_str(), o); });
     }
+    // `groups`: a JSON array of arrays of messages, one write; a JSON array
+    // of {"ok": [messages]} or {"error": {"code", "message", "errno"}}, one per group.
+    std::string append_groups(const std::string &groups) {
+        return detail::string_result(
+            [&](char **o) { return sk_subagent_append_groups(h_, groups.c_str(), o); });
+    }
     // `result`: any JSON value, e.g. "\"done\"".
     void finish(const std::string &result, bool failed = false) {
         detail::check(sk_subagent_finish(h_, result.c_str(), failed));
@@ -271,6 +279,12 @@ public:
     std::string append_batch(const std::string &messages) {
         return detail::string_result(
             [&](char **o) { return sk_session_append_batch(h_, messages.c_str(), o); });
+    }
+    // `groups`: a JSON array of arrays of messages, one write; a JSON array
+    // of {"ok": [messages]} or {"error": {"code", "message", "errno"}}, one per group.
+    std::string append_groups(const std::string &groups) {
+        return detail::string_result(
+            [&](char **o) { return sk_session_append_groups(h_, groups.c_str(), o); });
     }
     std::string update_state(const std::string &state) {
         return detail::string_result(
