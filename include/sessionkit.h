@@ -438,6 +438,18 @@ sk_status sk_checkpoint_delta_history(const struct sk_store *store,
 // writable. Free the result with `sk_string_free`.
 sk_status sk_next_channel_version(const char *current_json, char **out_version);
 
+// The checkpoints session `session_id` holds (a checkpointer's thread),
+// without their values, oldest first in each namespace, as a JSON array:
+// what `sessionkit show` lists. Empty for a session of messages only.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_checkpoint_summaries(const struct sk_store *store,
+                                  const char *session_id,
+                                  char **out_json);
+
 // The effective settings of the store's user and project.
 //
 // - `options_json`: NULL, "" or `{"sources": ["user", "project", "local",
@@ -1410,6 +1422,98 @@ sk_status sk_session_restore_snapshot(const struct sk_session *session,
                                       bool force,
                                       char **out_result_json);
 
+// The newest file snapshot of the session (a commit id, as a JSON string), or
+// `null` before the first.
+//
+// # Safety
+//
+// `session` is NULL or a live handle; `out_json` is NULL or writable. Free the
+// result with `sk_string_free`.
+sk_status sk_session_last_snapshot(const struct sk_session *session, char **out_json);
+
+// Rewind to before the `turns`-th latest user input (1: the latest turn; the
+// candidates are `sk_session_undo_candidates`), as `sk_session_rewind` does,
+// in `mode` ("files", "conversation" or "both"; `sk_defaults` names the
+// default a binding uses, "conversation"). `SK_INVALID_INPUT` when `turns`
+// is 0 or more than there are.
+//
+// # Safety
+//
+// `session` is NULL or a live handle; `mode` is NULL or NUL-terminated;
+// `out_result_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_session_rewind_turns(const struct sk_session *session,
+                                  uint32_t turns,
+                                  const char *mode,
+                                  bool force,
+                                  char **out_result_json);
+
+// Write the session's index entry now (it is written at close, and by every
+// state update, otherwise).
+//
+// # Safety
+//
+// `session` is NULL or a live handle.
+sk_status sk_session_flush_index(const struct sk_session *session);
+
+// Delete the session for good and start it again, empty, under its id:
+// `*session` is closed and set to NULL whatever the outcome, and
+// `out_session` receives the new handle on success.
+//
+// # Safety
+//
+// `session` is NULL or points to a session pointer from this library (or
+// NULL) that no other thread uses; `out_session` is NULL or writable.
+sk_status sk_session_erase(struct sk_session **session, struct sk_session **out_session);
+
+// The session's OpenAI Responses input items (what the OpenAI Agents SDK
+// keeps), oldest first, as a JSON array. `options_json`: NULL, "" or
+// `{"limit": n, "modelView": bool}`: the last `limit` of the active path (all
+// when absent), or with `modelView` the model view (compaction applied).
+//
+// # Safety
+//
+// `session` is NULL or a live handle; `options_json` is NULL or
+// NUL-terminated; `out_json` is NULL or writable. Free the result with
+// `sk_string_free`.
+sk_status sk_session_responses_items(const struct sk_session *session,
+                                     const char *options_json,
+                                     char **out_json);
+
+// Append OpenAI Responses input items (a JSON array of objects) as messages,
+// in one write; nothing is written if one is refused. `out_messages_json`
+// receives the stored messages.
+//
+// # Safety
+//
+// `session` is NULL or a live handle; `items_json` is NULL or NUL-terminated;
+// `out_messages_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_session_append_responses_items(const struct sk_session *session,
+                                            const char *items_json,
+                                            char **out_messages_json);
+
+// Make `items_json` (a Responses `compaction` item, then the items kept after
+// it) the session's history as the model sees it, keeping the originals: the
+// OpenAI Agents SDK's `replaceHistoryWithCompaction`, in one write.
+// `out_messages_json` receives the stored messages.
+//
+// # Safety
+//
+// `session` is NULL or a live handle; `items_json` is NULL or NUL-terminated;
+// `out_messages_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_session_replace_responses_items_with_compaction(const struct sk_session *session,
+                                                             const char *items_json,
+                                                             char **out_messages_json);
+
+// Move the head back over the latest message: `out_item_json` receives its
+// Responses item, or `null` when the session has no head. The message stays
+// in the log, on a branch.
+//
+// # Safety
+//
+// `session` is NULL or a live handle; `out_item_json` is NULL or writable.
+// Free the result with `sk_string_free`.
+sk_status sk_session_pop_responses_item(const struct sk_session *session, char **out_item_json);
+
 // Open (creating if needed) the store of the project rooted at `project_root`.
 //
 // - `project_root`: an existing directory (required).
@@ -1674,6 +1778,48 @@ sk_status sk_store_doctor(const struct sk_store *store,
 // `store` is NULL or a live handle; `query_json` is NULL or NUL-terminated;
 // `out_json` is NULL or writable. Free the result with `sk_string_free`.
 sk_status sk_store_search(const struct sk_store *store, const char *query_json, char **out_json);
+
+// The ids of the project's session logs, sorted, as a JSON array: read from
+// the directory, so it works when the index is missing or unreadable.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `out_json` is NULL or writable. Free the
+// result with `sk_string_free`.
+sk_status sk_store_session_ids(const struct sk_store *store, char **out_json);
+
+// Check the links between the session logs and the file history, reading
+// only: refs of sessions whose log is gone, refs whose chain of snapshots
+// reaches a missing commit, and `checkpointHash`es that name no snapshot of
+// their session, as a JSON object. Takes no writer lock.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `out_json` is NULL or writable. Free the
+// result with `sk_string_free`.
+sk_status sk_store_check_file_history(const struct sk_store *store, char **out_json);
+
+// Delete the file-history refs (branches and pending restores) of sessions
+// whose log no longer exists and that are not in the trash; `out_json`
+// receives the refs deleted, a JSON array. A ref that moved meanwhile is
+// left alone.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `out_json` is NULL or writable. Free the
+// result with `sk_string_free`.
+sk_status sk_store_prune_orphan_file_history(const struct sk_store *store, char **out_json);
+
+// Start the file-history branch of session `session_id` at `snapshot` (for a
+// fork: the snapshot of the message forked at). `SK_CONFLICT` if the session
+// already has a branch.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; the strings are NULL or NUL-terminated.
+sk_status sk_store_branch_file_history(const struct sk_store *store,
+                                       const char *session_id,
+                                       const char *snapshot);
 
 // Release the subagent's lock, free the handle and set `*subagent` to NULL.
 // NULL, or a pointer to NULL, does nothing. In a forked child, frees the

@@ -136,7 +136,9 @@ pub use remote::{BackgroundPush, Follower, Lease, PullReport, PushReport, Remote
 /// OpenAI Responses input items (the OpenAI Agents SDK's session items) stored
 /// as messages, and back.
 pub mod responses {
-    pub use crate::ops::responses::{item_to_message, items_json, message_to_item_json};
+    pub use crate::ops::responses::{
+        item_to_message, items_json, message_to_item_json, ItemsOptions,
+    };
 }
 pub use options::{Deterministic, Durability, StoreOptions};
 pub use store::session::CreateOptions;

@@ -423,6 +423,19 @@ impl AbiFuzz {
                 "sk_session_restore_snapshot" => {
                     sk_session_restore_snapshot(se, p(0), truthy(1), out)
                 }
+                "sk_session_rewind_turns" => {
+                    let turns = a[0].to_str().ok().and_then(|t| t.parse().ok()).unwrap_or(0);
+                    sk_session_rewind_turns(se, turns, p(1), truthy(2), out)
+                }
+                "sk_session_responses_items" => sk_session_responses_items(se, p(0), out),
+                "sk_session_append_responses_items" => {
+                    sk_session_append_responses_items(se, p(0), out)
+                }
+                "sk_session_replace_responses_items_with_compaction" => {
+                    sk_session_replace_responses_items_with_compaction(se, p(0), out)
+                }
+                "sk_store_branch_file_history" => sk_store_branch_file_history(st, p(0), p(1)),
+                "sk_checkpoint_summaries" => sk_checkpoint_summaries(st, p(0), out),
                 "sk_subagent_append" => sk_subagent_append(sa, p(0), out),
                 "sk_subagent_append_batch" => sk_subagent_append_batch(sa, p(0), out),
                 "sk_subagent_append_groups" => sk_subagent_append_groups(sa, p(0), out),
@@ -628,6 +641,16 @@ pub const OPS: &[(&str, usize, bool)] = &[
     ("sk_checkpoint_delete_for_runs", 1, false),
     ("sk_checkpoint_delta_history", 4, true),
     ("sk_next_channel_version", 1, false),
+    ("sk_session_rewind_turns", 3, true),
+    ("sk_session_responses_items", 1, true),
+    ("sk_session_append_responses_items", 1, true),
+    (
+        "sk_session_replace_responses_items_with_compaction",
+        1,
+        true,
+    ),
+    ("sk_store_branch_file_history", 2, false),
+    ("sk_checkpoint_summaries", 1, true),
 ];
 
 /// Seeds: each fixture log's lines as messages, batches, state, patches and
@@ -722,6 +745,15 @@ pub fn seeds(root: &Path) -> Vec<Vec<u8>> {
         ("sk_session_rewind_plan", &[b"@M"]),
         ("sk_session_rewind_preview", &[b"@M", b"both"]),
         ("sk_session_rewind", &[b"@M", b"files", b"0"]),
+        ("sk_session_rewind_turns", &[b"1", b"conversation", b"0"]),
+        ("sk_session_responses_items", &[br#"{"limit": 2, "modelView": true}"#]),
+        ("sk_session_append_responses_items", &[br#"[{"role": "user", "content": "hi"}]"#]),
+        (
+            "sk_session_replace_responses_items_with_compaction",
+            &[br#"[{"type": "compaction", "encrypted_content": "x"}]"#],
+        ),
+        ("sk_store_branch_file_history", &[b"@S", b"0000000000000000000000000000000000000000"]),
+        ("sk_checkpoint_summaries", &[b"@S"]),
         ("sk_session_snapshot_plan", &[b"HEAD"]),
         ("sk_session_restore_snapshot", &[b"0000000000000000000000000000000000000000", b"1"]),
         ("sk_subagent_append", &[br#"{"role": "assistant", "content": "x"}"#]),

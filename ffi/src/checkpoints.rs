@@ -269,3 +269,28 @@ pub unsafe extern "C" fn sk_next_channel_version(
         }
     })
 }
+
+/// The checkpoints session `session_id` holds (a checkpointer's thread),
+/// without their values, oldest first in each namespace, as a JSON array:
+/// what `sessionkit show` lists. Empty for a session of messages only.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+/// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_checkpoint_summaries(
+    store: *const sk_store,
+    session_id: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_checkpoint_summaries", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.checkpoint_summaries(id)?)
+        }
+    })
+}

@@ -4,8 +4,8 @@ use std::ffi::c_char;
 
 use serde_json::{json, Value};
 use sessionkit::{
-    group_results_json, to_json_array, CompactionPolicy, CreateOptions, ForkOptions, RewindMode,
-    Session,
+    group_results_json, responses::ItemsOptions, to_json_array, CompactionPolicy, CreateOptions,
+    ForkOptions, RewindMode, Session,
 };
 
 use crate::store::{model_view_options, sk_store};
@@ -1090,4 +1090,224 @@ pub unsafe extern "C" fn sk_session_restore_snapshot(
             put_json(out, &s.restore_snapshot(snap, force)?)
         }
     })
+}
+
+/// The newest file snapshot of the session (a commit id, as a JSON string), or
+/// `null` before the first.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `out_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_last_snapshot(
+    session: *const sk_session,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_last_snapshot", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.last_snapshot()?)
+        }
+    })
+}
+
+/// Rewind to before the `turns`-th latest user input (1: the latest turn; the
+/// candidates are `sk_session_undo_candidates`), as `sk_session_rewind` does,
+/// in `mode` ("files", "conversation" or "both"; `sk_defaults` names the
+/// default a binding uses, "conversation"). `SK_INVALID_INPUT` when `turns`
+/// is 0 or more than there are.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `mode` is NULL or NUL-terminated;
+/// `out_result_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_rewind_turns(
+    session: *const sk_session,
+    turns: u32,
+    mode: *const c_char,
+    force: bool,
+    out_result_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_rewind_turns", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let mode: RewindMode = arg_str(mode, "mode")?.parse()?;
+            let out = arg_out(out_result_json, "out_result_json")?;
+            put_json(out, &s.rewind_turns(turns as usize, mode, force)?)
+        }
+    })
+}
+
+/// Write the session's index entry now (it is written at close, and by every
+/// state update, otherwise).
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_flush_index(session: *const sk_session) -> sk_status {
+    guard("sk_session_flush_index", || {
+        // SAFETY: per the function's contract.
+        unsafe { Ok(arg_handle(session, "session")?.session.flush_index()?) }
+    })
+}
+
+/// Delete the session for good and start it again, empty, under its id:
+/// `*session` is closed and set to NULL whatever the outcome, and
+/// `out_session` receives the new handle on success.
+///
+/// # Safety
+///
+/// `session` is NULL or points to a session pointer from this library (or
+/// NULL) that no other thread uses; `out_session` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_erase(
+    session: *mut *mut sk_session,
+    out_session: *mut *mut sk_session,
+) -> sk_status {
+    guard("sk_session_erase", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let out = arg_out(out_session, "out_session")?;
+            let Some(h) = take_handle(session) else {
+                return Err(FfiError::new(
+                    sk_status::SK_NULL_ARGUMENT,
+                    "argument `session` is NULL".to_string(),
+                ));
+            };
+            put_handle(
+                out,
+                sk_session {
+                    session: h.session.erase()?,
+                },
+            )
+        }
+    })
+}
+
+/// The session's OpenAI Responses input items (what the OpenAI Agents SDK
+/// keeps), oldest first, as a JSON array. `options_json`: NULL, "" or
+/// `{"limit": n, "modelView": bool}`: the last `limit` of the active path (all
+/// when absent), or with `modelView` the model view (compaction applied).
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `options_json` is NULL or
+/// NUL-terminated; `out_json` is NULL or writable. Free the result with
+/// `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_responses_items(
+    session: *const sk_session,
+    options_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_responses_items", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let o = match opt_str(options_json, "options_json")? {
+                Some(j) => ItemsOptions::from_json(j)?,
+                None => ItemsOptions::default(),
+            };
+            let out = arg_out(out_json, "out_json")?;
+            put_string(out, s.responses_items(o.limit, o.model_view)?)
+        }
+    })
+}
+
+/// Append OpenAI Responses input items (a JSON array of objects) as messages,
+/// in one write; nothing is written if one is refused. `out_messages_json`
+/// receives the stored messages.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `items_json` is NULL or NUL-terminated;
+/// `out_messages_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_append_responses_items(
+    session: *const sk_session,
+    items_json: *const c_char,
+    out_messages_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_append_responses_items", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let items = arg_items(items_json)?;
+            let out = arg_out(out_messages_json, "out_messages_json")?;
+            put_string(out, to_json_array(&s.append_responses_items(items)?))
+        }
+    })
+}
+
+/// Make `items_json` (a Responses `compaction` item, then the items kept after
+/// it) the session's history as the model sees it, keeping the originals: the
+/// OpenAI Agents SDK's `replaceHistoryWithCompaction`, in one write.
+/// `out_messages_json` receives the stored messages.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `items_json` is NULL or NUL-terminated;
+/// `out_messages_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_replace_responses_items_with_compaction(
+    session: *const sk_session,
+    items_json: *const c_char,
+    out_messages_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_replace_responses_items_with_compaction", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let items = arg_items(items_json)?;
+            let out = arg_out(out_messages_json, "out_messages_json")?;
+            put_string(
+                out,
+                to_json_array(&s.replace_responses_items_with_compaction(items)?),
+            )
+        }
+    })
+}
+
+/// Move the head back over the latest message: `out_item_json` receives its
+/// Responses item, or `null` when the session has no head. The message stays
+/// in the log, on a branch.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `out_item_json` is NULL or writable.
+/// Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_pop_responses_item(
+    session: *const sk_session,
+    out_item_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_session_pop_responses_item", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let out = arg_out(out_item_json, "out_item_json")?;
+            put_string(
+                out,
+                s.pop_responses_item()?.unwrap_or_else(|| "null".into()),
+            )
+        }
+    })
+}
+
+/// The argument `items_json`: a JSON array (the core checks each item).
+unsafe fn arg_items(p: *const c_char) -> FfiResult<Vec<Value>> {
+    // SAFETY: forwarded from the caller.
+    match unsafe { arg_json(p, "items_json") }? {
+        Value::Array(items) => Ok(items),
+        other => Err(FfiError::invalid(format!(
+            "argument `items_json` must be a JSON array of Responses items, not {}",
+            json_kind(&other)
+        ))),
+    }
 }

@@ -558,3 +558,97 @@ pub unsafe extern "C" fn sk_store_search(
         }
     })
 }
+
+/// The ids of the project's session logs, sorted, as a JSON array: read from
+/// the directory, so it works when the index is missing or unreadable.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `out_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_session_ids(
+    store: *const sk_store,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_session_ids", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.session_ids()?)
+        }
+    })
+}
+
+/// Check the links between the session logs and the file history, reading
+/// only: refs of sessions whose log is gone, refs whose chain of snapshots
+/// reaches a missing commit, and `checkpointHash`es that name no snapshot of
+/// their session, as a JSON object. Takes no writer lock.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `out_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_check_file_history(
+    store: *const sk_store,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_check_file_history", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.check_file_history()?)
+        }
+    })
+}
+
+/// Delete the file-history refs (branches and pending restores) of sessions
+/// whose log no longer exists and that are not in the trash; `out_json`
+/// receives the refs deleted, a JSON array. A ref that moved meanwhile is
+/// left alone.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `out_json` is NULL or writable. Free the
+/// result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_prune_orphan_file_history(
+    store: *const sk_store,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_prune_orphan_file_history", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.prune_orphan_file_history()?)
+        }
+    })
+}
+
+/// Start the file-history branch of session `session_id` at `snapshot` (for a
+/// fork: the snapshot of the message forked at). `SK_CONFLICT` if the session
+/// already has a branch.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; the strings are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_branch_file_history(
+    store: *const sk_store,
+    session_id: *const c_char,
+    snapshot: *const c_char,
+) -> sk_status {
+    guard("sk_store_branch_file_history", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let snap = arg_str(snapshot, "snapshot")?;
+            Ok(s.branch_file_history(id, snap)?)
+        }
+    })
+}

@@ -719,6 +719,83 @@ static void test_append_groups(void) {
     free(root);
 }
 
+/* The facade's remaining operations, each as a C host calls it. */
+static void test_more_operations(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    sk_session *s = NULL;
+    OK(sk_session_create(store, "{\"id\": \"more\"}", &s));
+    char *out = NULL;
+
+    /* OpenAI Responses items: appended as messages, read back, popped. */
+    OK(sk_session_append_responses_items(
+        s, "[{\"role\": \"user\", \"content\": \"q\"}, {\"role\": \"assistant\", \"content\": \"a\"}]", &out));
+    CHECK(mj_len(out) == 2);
+    sk_string_free(out);
+    ERR(sk_session_append_responses_items(s, "{}", &out), SK_INVALID_INPUT, "items_json");
+    OK(sk_session_responses_items(s, "{\"limit\": 1}", &out));
+    CHECK(mj_len(out) == 1);
+    char *content = mj_get_str(mj_at(out, 0), "content");
+    CHECK_STR(content, "a");
+    free(content);
+    sk_string_free(out);
+    ERR(sk_session_responses_items(s, "{\"limits\": 1}", &out), SK_INVALID_INPUT, "limits");
+    OK(sk_session_pop_responses_item(s, &out));
+    content = mj_get_str(out, "content");
+    CHECK_STR(content, "a");
+    free(content);
+    sk_string_free(out);
+    OK(sk_session_responses_items(s, NULL, &out));
+    CHECK(mj_len(out) == 1);
+    sk_string_free(out);
+    ERR(sk_session_replace_responses_items_with_compaction(s, "[{\"role\": \"user\", \"content\": \"x\"}]", &out),
+        SK_INVALID_INPUT, "compaction");
+
+    /* Undo the latest turn, conversation only. */
+    free(append(s, "{\"role\": \"user\", \"content\": \"second\", \"id\": \"u2\"}"));
+    OK(sk_session_rewind_turns(s, 1, "conversation", false, &out));
+    char *msg = mj_get_str(out, "messageId");
+    CHECK_STR(msg, "u2");
+    free(msg);
+    sk_string_free(out);
+    ERR(sk_session_rewind_turns(s, 0, "conversation", false, &out), SK_INVALID_INPUT, NULL);
+    ERR(sk_session_rewind_turns(s, 1, "sideways", false, &out), SK_INVALID_INPUT, "sideways");
+
+    OK(sk_session_last_snapshot(s, &out));
+    CHECK(mj_is_null(out));
+    sk_string_free(out);
+    OK(sk_session_flush_index(s));
+
+    OK(sk_store_session_ids(store, &out));
+    CHECK(mj_len(out) == 1);
+    sk_string_free(out);
+    OK(sk_store_check_file_history(store, &out));
+    CHECK(out != NULL && out[0] == '{');
+    sk_string_free(out);
+    OK(sk_store_prune_orphan_file_history(store, &out));
+    CHECK(mj_len(out) == 0);
+    sk_string_free(out);
+    OK(sk_checkpoint_summaries(store, "more", &out));
+    CHECK(mj_len(out) == 0);
+    sk_string_free(out);
+    ERR(sk_store_branch_file_history(store, "more", "not-a-snapshot"), SK_INVALID_INPUT, NULL);
+
+    /* Erase: the old handle is gone, the new one is an empty session of the same id. */
+    sk_session *fresh = NULL;
+    OK(sk_session_erase(&s, &fresh));
+    CHECK(s == NULL);
+    char *ids = active_ids(fresh);
+    CHECK_STR(ids, "");
+    free(ids);
+    char *id = session_id(fresh);
+    CHECK_STR(id, "more");
+    free(id);
+    NUL(sk_session_erase(&s, &fresh), "session");
+    OK(sk_session_close(&fresh));
+    sk_store_close(&store);
+    free(root);
+}
+
 /* Shared writers: two handles on one conversation take turns, each write
  * continuing from the other's; an exclusive holder makes a shared writer wait,
  * then SK_BUSY; any conversation id maps to a session id in the store. */
@@ -3102,6 +3179,7 @@ int main(int argc, char **argv) {
     run("settings, instruction files, memory", test_settings_instructions_memory);
     run("shared writers and conversation ids", test_shared_writers);
     run("append groups, a result per group", test_append_groups);
+    run("responses items, undo turns, erase, file-history upkeep", test_more_operations);
     run("fork", test_fork);
     run("full-text search", test_search);
     run("subagents", test_subagents);

@@ -30,6 +30,24 @@ use crate::ops::compaction::compaction_record;
 use crate::store::session::SessionCore;
 use crate::view::{Message, ModelViewOptions};
 
+/// Which Responses items to read (`Session::responses_items`), as hosts that
+/// speak JSON pass them: `{"limit": n, "modelView": bool}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ItemsOptions {
+    /// The last `limit` items (all when absent).
+    pub limit: Option<usize>,
+    /// The model view (compaction applied) instead of the active path.
+    pub model_view: bool,
+}
+
+impl ItemsOptions {
+    /// Parse options from a JSON object; empty text gives the defaults.
+    pub fn from_json(json: &str) -> Result<ItemsOptions> {
+        crate::format::json::options_from_json("responses items options", json)
+    }
+}
+
 /// The message that stores a Responses input item. Fails with `InvalidInput`
 /// for an item that is not a JSON object.
 pub fn item_to_message(item: Value) -> Result<Value> {
