@@ -606,6 +606,17 @@ sk_status sk_store_memory_read(const struct sk_store *store,
                                const char *name,
                                char **out_content);
 
+// The directory holding the memories of `scope` ("project" or "user"), as a
+// JSON string (whether or not it exists yet).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `scope` is NULL or NUL-terminated;
+// `out_path_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_memory_path(const struct sk_store *store,
+                               const char *scope,
+                               char **out_path_json);
+
 // Import Claude Code, Codex CLI or seed-style transcripts (FORMAT.md §22).
 //
 // - `paths_json`: a JSON array of paths, each a transcript file or a
@@ -1514,6 +1525,27 @@ sk_status sk_session_replace_responses_items_with_compaction(const struct sk_ses
 // Free the result with `sk_string_free`.
 sk_status sk_session_pop_responses_item(const struct sk_session *session, char **out_item_json);
 
+// Open session `session_id` for writing, creating it with that id if it does
+// not exist yet (as an adapter given a fresh id by its host must). Two
+// processes racing to create it both end up opening the one session (one of
+// them then gets `SK_BUSY`, as for `sk_session_open`).
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+// `out_session` is NULL or writable. Close the session with `sk_session_close`.
+sk_status sk_session_open_or_create(const struct sk_store *store,
+                                    const char *session_id,
+                                    struct sk_session **out_session);
+
+// How many times this handle fsynced its log (group commit shares one fsync
+// between concurrent appends), into `out_count`.
+//
+// # Safety
+//
+// `session` is NULL or a live handle; `out_count` is NULL or writable.
+sk_status sk_session_fsync_count(const struct sk_session *session, uint64_t *out_count);
+
 // Open (creating if needed) the store of the project rooted at `project_root`.
 //
 // - `project_root`: an existing directory (required).
@@ -1820,6 +1852,18 @@ sk_status sk_store_prune_orphan_file_history(const struct sk_store *store, char 
 sk_status sk_store_branch_file_history(const struct sk_store *store,
                                        const char *session_id,
                                        const char *snapshot);
+
+// Where the log of session `session_id` lives (whether or not it exists), as
+// a JSON string. `SK_INVALID_INPUT` if the id is not a valid session id, so
+// that no id names a path outside the store.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+// `out_path_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_log_path(const struct sk_store *store,
+                            const char *session_id,
+                            char **out_path_json);
 
 // Release the subagent's lock, free the handle and set `*subagent` to NULL.
 // NULL, or a pointer to NULL, does nothing. In a forked child, frees the

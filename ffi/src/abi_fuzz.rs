@@ -436,6 +436,17 @@ impl AbiFuzz {
                 }
                 "sk_store_branch_file_history" => sk_store_branch_file_history(st, p(0), p(1)),
                 "sk_checkpoint_summaries" => sk_checkpoint_summaries(st, p(0), out),
+                "sk_store_memory_path" => sk_store_memory_path(st, p(0), out),
+                "sk_store_log_path" => sk_store_log_path(st, p(0), out),
+                "sk_session_open_or_create" => {
+                    let mut s = ptr::null_mut();
+                    let r = sk_session_open_or_create(st, p(0), &mut s);
+                    // Only on success: a failed call's last error must survive.
+                    if r == sk_status::SK_OK {
+                        check_ok(sk_session_close(&mut s), "close an opened session");
+                    }
+                    r
+                }
                 "sk_subagent_append" => sk_subagent_append(sa, p(0), out),
                 "sk_subagent_append_batch" => sk_subagent_append_batch(sa, p(0), out),
                 "sk_subagent_append_groups" => sk_subagent_append_groups(sa, p(0), out),
@@ -651,6 +662,9 @@ pub const OPS: &[(&str, usize, bool)] = &[
     ),
     ("sk_store_branch_file_history", 2, false),
     ("sk_checkpoint_summaries", 1, true),
+    ("sk_store_memory_path", 1, true),
+    ("sk_store_log_path", 1, true),
+    ("sk_session_open_or_create", 1, false),
 ];
 
 /// Seeds: each fixture log's lines as messages, batches, state, patches and
@@ -754,6 +768,9 @@ pub fn seeds(root: &Path) -> Vec<Vec<u8>> {
         ),
         ("sk_store_branch_file_history", &[b"@S", b"0000000000000000000000000000000000000000"]),
         ("sk_checkpoint_summaries", &[b"@S"]),
+        ("sk_store_memory_path", &[b"project"]),
+        ("sk_store_log_path", &[b"@S"]),
+        ("sk_session_open_or_create", &[b"fresh-one"]),
         ("sk_session_snapshot_plan", &[b"HEAD"]),
         ("sk_session_restore_snapshot", &[b"0000000000000000000000000000000000000000", b"1"]),
         ("sk_subagent_append", &[br#"{"role": "assistant", "content": "x"}"#]),

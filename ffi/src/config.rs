@@ -300,3 +300,27 @@ pub unsafe extern "C" fn sk_store_memory_read(
         }
     })
 }
+
+/// The directory holding the memories of `scope` ("project" or "user"), as a
+/// JSON string (whether or not it exists yet).
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `scope` is NULL or NUL-terminated;
+/// `out_path_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_memory_path(
+    store: *const sk_store,
+    scope: *const c_char,
+    out_path_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_memory_path", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let scope = MemoryScope::parse(arg_str(scope, "scope")?)?;
+            let out = arg_out(out_path_json, "out_path_json")?;
+            put_json(out, &s.memory_path(scope))
+        }
+    })
+}

@@ -1311,3 +1311,56 @@ unsafe fn arg_items(p: *const c_char) -> FfiResult<Vec<Value>> {
         ))),
     }
 }
+
+/// Open session `session_id` for writing, creating it with that id if it does
+/// not exist yet (as an adapter given a fresh id by its host must). Two
+/// processes racing to create it both end up opening the one session (one of
+/// them then gets `SK_BUSY`, as for `sk_session_open`).
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+/// `out_session` is NULL or writable. Close the session with `sk_session_close`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_open_or_create(
+    store: *const sk_store,
+    session_id: *const c_char,
+    out_session: *mut *mut sk_session,
+) -> sk_status {
+    guard("sk_session_open_or_create", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let out = arg_out(out_session, "out_session")?;
+            put_handle(
+                out,
+                sk_session {
+                    session: s.open_or_create_session(id)?,
+                },
+            )
+        }
+    })
+}
+
+/// How many times this handle fsynced its log (group commit shares one fsync
+/// between concurrent appends), into `out_count`.
+///
+/// # Safety
+///
+/// `session` is NULL or a live handle; `out_count` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sk_session_fsync_count(
+    session: *const sk_session,
+    out_count: *mut u64,
+) -> sk_status {
+    guard("sk_session_fsync_count", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(session, "session")?.session;
+            let out = arg_out(out_count, "out_count")?;
+            *out = s.fsync_count();
+            Ok(())
+        }
+    })
+}

@@ -652,3 +652,28 @@ pub unsafe extern "C" fn sk_store_branch_file_history(
         }
     })
 }
+
+/// Where the log of session `session_id` lives (whether or not it exists), as
+/// a JSON string. `SK_INVALID_INPUT` if the id is not a valid session id, so
+/// that no id names a path outside the store.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `session_id` is NULL or NUL-terminated;
+/// `out_path_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_log_path(
+    store: *const sk_store,
+    session_id: *const c_char,
+    out_path_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_log_path", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let out = arg_out(out_path_json, "out_path_json")?;
+            put_json(out, &s.log_path(id)?)
+        }
+    })
+}

@@ -780,6 +780,34 @@ static void test_more_operations(void) {
     sk_string_free(out);
     ERR(sk_store_branch_file_history(store, "more", "not-a-snapshot"), SK_INVALID_INPUT, NULL);
 
+    uint64_t fsyncs = 0, after = 0;
+    OK(sk_session_fsync_count(s, &fsyncs));
+    free(append(s, "{\"role\": \"user\", \"content\": \"synced\"}"));
+    OK(sk_session_sync(s));
+    OK(sk_session_fsync_count(s, &after));
+    CHECK(after == fsyncs + 1); /* the sync asked for, and no other */
+    OK(sk_store_log_path(store, "more", &out));
+    char *log = mj_str(out);
+    CHECK(log && strstr(log, "more.jsonl") != NULL);
+    free(log);
+    sk_string_free(out);
+    ERR(sk_store_log_path(store, "../x", &out), SK_INVALID_INPUT, NULL);
+    OK(sk_store_memory_path(store, "user", &out));
+    char *mem = mj_str(out);
+    CHECK(mem && strstr(mem, "memory") != NULL);
+    free(mem);
+    sk_string_free(out);
+    ERR(sk_store_memory_path(store, "team", &out), SK_INVALID_INPUT, "team");
+    sk_session *again = NULL;
+    ERR(sk_session_open_or_create(store, "more", &again), SK_BUSY, NULL);
+    OK(sk_session_open_or_create(store, "made-on-open", &again));
+    char *made = session_id(again);
+    CHECK_STR(made, "made-on-open");
+    free(made);
+    OK(sk_session_close(&again));
+    OK(sk_session_open_or_create(store, "made-on-open", &again));
+    OK(sk_session_close(&again));
+
     /* Erase: the old handle is gone, the new one is an empty session of the same id. */
     sk_session *fresh = NULL;
     OK(sk_session_erase(&s, &fresh));
