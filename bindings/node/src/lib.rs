@@ -48,14 +48,7 @@ impl<T: Send + 'static, J: ToNapiValue + TypeName> Task for Job<T, J> {
             return Ok(Err(CoreError::Internal("a task ran twice".into())));
         };
         // No panic may cross into Node: it would abort the process.
-        Ok(catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|p| {
-            let what = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(CoreError::Internal(format!("panic in sessionkit: {what}")))
-        }))
+        Ok(catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|p| Err(panic_error(p.as_ref()))))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<J> {
@@ -64,6 +57,16 @@ impl<T: Send + 'static, J: ToNapiValue + TypeName> Task for Job<T, J> {
             Err(e) => Err(js_error(&env, e.kind(), &e.to_string(), e.os_errno())),
         }
     }
+}
+
+/// A caught panic as the `INTERNAL` error it rejects with.
+pub(crate) fn panic_error(p: &(dyn std::any::Any + Send)) -> CoreError {
+    let what = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    CoreError::Internal(format!("panic in sessionkit: {what}"))
 }
 
 /// A task whose result crosses as it is.
