@@ -371,7 +371,7 @@ class Follower {
     return this.#f.closed;
   }
   /** With `{ signal }`, an abort rejects the wait at once with the signal's
-   *  reason (and ends it on the follower's thread within 200 ms); lines it
+   *  reason (and ends it on the follower's thread within half a second); lines it
    *  read meanwhile go to the next wait. */
   async nextLines(timeoutMs, options) {
     if (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 0xffffffff) {

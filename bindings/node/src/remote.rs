@@ -203,7 +203,7 @@ impl Shared {
 
 /// How long one call into the core waits at most: a cancelled or closed
 /// wait ends within this, since a notification wait cannot be interrupted.
-const SLICE: Duration = Duration::from_millis(200);
+const SLICE: Duration = Duration::from_millis(500);
 
 /// A followed session. Its waits run on a thread of its own, one at a time in
 /// call order, and settle their promises from there: a waiting follower holds
@@ -316,7 +316,7 @@ impl NativeFollower {
         Ok(promise)
     }
 
-    /// End the waits numbered up to `wait` (within 200 ms): they resolve to
+    /// End the waits numbered up to `wait` (within half a second): they resolve to
     /// no lines, and lines they read meanwhile go to the next wait.
     #[napi]
     pub fn cancel(&self, wait: f64) {
