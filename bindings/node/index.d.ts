@@ -456,7 +456,7 @@ export declare class SessionView {
   activePath(): Promise<Message[]>;
   uiView(): Promise<Message[]>;
   modelView(options?: ModelViewOptions): Promise<Message[]>;
-  /** The view's messages a page (about 1 MiB of JSON) at a time: the event
+  /** The view's messages a page (about 256 KiB of JSON) at a time: the event
    *  loop runs between pages, however long the session. */
   iterActivePath(): AsyncGenerator<Message, void, undefined>;
   iterUiView(): AsyncGenerator<Message, void, undefined>;

@@ -435,7 +435,7 @@ class Follower {
 
 /** The JSON text of at most this many bytes of messages is parsed at once
  *  when a view is read: the longest the event loop stops for a view. */
-const PAGE_BYTES = 1 << 20;
+const PAGE_BYTES = 256 * 1024;
 
 /** The messages of a view (a promise of native pages), a page at a time;
  *  each page is joined on the pool, parsed here. */

@@ -265,8 +265,7 @@ fn follow_thread(mut f: sessionkit::Follower, s: &Shared, asks: &mpsc::Receiver<
             std::mem::take(&mut kept)
         });
         let kept_bytes: u64 = kept.iter().map(|l| l.len() as u64).sum();
-        s.offset
-            .store(f.offset() - kept_bytes, Ordering::Release);
+        s.offset.store(f.offset() - kept_bytes, Ordering::Release);
         ask.reply.resolve(Box::new(move |env| match result {
             Ok(lines) => Ok(lines.into_iter().map(Buffer::from).collect()),
             Err(e) => Err(sync_error(&env, &e)),
@@ -320,7 +319,9 @@ impl NativeFollower {
     /// no lines, and lines they read meanwhile go to the next wait.
     #[napi]
     pub fn cancel(&self, wait: f64) {
-        self.shared.cancelled.fetch_max(wait as u64, Ordering::AcqRel);
+        self.shared
+            .cancelled
+            .fetch_max(wait as u64, Ordering::AcqRel);
     }
 
     /// End the follower: waits in flight resolve to no lines, later ones

@@ -34,7 +34,9 @@ impl NativePages {
 }
 
 /// A task folding a view into pages.
-pub(crate) fn pages(f: impl FnOnce() -> sessionkit::Result<Vec<Message>> + Send + 'static) -> Pages {
+pub(crate) fn pages(
+    f: impl FnOnce() -> sessionkit::Result<Vec<Message>> + Send + 'static,
+) -> Pages {
     job_as(NativePages::new, f)
 }
 
