@@ -175,12 +175,15 @@ impl NativeRemote {
     }
 }
 
+/// What settles a wait's promise, on the JavaScript thread.
+type Settle = Box<dyn FnOnce(Env) -> Result<Vec<Buffer>> + Send>;
+
 /// A wait for lines, handed to the follower's thread: its number (for
 /// `cancel`), how long it may wait, and the promise to settle.
 struct Ask {
     id: u64,
     timeout: Duration,
-    reply: JsDeferred<Vec<Buffer>, Box<dyn FnOnce(Env) -> Result<Vec<Buffer>> + Send>>,
+    reply: JsDeferred<Vec<Buffer>, Settle>,
 }
 
 /// What the JavaScript thread and the follower's thread share: no lock, so
