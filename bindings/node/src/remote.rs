@@ -133,9 +133,9 @@ impl NativeRemote {
         &self,
         session_id: String,
         start: Option<i64>,
-    ) -> AsyncTask<Job<sessionkit::Follower, NativeFollower>> {
+    ) -> AsyncTask<Job<NativeFollower, NativeFollower>> {
         let b = self.b.clone();
-        job_as(NativeFollower::start, move || {
+        job(move || {
             b.with(|b| {
                 let start = start
                     .map(|s| {
@@ -146,7 +146,7 @@ impl NativeRemote {
                         })
                     })
                     .transpose()?;
-                b.remote.follow(&session_id, start)
+                NativeFollower::start(b.remote.follow(&session_id, start)?)
             })
         })
     }
@@ -219,7 +219,8 @@ pub struct NativeFollower {
 }
 
 impl NativeFollower {
-    fn start(f: sessionkit::Follower) -> NativeFollower {
+    /// Start the follower's thread (on the pool, with the follow).
+    fn start(f: sessionkit::Follower) -> sessionkit::Result<NativeFollower> {
         let shared = Arc::new(Shared {
             offset: AtomicU64::new(f.offset()),
             asked: AtomicU64::new(0),
@@ -231,12 +232,14 @@ impl NativeFollower {
         let thread = std::thread::Builder::new()
             .name("sessionkit-follower".into())
             .spawn(move || follow_thread(f, &s, &rx))
-            .ok();
-        NativeFollower {
+            .map_err(|e| {
+                sessionkit::Error::Internal(format!("cannot start a follower's thread: {e}"))
+            })?;
+        Ok(NativeFollower {
             shared,
-            asks: Mutex::new(thread.as_ref().map(|_| tx)),
-            thread: Arc::new(Mutex::new(thread)),
-        }
+            asks: Mutex::new(Some(tx)),
+            thread: Arc::new(Mutex::new(Some(thread))),
+        })
     }
 }
 
