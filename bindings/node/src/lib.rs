@@ -6,7 +6,10 @@
 //! into text with `JSON.stringify` (which refuses cycles and BigInt) and parses
 //! what comes back. Every call that touches disk is an `AsyncTask`: the text is
 //! parsed, the core works and the result is serialised on the libuv pool, so
-//! the event loop only copies a string. Errors are `Error`s with `code` (the
+//! the event loop only copies a string. Two exceptions: a view's messages come
+//! in pages (`NativePages`), so the event loop never parses a whole long view
+//! at once, and a follower waits on a thread of its own (`NativeFollower`),
+//! which settles its promises from there: a wait holds no pool thread. Errors are `Error`s with `code` (the
 //! core's error kind name, the C status name) and `errno` (or `null`); a panic
 //! in the core is caught on the pool and rejects as `INTERNAL`.
 
