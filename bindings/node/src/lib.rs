@@ -9,9 +9,10 @@
 //! the event loop only copies a string. Two exceptions: a view's messages come
 //! in pages (`NativePages`), so the event loop never parses a whole long view
 //! at once, and a follower waits on a thread of its own (`NativeFollower`),
-//! which settles its promises from there: a wait holds no pool thread. Errors are `Error`s with `code` (the
-//! core's error kind name, the C status name) and `errno` (or `null`); a panic
-//! in the core is caught on the pool and rejects as `INTERNAL`.
+//! which settles its promises from there: a wait holds no pool thread. Errors
+//! are `Error`s with `code` (the core's error kind name, the C status name) and
+//! `errno` (or `null`); a panic in the core is caught on the pool (or the
+//! follower's thread) and rejects as `INTERNAL`.
 
 // napi-derive registers the exports only outside `cfg(test)`.
 #![cfg_attr(test, allow(dead_code))]
