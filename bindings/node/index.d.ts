@@ -259,6 +259,12 @@ export declare class Remote {
   private constructor();
   readonly project: string;
   readonly holder: string;
+  /** True once `close()` was called. */
+  readonly closed: boolean;
+  /** Close the connection once the calls in flight are done; later calls
+   *  reject with INVALID_INPUT. Followers and background pushes keep theirs. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
   schemaVersion(): Promise<number>;
   list(): Promise<RemoteSession[]>;
   /** BUSY while another holder's lease has not expired. */
@@ -286,16 +292,37 @@ export declare class BackgroundPush {
   flush(): Promise<TransferReport>;
   /** Push the rest, give the lease back and end (once). */
   stop(): Promise<TransferReport>;
+  /** `stop()` unless it was called. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** A session followed as others push it. */
-export declare class Follower {
+/** What ends a wait or an iteration of a Follower. */
+export interface FollowOptions {
+  signal?: AbortSignal;
+}
+
+/** A session followed as others push it. Its waits run on a thread of its
+ *  own (none of the libuv pool's); `for await (const lines of follower)`
+ *  yields each batch of lines until `close()`. */
+export declare class Follower implements AsyncIterable<Buffer[]> {
   private constructor();
-  /** Where the next lines start, in bytes of the log. */
+  /** Where the next lines start, in bytes of the log (never waits). */
   readonly offset: number;
+  /** True once `close()` was called. */
+  readonly closed: boolean;
   /** The lines pushed since (each with its newline), waiting up to
-   *  `timeoutMs` for some; an empty array when none came in time. */
-  nextLines(timeoutMs: number): Promise<Buffer[]>;
+   *  `timeoutMs` for some; an empty array when none came in time. An abort
+   *  of `options.signal` rejects it with the signal's reason; the lines it
+   *  read meanwhile go to the next wait. */
+  nextLines(timeoutMs: number, options?: FollowOptions): Promise<Buffer[]>;
+  /** The batches of lines as they are pushed, until `close()` or until
+   *  `options.signal` aborts (the iteration then ends). */
+  lines(options?: FollowOptions): AsyncGenerator<Buffer[], void, undefined>;
+  [Symbol.asyncIterator](): AsyncGenerator<Buffer[], void, undefined>;
+  /** End it: a wait in flight resolves to no lines, later waits reject. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 export interface StoreOpenOptions {
@@ -429,6 +456,11 @@ export declare class SessionView {
   activePath(): Promise<Message[]>;
   uiView(): Promise<Message[]>;
   modelView(options?: ModelViewOptions): Promise<Message[]>;
+  /** The view's messages a page (about 256 KiB of JSON) at a time: the event
+   *  loop runs between pages, however long the session. */
+  iterActivePath(): AsyncGenerator<Message, void, undefined>;
+  iterUiView(): AsyncGenerator<Message, void, undefined>;
+  iterModelView(options?: ModelViewOptions): AsyncGenerator<Message, void, undefined>;
   message(messageId: string): Promise<Message>;
   resolveMessage(prefix: string): Promise<string>;
   tree(): Promise<Report>;
@@ -479,6 +511,9 @@ export declare class Session {
   read(): Promise<SessionView>;
   activePath(): Promise<Message[]>;
   modelView(options?: ModelViewOptions): Promise<Message[]>;
+  /** `activePath()` and `modelView()` a page at a time (taken in call order). */
+  iterActivePath(): AsyncGenerator<Message, void, undefined>;
+  iterModelView(options?: ModelViewOptions): AsyncGenerator<Message, void, undefined>;
   selectCompaction(policy: { [key: string]: Json }): Promise<Report>;
   applyCompaction(replaces: string[], summary: string | Json[]): Promise<Message>;
   spawnSubagent(agentId?: string | null, meta?: { [key: string]: Json } | null): Promise<Subagent>;
@@ -527,6 +562,7 @@ export declare class Store {
   restoreSession(sessionId: string): Promise<Report>;
   readSession(sessionId: string): Promise<SessionView>;
   modelView(sessionId: string, options?: ModelViewOptions): Promise<Message[]>;
+  iterModelView(sessionId: string, options?: ModelViewOptions): AsyncGenerator<Message, void, undefined>;
   listSubagents(sessionId: string): Promise<Report[]>;
   readSubagent(sessionId: string, agentId: string): Promise<SessionView>;
   rebuildIndex(): Promise<Report>;

@@ -241,6 +241,18 @@ class Remote {
   get holder() {
     return this.#r.holder;
   }
+  /** True once `close()` was called. */
+  get closed() {
+    return this.#r.closed;
+  }
+  /** Close the connection once the calls in flight are done; later calls
+   *  reject. Followers and background pushes keep their own connections. */
+  async close() {
+    await this.#r.close();
+  }
+  [asyncDispose]() {
+    return this.close();
+  }
   async schemaVersion() {
     return this.#r.schemaVersion();
   }
@@ -289,6 +301,7 @@ class Remote {
 /** A session pushed in the background (`remote.pushInBackground`). */
 class BackgroundPush {
   #p;
+  #stopped = false;
   constructor(handle) {
     this.#p = handle;
   }
@@ -303,26 +316,153 @@ class BackgroundPush {
   }
   /** Push the rest, give the lease back and end (once). */
   async stop() {
+    this.#stopped = true;
     return parse(await this.#p.stop());
+  }
+  /** `stop()` unless it was called: what `await using` runs. */
+  async close() {
+    if (!this.#stopped) await this.stop();
+  }
+  [asyncDispose]() {
+    return this.close();
   }
 }
 
-/** A followed session: `nextLines(timeoutMs)` resolves to the lines pushed
+/** How long one wait of a Follower's iteration lasts before it asks again
+ *  (it ends sooner when lines come, on abort and on close). */
+const FOLLOW_WAIT_MS = 60_000;
+
+function signalOf(options) {
+  if (options === undefined || options === null) return undefined;
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw invalid(`argument \`options\` must be an object, not ${describe(options)}`);
+  }
+  const { signal } = options;
+  if (signal === undefined || signal === null) return undefined;
+  if (typeof signal !== 'object' || typeof signal.addEventListener !== 'function' || typeof signal.aborted !== 'boolean') {
+    throw invalid(`option \`signal\` must be an AbortSignal, not ${describe(signal)}`);
+  }
+  return signal;
+}
+
+/** A followed session. `nextLines(timeoutMs)` resolves to the lines pushed
  *  since (each a Buffer with its newline), waiting up to `timeoutMs` for some;
- *  a push's notification wakes it, and it reads every second anyway. */
+ *  a push's notification wakes it, and it reads every second anyway. The
+ *  waits run on a thread of the follower's own, so a waiting follower holds
+ *  no thread of the libuv pool, and `offset` never waits for a wait.
+ *  `for await (const lines of follower)` yields each batch of lines until
+ *  `close()`; `follower.lines({ signal })` until the signal aborts too. */
 class Follower {
   #f;
+  /** Lines that settled after their wait was aborted: the next wait's. */
+  #kept = [];
+  #closing;
   constructor(handle) {
     this.#f = handle;
   }
+  /** Where the next lines start, in bytes of the log. */
   get offset() {
-    return this.#f.offset;
+    let kept = 0;
+    for (const l of this.#kept) kept += l.length;
+    return this.#f.offset - kept;
   }
-  async nextLines(timeoutMs) {
+  /** True once `close()` was called. */
+  get closed() {
+    return this.#f.closed;
+  }
+  /** With `{ signal }`, an abort rejects the wait at once with the signal's
+   *  reason (and ends it on the follower's thread within half a second); lines it
+   *  read meanwhile go to the next wait. */
+  async nextLines(timeoutMs, options) {
     if (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 0xffffffff) {
       throw invalid(`argument \`timeoutMs\` must be an integer of milliseconds >= 0, not ${describe(timeoutMs)}`);
     }
-    return this.#f.nextLines(timeoutMs);
+    const signal = signalOf(options);
+    signal?.throwIfAborted();
+    if (this.#kept.length > 0) return this.#kept.splice(0);
+    const id = this.#f.nextWait;
+    const wait = this.#f.nextLines(timeoutMs);
+    if (signal === undefined) return wait;
+    return new Promise((resolve, reject) => {
+      let done = false;
+      const onAbort = () => {
+        done = true;
+        this.#f.cancel(id);
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      wait.then(
+        (lines) => {
+          signal.removeEventListener('abort', onAbort);
+          if (done) this.#kept.push(...lines);
+          else resolve(lines);
+        },
+        (e) => {
+          signal.removeEventListener('abort', onAbort);
+          if (!done) reject(e);
+        },
+      );
+    });
+  }
+  /** The batches of lines as they are pushed, until `close()` or, with
+   *  `{ signal }`, until the signal aborts (the iteration then ends). */
+  async *lines(options) {
+    const signal = signalOf(options);
+    while (!this.closed && !signal?.aborted) {
+      let got;
+      try {
+        got = await this.nextLines(FOLLOW_WAIT_MS, { signal });
+      } catch (e) {
+        if (signal?.aborted && e === signal.reason) return;
+        throw e;
+      }
+      if (got.length > 0) yield got;
+    }
+  }
+  [Symbol.asyncIterator]() {
+    return this.lines();
+  }
+  /** End the follower: a wait in flight resolves to no lines (an iteration
+   *  ends), later waits reject; resolves once its connection is closed. */
+  async close() {
+    this.#closing ??= this.#f.close();
+    await this.#closing;
+  }
+  [asyncDispose]() {
+    return this.close();
+  }
+}
+
+/** The JSON text of at most this many bytes of messages is parsed at once
+ *  when a view is read: the longest the event loop stops for a view. */
+const PAGE_BYTES = 256 * 1024;
+
+/** The messages of a view (a promise of native pages), a page at a time;
+ *  each page is joined on the pool, parsed here. */
+async function* messagesOf(pages) {
+  const p = await pages;
+  for (;;) {
+    const text = await p.nextPage(PAGE_BYTES);
+    if (text === null) return;
+    yield* parse(text);
+  }
+}
+
+/** An iterator over a view started now (so calls keep their order); the
+ *  view's error surfaces when it is iterated. */
+function iterate(pages) {
+  pages.catch(() => {});
+  return messagesOf(pages);
+}
+
+/** All the messages of a view, parsed a page at a time. */
+async function collect(pages) {
+  const p = await pages;
+  const out = [];
+  for (;;) {
+    const text = await p.nextPage(PAGE_BYTES);
+    if (text === null) return out;
+    for (const m of parse(text)) out.push(m);
   }
 }
 
@@ -341,13 +481,24 @@ class SessionView {
     return parse(this.#v.records());
   }
   async activePath() {
-    return parse(await this.#v.activePath());
+    return collect(this.#v.activePath());
   }
   async uiView() {
-    return parse(await this.#v.uiView());
+    return collect(this.#v.uiView());
   }
   async modelView(options) {
-    return parse(await this.#v.modelView(modelOptions(options)));
+    return collect(this.#v.modelView(modelOptions(options)));
+  }
+  /** The active path's messages, a page at a time: the event loop runs
+   *  between pages, however long the session. */
+  iterActivePath() {
+    return iterate(this.#v.activePath());
+  }
+  iterUiView() {
+    return iterate(this.#v.uiView());
+  }
+  iterModelView(options) {
+    return iterate(this.#v.modelView(modelOptions(options)));
   }
   async message(messageId) {
     return parse(await this.#v.message(str(messageId, 'messageId')));
@@ -488,11 +639,19 @@ class Session {
     return new SessionView(await this.#run(() => this.#s.read()));
   }
   async activePath() {
-    return parse(await this.#run(() => this.#s.activePath()));
+    return collect(this.#run(() => this.#s.activePath()));
   }
   async modelView(options) {
     const o = modelOptions(options);
-    return parse(await this.#run(() => this.#s.modelView(o)));
+    return collect(this.#run(() => this.#s.modelView(o)));
+  }
+  /** `activePath()` a page at a time (the view is taken in call order). */
+  iterActivePath() {
+    return iterate(this.#run(() => this.#s.activePath()));
+  }
+  iterModelView(options) {
+    const o = modelOptions(options);
+    return iterate(this.#run(() => this.#s.modelView(o)));
   }
   async selectCompaction(policy) {
     const p = encObject(policy, 'policy');
@@ -671,7 +830,10 @@ class Store {
     return new SessionView(await this.#st.readSession(str(sessionId, 'sessionId')));
   }
   async modelView(sessionId, options) {
-    return parse(await this.#st.modelView(str(sessionId, 'sessionId'), modelOptions(options)));
+    return collect(this.#st.modelView(str(sessionId, 'sessionId'), modelOptions(options)));
+  }
+  iterModelView(sessionId, options) {
+    return iterate(this.#st.modelView(str(sessionId, 'sessionId'), modelOptions(options)));
   }
   async listSubagents(sessionId) {
     return parse(await this.#st.listSubagents(str(sessionId, 'sessionId')));

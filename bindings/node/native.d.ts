@@ -7,19 +7,56 @@ export declare class NativeBackgroundPush {
   stop(): Promise<string>
 }
 
+/**
+ * A followed session. Its waits run on a thread of its own, one at a time in
+ * call order, and settle their promises from there: a waiting follower holds
+ * no thread of the libuv pool, and `offset` is an atomic.
+ */
 export declare class NativeFollower {
   /** Where the next lines start, in bytes of the log. */
   get offset(): number
+  get closed(): boolean
+  /** The number the next `nextLines` will have (what `cancel` takes). */
+  get nextWait(): number
   /**
    * The lines pushed past the offset (each with its newline), waiting up
-   * to `timeout_ms` for some.
+   * to `timeout_ms` for some; on the follower's own thread.
    */
   nextLines(timeoutMs: number): Promise<Buffer[]>
+  /**
+   * End the waits numbered up to `wait` (within half a second): they resolve to
+   * no lines, and lines they read meanwhile go to the next wait.
+   */
+  cancel(wait: number): void
+  /**
+   * End the follower: waits in flight resolve to no lines, later ones
+   * reject; resolves once its thread has ended and its connection closed.
+   */
+  close(): Promise<void>
+}
+
+/** The messages of one view (folded on the pool), not yet handed out. */
+export declare class NativePages {
+  /** How many messages the view has. */
+  get length(): number
+  /**
+   * The next messages as one JSON array text of at most `max_bytes`
+   * (at least one message, however long); `null` once all were handed
+   * out. Joined on the pool; each message's memory is freed as it goes.
+   */
+  nextPage(maxBytes: number): Promise<string | null>
 }
 
 export declare class NativeRemote {
   get project(): string
   get holder(): string
+  get closed(): boolean
+  /**
+   * Close the connection once the calls in flight are done (on the pool:
+   * they may be waiting for the network); later calls reject. Followers
+   * and background pushes have connections of their own and stay.
+   */
+  close(): Promise<void>
   schemaVersion(): Promise<number>
   list(): Promise<string>
   acquire(sessionId: string): Promise<string>
@@ -69,8 +106,8 @@ export declare class NativeSession {
   sync(): Promise<void>
   flushIndex(): Promise<void>
   read(): Promise<NativeView>
-  activePath(): Promise<string>
-  modelView(options?: string | undefined | null): Promise<string>
+  activePath(): Promise<NativePages>
+  modelView(options?: string | undefined | null): Promise<NativePages>
   selectCompaction(policy: string): Promise<string>
   applyCompaction(replaces: string, summary: string): Promise<string>
   spawnSubagent(agentId?: string | undefined | null, meta?: string | undefined | null): Promise<NativeSubagent>
@@ -150,7 +187,7 @@ export declare class NativeStore {
   listTrash(): Promise<string>
   restoreSession(sessionId: string): Promise<string>
   readSession(sessionId: string): Promise<NativeView>
-  modelView(sessionId: string, options?: string | undefined | null): Promise<string>
+  modelView(sessionId: string, options?: string | undefined | null): Promise<NativePages>
   listSubagents(sessionId: string): Promise<string>
   readSubagent(sessionId: string, agentId: string): Promise<NativeView>
   rebuildIndex(): Promise<string>
@@ -196,9 +233,9 @@ export declare class NativeSubagent {
 export declare class NativeView {
   info(): string
   records(): string
-  activePath(): Promise<string>
-  uiView(): Promise<string>
-  modelView(options?: string | undefined | null): Promise<string>
+  activePath(): Promise<NativePages>
+  uiView(): Promise<NativePages>
+  modelView(options?: string | undefined | null): Promise<NativePages>
   message(messageId: string): Promise<string>
   resolveMessage(prefix: string): Promise<string>
   tree(): Promise<string>

@@ -6,9 +6,13 @@
 //! into text with `JSON.stringify` (which refuses cycles and BigInt) and parses
 //! what comes back. Every call that touches disk is an `AsyncTask`: the text is
 //! parsed, the core works and the result is serialised on the libuv pool, so
-//! the event loop only copies a string. Errors are `Error`s with `code` (the
-//! core's error kind name, the C status name) and `errno` (or `null`); a panic
-//! in the core is caught on the pool and rejects as `INTERNAL`.
+//! the event loop only copies a string. Two exceptions: a view's messages come
+//! in pages (`NativePages`), so the event loop never parses a whole long view
+//! at once, and a follower waits on a thread of its own (`NativeFollower`),
+//! which settles its promises from there: a wait holds no pool thread. Errors
+//! are `Error`s with `code` (the core's error kind name, the C status name) and
+//! `errno` (or `null`); a panic in the core is caught on the pool (or the
+//! follower's thread) and rejects as `INTERNAL`.
 
 // napi-derive registers the exports only outside `cfg(test)`.
 #![cfg_attr(test, allow(dead_code))]
@@ -48,14 +52,7 @@ impl<T: Send + 'static, J: ToNapiValue + TypeName> Task for Job<T, J> {
             return Ok(Err(CoreError::Internal("a task ran twice".into())));
         };
         // No panic may cross into Node: it would abort the process.
-        Ok(catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|p| {
-            let what = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(CoreError::Internal(format!("panic in sessionkit: {what}")))
-        }))
+        Ok(catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|p| Err(panic_error(p.as_ref()))))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<J> {
@@ -64,6 +61,16 @@ impl<T: Send + 'static, J: ToNapiValue + TypeName> Task for Job<T, J> {
             Err(e) => Err(js_error(&env, e.kind(), &e.to_string(), e.os_errno())),
         }
     }
+}
+
+/// A caught panic as the `INTERNAL` error it rejects with.
+pub(crate) fn panic_error(p: &(dyn std::any::Any + Send)) -> CoreError {
+    let what = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    CoreError::Internal(format!("panic in sessionkit: {what}"))
 }
 
 /// A task whose result crosses as it is.

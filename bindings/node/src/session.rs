@@ -8,7 +8,7 @@ use napi_derive::napi;
 use serde_json::Value;
 use sessionkit::{CompactionPolicy, ModelViewOptions, RewindMode};
 
-use crate::view::NativeView;
+use crate::view::{pages, NativeView, Pages};
 use crate::{job, job_as, parse_arg, parse_objects, sync_error, text, Handle, Job};
 
 type Str = AsyncTask<Job<String, String>>;
@@ -183,16 +183,18 @@ impl NativeSession {
         job_as(NativeView::new, move || h.with(|s| s.read()))
     }
 
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn active_path(&self) -> Str {
-        self.call(|s| Ok(sessionkit::to_json_array(&s.active_path()?)))
+    #[napi(ts_return_type = "Promise<NativePages>")]
+    pub fn active_path(&self) -> Pages {
+        let h = self.h.clone();
+        pages(move || h.with(|s| s.active_path()))
     }
 
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn model_view(&self, options: Option<String>) -> Str {
-        self.call(move |s| {
+    #[napi(ts_return_type = "Promise<NativePages>")]
+    pub fn model_view(&self, options: Option<String>) -> Pages {
+        let h = self.h.clone();
+        pages(move || {
             let opts = crate::options(options.as_deref(), ModelViewOptions::from_json)?;
-            Ok(sessionkit::to_json_array(&s.model_view(&opts)?))
+            h.with(|s| s.model_view(&opts))
         })
     }
 

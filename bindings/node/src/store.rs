@@ -10,7 +10,7 @@ use sessionkit::{
 };
 
 use crate::session::NativeSession;
-use crate::view::NativeView;
+use crate::view::{pages, NativeView, Pages};
 use crate::{job, job_as, sync_error, text, Handle, Job};
 
 pub(crate) type S = Arc<Handle<sessionkit::Store>>;
@@ -145,17 +145,12 @@ impl NativeStore {
         self.call_view(move |s| s.read_session(&session_id))
     }
 
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn model_view(
-        &self,
-        session_id: String,
-        options: Option<String>,
-    ) -> AsyncTask<Job<String, String>> {
-        self.call(move |s| {
+    #[napi(ts_return_type = "Promise<NativePages>")]
+    pub fn model_view(&self, session_id: String, options: Option<String>) -> Pages {
+        let h = self.h.clone();
+        pages(move || {
             let opts = crate::options(options.as_deref(), ModelViewOptions::from_json)?;
-            Ok(sessionkit::to_json_array(
-                &s.model_view(&session_id, &opts)?,
-            ))
+            h.with(|s| s.model_view(&session_id, &opts))
         })
     }
 
