@@ -123,8 +123,18 @@ export interface Enums {
 export interface Defaults {
   /** The project `Store.open` opens when none is named. */
   readonly project: string;
-  /** `StoreOpenOptions` as the core fills them (without `home`). */
-  readonly storeOptions: Readonly<Required<Omit<StoreOpenOptions, 'home'>>>;
+  /** `StoreOpenOptions` as the core fills them (without `home`, which
+   *  depends on the environment). */
+  readonly storeOptions: {
+    readonly durability: Durability;
+    readonly maxSessions: number;
+    readonly busyTimeoutMs: number;
+    readonly trashGraceSecs: number;
+    readonly blobThreshold: number;
+    readonly maxRecordBytes: number;
+    /** A testing aid: fixed ids and times (null: off). */
+    readonly deterministic: Json;
+  };
   readonly memoryScope: MemoryScope;
   readonly exportFormat: ExportFormat;
   /** The mode of `rewind` and `rewindPreview`. */
@@ -551,6 +561,19 @@ export interface DoctorReport {
   repaired: string[];
 }
 
+/** What the host reports of a session (at least one member). */
+export interface StateUpdate {
+  status?: SessionStatus;
+  /** A non-empty title. */
+  title?: string;
+  thinking?: string | null;
+  refusalReason?: string | null;
+  failureReason?: string | null;
+  lastToolCall?: Json;
+  activeTokens?: number | null;
+  childProcesses?: Json[];
+}
+
 /** A new session's id and title (as the core's CreateOptions). */
 export interface CreateOptions {
   id?: string | null;
@@ -867,8 +890,8 @@ export declare class Session {
   lastSnapshot(): Promise<string | null>;
   append(message: NewMessage): Promise<Message>;
   appendBatch(messages: NewMessage[]): Promise<Message[]>;
-  /** Report what the agent is doing: `status`, `title`, `thinking`, ... */
-  updateState(state: { [key: string]: Json }): Promise<SessionEntry>;
+  /** Report what the agent is doing; the session's entry after it. */
+  updateState(state: StateUpdate): Promise<SessionEntry>;
   patchMessage(messageId: string, patch: { [key: string]: Json }): Promise<void>;
   setHead(messageId?: string | null): Promise<void>;
   resumeAt(messageId: string): Promise<void>;

@@ -136,7 +136,7 @@ test('the typed unions of index.d.ts list the core enums', () => {
 test('optional arguments take the core defaults', async () => {
   const { store } = await freshStore();
   const s = await store.createSession({ title: 'defaults' });
-  const q = await s.append({ role: 'user', content: 'q1' });
+  const q = await s.userInput({ role: 'user', content: 'q1' }); // with a snapshot: files can be rewound
   await s.append({ role: 'assistant', content: 'a1' });
   const preview = await s.rewindPreview(q.id);
   assert.equal(preview.mode, defaults.rewindMode);

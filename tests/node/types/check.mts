@@ -152,6 +152,12 @@ export async function usage(dir: string): Promise<string[]> {
   await store.doctor({ repair: 'yes' });
   // @ts-expect-error a compaction policy needs its token budget
   await s.selectCompaction({ keepLastTurns: 2 });
+  const entry: SessionEntry = await s.updateState({ status: 'processing', activeTokens: 120 });
+  void entry.activeTokens;
+  // @ts-expect-error statuses are a closed set
+  await s.updateState({ status: 'sleeping' });
+  // @ts-expect-error state updates are closed
+  await s.updateState({ mood: 'fine' });
   // @ts-expect-error selectCompaction may resolve null
   const notNull: CompactionPlan = await s.selectCompaction({ tokenBudget: 1 });
   void notNull;
