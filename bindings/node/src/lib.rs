@@ -92,6 +92,10 @@ pub(crate) fn job_as<T: Send + 'static, J: ToNapiValue + TypeName>(
 /// errno)` returns the error of the class for `code`.
 struct ErrorFactory(ObjectRef<false>);
 
+/// `make(code, message, errno)`: the factory's function.
+type MakeError<'env> =
+    Function<'env, FnArgs<(&'static str, &'env str, Option<i32>)>, Unknown<'env>>;
+
 /// Register the function that makes the package's errors (`index.js` calls
 /// it once, when it loads): `{ make(code, message, errno) }`. The object is
 /// kept for the life of the environment.
@@ -111,8 +115,7 @@ pub(crate) fn js_error(env: &Env, kind: ErrorKind, message: &str, errno: Option<
             return Ok(None);
         };
         let holder = factory.0.get_value(env)?;
-        let make: Function<FnArgs<(&str, &str, Option<i32>)>, Unknown> =
-            holder.get_named_property("make")?;
+        let make: MakeError = holder.get_named_property("make")?;
         let e = make.call((kind.name(), message, errno).into())?;
         Ok(Some(Error::from(e)))
     })();
