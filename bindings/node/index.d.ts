@@ -265,10 +265,32 @@ export declare function importTranscripts(paths: string[], options?: ImportOptio
 /** The sessions of every project in the home. */
 export declare function listAllSessions(options?: StoreOpenOptions): Promise<ProjectSessions[]>;
 
+/** What became of one source file of an import. */
+export interface ImportSourceReport {
+  path: string;
+  /** The format it was read as; null when it could not be told. */
+  format: ImportFormat | null;
+  outcome: 'imported' | 'upToDate' | 'changed' | 'failed';
+  error: string | null;
+  /** The project it went to. */
+  project: string | null;
+  sessionId: string | null;
+  agentId: string | null;
+  /** Whether the session was created by this import. */
+  created: boolean;
+  lines: number;
+  messagesAdded: number;
+  recordsAdded: number;
+  /** Lines left out, with why. */
+  skipped: { line: number; reason: string }[];
+  /** Lines kept only as their original JSON, or mapped with a loss. */
+  unmapped: { line: number; reason: string }[];
+}
+
 /** What an import did. */
 export interface ImportReport {
   /** One report per source file. */
-  sources: Report[];
+  sources: ImportSourceReport[];
   messagesAdded: number;
   /** Sources that could not be imported. */
   failed: number;
@@ -332,7 +354,7 @@ export interface SkippedLine {
   line: number;
   offset: number;
   length: number;
-  kind: string;
+  kind: 'nul' | 'utf8' | 'json' | 'noId' | 'badPatch' | 'badCompaction' | 'torn';
   reason: string;
 }
 
@@ -541,8 +563,15 @@ export interface FileHistoryCheck {
   exists: boolean;
   branches: number;
   orphanRefs: HistoryRef[];
-  brokenRefs: Report[];
-  danglingCheckpoints: Report[];
+  /** Refs whose commit is missing. */
+  brokenRefs: { sessionId: string; ref: string; target: string; missingCommit: string }[];
+  /** Messages whose checkpointHash names no snapshot of their session. */
+  danglingCheckpoints: {
+    sessionId: string;
+    messageId: string;
+    checkpointHash: string;
+    reason: 'notASnapshotId' | 'noFileHistory' | 'missing' | 'notOnBranch';
+  }[];
 }
 
 export interface DoctorOptions {
@@ -550,14 +579,50 @@ export interface DoctorOptions {
   repair?: boolean;
 }
 
+/** What `doctor` found of the index. */
+export interface DoctorIndexCheck {
+  state: 'ok' | 'missing' | 'corrupt' | 'unsupported' | 'error';
+  error?: string;
+  missingEntries: string[];
+  orphanEntries: string[];
+  staleEntries: string[];
+  /** The index journal, when there is one. */
+  journal?: { generation: number | null; applied: number; skipped: SkippedLine[]; tornTail: SkippedLine | null };
+  needsRebuild: boolean;
+}
+
+/** What `doctor` found of one log (a session's or a subagent's). */
+export interface DoctorLogCheck {
+  id: string;
+  sessionId: string;
+  agentId?: string;
+  path: string;
+  messages: number;
+  ok: boolean;
+  error?: string;
+  tornTail: SkippedLine | null;
+  skipped: SkippedLine[];
+  unquarantined: number;
+  quarantined: number;
+  brokenChains: { messageId: string; missingParentId: string }[];
+  duplicateIds: string[];
+  warnings: string[];
+  badBlobs: string[];
+  danglingCheckpoints: string[];
+  fileHistoryUnchecked?: string;
+  problems: string[];
+  notices: string[];
+  repaired: string[];
+}
+
 /** What `doctor` found (and repaired). */
 export interface DoctorReport {
   store: string;
   ok: boolean;
   repair: boolean;
-  index: Report;
-  logs: Report[];
-  fileHistory: Report;
+  index: DoctorIndexCheck;
+  logs: DoctorLogCheck[];
+  fileHistory: FileHistoryCheck & { state: 'ok' | 'absent' | 'error'; error?: string };
   repaired: string[];
 }
 

@@ -163,3 +163,49 @@ test('util.inspect shows what identifies a handle', async () => {
   await s.close();
   assert.equal(inspect(s), `Session { id: '${s.id}', closed: true }`);
 });
+
+test('the result types of index.d.ts name every member the core returns', async () => {
+  const dts = fs.readFileSync(path.join(pkg, 'index.d.ts'), 'utf8');
+  /** The members of `export interface name { ... }` (two-space indented). */
+  const members = (name) => {
+    const m = new RegExp(`export interface ${name} \\{\\n([\\s\\S]*?)\\n\\}`).exec(dts);
+    assert.ok(m, `index.d.ts has interface ${name}`);
+    return [...m[1].matchAll(/^ {2}(\w+)\??:/gm)].map((x) => x[1]).sort();
+  };
+  /** Every member of `value` is typed, and every required member is there. */
+  const typed = (name, value) => {
+    const declared = members(name);
+    for (const key of Object.keys(value)) assert.ok(declared.includes(key), `${name}.${key} is not typed`);
+    const m = new RegExp(`export interface ${name} \\{\\n([\\s\\S]*?)\\n\\}`).exec(dts);
+    for (const [, key] of m[1].matchAll(/^ {2}(\w+):/gm)) assert.ok(key in value, `${name}.${key} is typed but absent`);
+  };
+  const { store } = await freshStore();
+  const s = await store.createSession({ title: 'shapes' });
+  const q = await s.userInput({ role: 'user', content: 'q1' });
+  await s.append({ role: 'assistant', content: 'a1' });
+  await s.flushIndex();
+  typed('SessionEntry', (await store.listSessions())[0]);
+  typed('SessionInfo', s.info());
+  typed('StoreInfo', store.info());
+  typed('ReadReport', s.info().openReport);
+  const view = await s.read();
+  typed('ViewInfo', view.info());
+  typed('TreeNode', (await view.tree())[0]);
+  typed('Branch', (await view.branches())[0]);
+  typed('UndoCandidate', (await s.undoCandidates())[0]);
+  typed('RewindPlan', await s.rewindPlan(q.id));
+  typed('RewindPreview', await s.rewindPreview(q.id));
+  const plan = await s.selectCompaction({ tokenBudget: 1, keepLastTurns: 0 });
+  typed('CompactionPlan', plan);
+  assert.equal(await s.selectCompaction({ tokenBudget: 1_000_000 }), null, 'nothing to compact: null');
+  typed('StoreGcReport', await store.gc());
+  typed('HistorySizeReport', await store.fileHistorySizes());
+  typed('FileHistoryCheck', await store.checkFileHistory());
+  typed('RebuildReport', await store.rebuildIndex());
+  const doctor = await store.doctor();
+  typed('DoctorReport', doctor);
+  typed('DoctorIndexCheck', doctor.index);
+  typed('DoctorLogCheck', doctor.logs[0]);
+  typed('RewindResult', await s.rewind(q.id));
+  await s.close();
+});
