@@ -102,6 +102,24 @@ test('concurrent appends: a bad message rejects its own caller only, the others 
   await s.close();
 });
 
+test('a subagent answers concurrent appends per call too', async () => {
+  const { store } = await freshStore();
+  const s = await store.createSession();
+  const a = await s.spawnSubagent('worker');
+  const r = await Promise.allSettled([
+    a.append({ role: 'user', content: 'task' }),
+    a.append({ role: 'assistant', content: 'step' }),
+    a.append({ content: 'no role' }),
+    a.appendBatch([{ role: 'assistant', content: 'done' }]),
+  ]);
+  assert.deepEqual(r.map((x) => x.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+  assert.ok(r[2].reason instanceof InvalidInputError, r[2].reason.message);
+  assert.equal(r[3].value[0].parentId, r[1].value.id);
+  assert.deepEqual((await (await a.read()).activePath()).map((m) => m.content), ['task', 'step', 'done']);
+  await a.close();
+  await s.close();
+});
+
 test('the enums and defaults the package exposes are the core table', () => {
   const table = JSON.parse(native.defaults());
   assert.deepEqual(enums, table.enums);
