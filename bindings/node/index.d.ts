@@ -34,11 +34,55 @@ export type ErrorCodeName =
   | 'UNSUPPORTED'
   | 'INTERNAL';
 
-/** What every method rejects with. */
-export interface SessionkitError extends Error {
+/** What every method of the package rejects (or throws) with; each kind of
+ *  the core's error table has its subclass (`err instanceof BusyError`). */
+export declare class SessionkitError extends Error {
+  constructor(message?: string, options?: { code?: ErrorCodeName; errno?: number | null; cause?: unknown });
+  /** The core's error kind name. */
   code: ErrorCodeName;
-  /** The OS error number, when an OS call failed. */
+  /** The OS error number, when an OS call failed; else null. */
   errno: number | null;
+}
+/** A session, message, snapshot or file that does not exist. */
+export declare class NotFoundError extends SessionkitError {
+  static readonly code: 'NOT_FOUND';
+  code: 'NOT_FOUND';
+}
+/** Another writer holds the lock (or the lease). */
+export declare class BusyError extends SessionkitError {
+  static readonly code: 'BUSY';
+  code: 'BUSY';
+}
+/** The state changed under the call: an id in use, diverged logs, a file
+ *  changed outside. */
+export declare class ConflictError extends SessionkitError {
+  static readonly code: 'CONFLICT';
+  code: 'CONFLICT';
+}
+/** A bad argument, or a call on a closed handle. */
+export declare class InvalidInputError extends SessionkitError {
+  static readonly code: 'INVALID_INPUT';
+  code: 'INVALID_INPUT';
+}
+/** Data on disk that cannot be read as it should be. */
+export declare class CorruptError extends SessionkitError {
+  static readonly code: 'CORRUPT';
+  code: 'CORRUPT';
+}
+/** An operating system call failed (`errno` says which error). */
+export declare class IoError extends SessionkitError {
+  static readonly code: 'IO';
+  code: 'IO';
+}
+/** What this installation or this version cannot do. */
+export declare class UnsupportedError extends SessionkitError {
+  static readonly code: 'UNSUPPORTED';
+  code: 'UNSUPPORTED';
+}
+/** A bug in sessionkit. */
+export declare class InternalError extends SessionkitError {
+  static readonly code: 'INTERNAL';
+  code: 'INTERNAL';
 }
 
 export declare const ErrorCode: { readonly [K in ErrorCodeName]: K };
@@ -52,6 +96,65 @@ export declare function conversationSessionId(conversationId: string): string;
 export declare function poolRoundTrip(): Promise<void>;
 
 export type Durability = 'never' | 'onSync' | 'always';
+/** What the agent is doing in a session, as the host reports it. */
+export type SessionStatus =
+  | 'pending'
+  | 'processing'
+  | 'completed'
+  | 'failed'
+  | 'interrupted'
+  | 'ask_permission'
+  | 'waiting_for_user';
+
+/** The core's enum value lists (the table every interface reads). */
+export interface Enums {
+  readonly durability: readonly Durability[];
+  readonly status: readonly SessionStatus[];
+  readonly rewindMode: readonly RewindMode[];
+  readonly exportFormat: readonly ExportFormat[];
+  readonly importFormat: readonly ImportFormat[];
+  readonly memoryScope: readonly MemoryScope[];
+  readonly settingSource: readonly SettingSource[];
+  readonly writableSettingSource: readonly WritableSettingSource[];
+  readonly errorKind: readonly ErrorCodeName[];
+}
+
+/** The core's defaults of optional arguments. */
+export interface Defaults {
+  /** The project `Store.open` opens when none is named. */
+  readonly project: string;
+  /** `StoreOpenOptions` as the core fills them (without `home`, which
+   *  depends on the environment). */
+  readonly storeOptions: {
+    readonly durability: Durability;
+    readonly maxSessions: number;
+    readonly busyTimeoutMs: number;
+    readonly trashGraceSecs: number;
+    readonly blobThreshold: number;
+    readonly maxRecordBytes: number;
+    /** A testing aid: fixed ids and times (null: off). */
+    readonly deterministic: Json;
+  };
+  readonly memoryScope: MemoryScope;
+  readonly exportFormat: ExportFormat;
+  /** The mode of `rewind` and `rewindPreview`. */
+  readonly rewindMode: RewindMode;
+  readonly rewindTurns: number;
+  readonly rewindTurnsMode: RewindMode;
+  /** A compaction policy's `keepLastTurns`. */
+  readonly keepLastTurns: number;
+  /** A compaction policy's `summaryTokens`. */
+  readonly summaryTokens: number;
+  /** `pushInBackground`'s `intervalMs`. */
+  readonly pushIntervalMs: number;
+  /** A search's `limit`. */
+  readonly searchLimit: number;
+  /** `RemoteOptions.leaseTtlMs`. */
+  readonly leaseTtlMs: number;
+}
+
+export declare const enums: Enums;
+export declare const defaults: Defaults;
 
 /** A value as a framework's serializer made it: its type and its bytes. */
 export interface TypedValue {
@@ -158,18 +261,399 @@ export interface ImportOptions {
 /** Import Claude Code, Codex or seed-style transcripts (files, or
  *  directories searched for `*.jsonl`); resolves to the import report
  *  (`sources`, `messagesAdded`, `failed`). */
-export declare function importTranscripts(paths: string[], options?: ImportOptions): Promise<Report>;
-/** The sessions of every project in the home: `projectCode`, `projectRoot`,
- *  `sessions`, `error` each. */
-export declare function listAllSessions(options?: StoreOpenOptions): Promise<Report[]>;
+export declare function importTranscripts(paths: string[], options?: ImportOptions): Promise<ImportReport>;
+/** The sessions of every project in the home. */
+export declare function listAllSessions(options?: StoreOpenOptions): Promise<ProjectSessions[]>;
+
+/** What became of one source file of an import. */
+export interface ImportSourceReport {
+  path: string;
+  /** The format it was read as; null when it could not be told. */
+  format: ImportFormat | null;
+  outcome: 'imported' | 'upToDate' | 'changed' | 'failed';
+  error: string | null;
+  /** The project it went to. */
+  project: string | null;
+  sessionId: string | null;
+  agentId: string | null;
+  /** Whether the session was created by this import. */
+  created: boolean;
+  lines: number;
+  messagesAdded: number;
+  recordsAdded: number;
+  /** Lines left out, with why. */
+  skipped: { line: number; reason: string }[];
+  /** Lines kept only as their original JSON, or mapped with a loss. */
+  unmapped: { line: number; reason: string }[];
+}
+
+/** What an import did. */
+export interface ImportReport {
+  /** One report per source file. */
+  sources: ImportSourceReport[];
+  messagesAdded: number;
+  /** Sources that could not be imported. */
+  failed: number;
+}
+
+/** One project of the home and its sessions. */
+export interface ProjectSessions {
+  projectCode: string;
+  /** The project root its header names, when known. */
+  projectRoot: string | null;
+  sessions: SessionEntry[];
+  /** Why the project's sessions could not be listed. */
+  error: string | null;
+}
 
 /** Options of a model view: the last `lastN` messages, or those within
  *  `tokenBudget` (as the core's ModelViewOptions). */
 export interface ModelViewOptions {
-  lastN?: number;
-  tokenBudget?: number;
-  [key: string]: Json | undefined;
+  lastN?: number | null;
+  tokenBudget?: number | null;
 }
+
+/** Where a forked session came from. */
+export interface Lineage {
+  sessionId: string;
+  /** The message forked at; null for a fork of the whole session. */
+  messageId: string | null;
+}
+
+/** One session in the index (every field can be rebuilt from its log). */
+export interface SessionEntry {
+  id: string;
+  /** The host's own id for the conversation, when the id was mapped from it. */
+  conversationId?: string;
+  /** Given at create or by rename, else the start of the first user message. */
+  title: string;
+  /** Whether the title was given explicitly. */
+  titleSet: boolean;
+  createdAt: string;
+  updatedAt: string;
+  status: SessionStatus;
+  lastAssistantReply: string | null;
+  thinking: string | null;
+  refusalReason: string | null;
+  failureReason: string | null;
+  lastToolCall: Json | null;
+  /** Sums of the numeric fields of every `meta.usage` reported. */
+  tokenUsage: { [key: string]: Json };
+  activeTokens: number | null;
+  childProcesses: Json[];
+  headId: string | null;
+  /** Messages in the log, on every branch. */
+  messageCount: number;
+  forkedFrom: Lineage | null;
+  /** The log length this entry was folded from. */
+  logBytes: number;
+}
+
+/** A line that reading skipped. */
+export interface SkippedLine {
+  line: number;
+  offset: number;
+  length: number;
+  kind: 'nul' | 'utf8' | 'json' | 'noId' | 'badPatch' | 'badCompaction' | 'torn';
+  reason: string;
+}
+
+/** What reading a log found. */
+export interface ReadReport {
+  skipped: SkippedLine[];
+  /** A last line without its newline: a write cut short. */
+  tornTail: SkippedLine | null;
+  brokenChains: { messageId: string; missingParentId: string }[];
+  duplicateIds: string[];
+  unknownRecords: number;
+  missingBlobs: { messageId: string; field: string; sha256: string | null }[];
+  warnings: string[];
+}
+
+/** An open session as its writer knows it (`Session.info()`). */
+export interface SessionInfo {
+  id: string;
+  /** Its log. */
+  path: string;
+  head: string | null;
+  entry: SessionEntry;
+  openReport: ReadReport;
+  /** Sessions moved to the trash when this one was created. */
+  pruned: string[];
+}
+
+/** Where a store lives (`Store.info()`). */
+export interface StoreInfo {
+  projectRoot: string;
+  dir: string;
+  projectCode: string;
+  indexPath: string;
+}
+
+/** What loading a view found (`SessionView.info()`). */
+export interface ViewInfo {
+  head: string | null;
+  /** The `session` header record, if the log has one. */
+  header: { [key: string]: Json } | null;
+  messageCount: number;
+  report: ReadReport;
+  /** State and subagent records, in log order. */
+  records: Report[];
+}
+
+/** A message with its place in the tree. */
+export interface TreeNode {
+  id: string;
+  parentId: string | null;
+  role: string;
+  timestamp: string | null;
+  /** The first 80 characters of its text. */
+  preview: string;
+  /** How many messages have it as their parent. */
+  children: number;
+  onActivePath: boolean;
+  isHead: boolean;
+  compacted: boolean;
+}
+
+/** A branch: the path from the root to a leaf. */
+export interface Branch {
+  leafId: string;
+  length: number;
+  /** The last message it shares with the active path. */
+  forkPointId: string | null;
+  isActive: boolean;
+  lastTimestamp: string | null;
+}
+
+/** How to pick what to compact (as the core's CompactionPolicy; absent
+ *  members take `defaults.keepLastTurns` and `defaults.summaryTokens`). */
+export interface CompactionPolicy {
+  /** The model view should fit in this many tokens after compaction. */
+  tokenBudget: number;
+  /** Turns at the end that are never compacted. */
+  keepLastTurns?: number;
+  /** Tokens reserved for the summary itself. */
+  summaryTokens?: number;
+}
+
+/** What a compaction would replace. */
+export interface CompactionPlan {
+  replaces: string[];
+  /** The messages replaced, for the summariser. */
+  messages: Message[];
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+/** Totals of a diff. */
+export interface DiffStats {
+  filesChanged: number;
+  linesAdded: number;
+  linesRemoved: number;
+}
+
+export type ConflictKind =
+  | 'modifiedOutside'
+  | 'removedOutside'
+  | 'createdOutside'
+  | 'becameDirectory'
+  | 'symlinkInPath'
+  | 'notADirectoryInPath'
+  | 'specialFile';
+
+/** What a restore does to one file. */
+export interface FilePlan {
+  path: string;
+  action: 'restore' | 'recreate' | 'delete';
+  conflict?: ConflictKind;
+  linesAdded: number;
+  linesRemoved: number;
+  binary: boolean;
+}
+
+/** What restoring a snapshot would do to the files. */
+export interface RewindPlan {
+  messageId: string | null;
+  snapshot: string;
+  files: FilePlan[];
+  conflicts: string[];
+  stats: DiffStats;
+}
+
+/** What `rewind` would do (`rewindPreview`), changing nothing. */
+export interface RewindPreview {
+  messageId: string;
+  mode: RewindMode;
+  /** null for a conversation-only rewind. */
+  plan: RewindPlan | null;
+  head: { from: string | null; to: string | null };
+}
+
+/** What a rewind or a restore did, and how to undo it. */
+export interface RewindResult {
+  mode: RewindMode;
+  messageId: string | null;
+  snapshot: string | null;
+  /** Restore it to undo the file side. */
+  undoSnapshot: string | null;
+  snapshotAfter: string | null;
+  /** `setHead(previousHead)` undoes the conversation side. */
+  previousHead: string | null;
+  head: string | null;
+  restored: string[];
+  recreated: string[];
+  deleted: string[];
+  skipped: FilePlan[];
+}
+
+/** A user message the conversation and files can be rewound to. */
+export interface UndoCandidate {
+  messageId: string;
+  timestamp: string | null;
+  preview: string;
+  checkpointHash: string | null;
+  restorable: boolean;
+  /** Why not, when not restorable. */
+  reason?: string;
+  stats: DiffStats;
+}
+
+/** Whether a file changed on disk since the agent read it. */
+export interface ExternalChange {
+  path: string;
+  status: 'unchanged' | 'modified' | 'deleted' | 'created' | 'neverRead';
+}
+
+/** What rebuilding the index found. */
+export interface RebuildReport {
+  sessions: number;
+  /** Sessions whose log had problems, with what reading found. */
+  problems: [string, ReadReport][];
+}
+
+/** What `Store.gc` did. */
+export interface StoreGcReport {
+  branches: number;
+  objectsBefore: number;
+  objectsAfter: number;
+  bytesBefore: number;
+  bytesAfter: number;
+  bytesFreed: number;
+  blobs: { blobsBefore: number; bytesBefore: number; blobsRemoved: number; bytesFreed: number; keptYoung: number };
+  tempFiles: { removed: number; bytesFreed: number; keptYoung: number };
+  trashPurged: string[];
+}
+
+/** The file history's size on disk, per session. */
+export interface HistorySizeReport {
+  diskBytes: number;
+  sessions: { sessionId: string; snapshots: number; objects: number; bytes: number; exclusiveBytes: number }[];
+}
+
+/** A file history ref. */
+export interface HistoryRef {
+  sessionId: string;
+  ref: string;
+  target: string;
+}
+
+/** What checking the file history found. */
+export interface FileHistoryCheck {
+  exists: boolean;
+  branches: number;
+  orphanRefs: HistoryRef[];
+  /** Refs whose commit is missing. */
+  brokenRefs: { sessionId: string; ref: string; target: string; missingCommit: string }[];
+  /** Messages whose checkpointHash names no snapshot of their session. */
+  danglingCheckpoints: {
+    sessionId: string;
+    messageId: string;
+    checkpointHash: string;
+    reason: 'notASnapshotId' | 'noFileHistory' | 'missing' | 'notOnBranch';
+  }[];
+}
+
+export interface DoctorOptions {
+  /** Repair what can be repaired (default false: only check). */
+  repair?: boolean;
+}
+
+/** What `doctor` found of the index. */
+export interface DoctorIndexCheck {
+  state: 'ok' | 'missing' | 'corrupt' | 'unsupported' | 'error';
+  error?: string;
+  missingEntries: string[];
+  orphanEntries: string[];
+  staleEntries: string[];
+  /** The index journal, when there is one. */
+  journal?: { generation: number | null; applied: number; skipped: SkippedLine[]; tornTail: SkippedLine | null };
+  needsRebuild: boolean;
+}
+
+/** What `doctor` found of one log (a session's or a subagent's). */
+export interface DoctorLogCheck {
+  id: string;
+  sessionId: string;
+  agentId?: string;
+  path: string;
+  messages: number;
+  ok: boolean;
+  error?: string;
+  tornTail: SkippedLine | null;
+  skipped: SkippedLine[];
+  unquarantined: number;
+  quarantined: number;
+  brokenChains: { messageId: string; missingParentId: string }[];
+  duplicateIds: string[];
+  warnings: string[];
+  badBlobs: string[];
+  danglingCheckpoints: string[];
+  fileHistoryUnchecked?: string;
+  problems: string[];
+  notices: string[];
+  repaired: string[];
+}
+
+/** What `doctor` found (and repaired). */
+export interface DoctorReport {
+  store: string;
+  ok: boolean;
+  repair: boolean;
+  index: DoctorIndexCheck;
+  logs: DoctorLogCheck[];
+  fileHistory: FileHistoryCheck & { state: 'ok' | 'absent' | 'error'; error?: string };
+  repaired: string[];
+}
+
+/** What the host reports of a session (at least one member). */
+export interface StateUpdate {
+  status?: SessionStatus;
+  /** A non-empty title. */
+  title?: string;
+  thinking?: string | null;
+  refusalReason?: string | null;
+  failureReason?: string | null;
+  lastToolCall?: Json;
+  activeTokens?: number | null;
+  childProcesses?: Json[];
+}
+
+/** A new session's id and title (as the core's CreateOptions). */
+export interface CreateOptions {
+  id?: string | null;
+  title?: string | null;
+}
+
+/** Where to fork and the fork's title (as the core's ForkOptions). */
+export interface ForkOptions {
+  /** The message to fork at; absent: the whole session. */
+  at?: string | null;
+  title?: string | null;
+}
+
+/** A subagent as its sidechain's metadata records it. */
+export type SubagentInfo = { [key: string]: Json };
 
 /** Filters of a full-text search (as the core's SearchQuery). `text` holds
  *  words (all must match), "phrases", `prefix*` and `OR`. */
@@ -184,6 +668,7 @@ export interface SearchOptions {
   until?: string;
   /** Only messages that call this tool, or carry a result of a call to it. */
   tool?: string;
+  /** At most this many hits (default `defaults.searchLimit`). */
   limit?: number;
 }
 
@@ -231,7 +716,7 @@ export interface RemoteOptions {
 export interface RemoteSession {
   id: string;
   pushedBytes: number;
-  entry: Report | null;
+  entry: SessionEntry | null;
   leaseHolder: string | null;
 }
 
@@ -436,9 +921,10 @@ export interface Instructions {
   problems: InstructionProblem[];
 }
 
+export type MemoryScope = 'project' | 'user';
 /** Whose memory: the project's (default) or the user's, for every project. */
 export interface MemoryOptions {
-  scope?: 'project' | 'user';
+  scope?: MemoryScope;
 }
 
 export interface MemoryEntry {
@@ -451,7 +937,7 @@ export interface MemoryEntry {
 
 export declare class SessionView {
   private constructor();
-  info(): Report;
+  info(): ViewInfo;
   records(): Report[];
   activePath(): Promise<Message[]>;
   uiView(): Promise<Message[]>;
@@ -463,8 +949,8 @@ export declare class SessionView {
   iterModelView(options?: ModelViewOptions): AsyncGenerator<Message, void, undefined>;
   message(messageId: string): Promise<Message>;
   resolveMessage(prefix: string): Promise<string>;
-  tree(): Promise<Report>;
-  branches(): Promise<Report[]>;
+  tree(): Promise<TreeNode[]>;
+  branches(): Promise<Branch[]>;
 }
 
 export declare class Subagent {
@@ -493,7 +979,7 @@ export declare class Session {
    *  again, empty, under the same id: this Session is closed, the new one
    *  resolved. */
   erase(): Promise<Session>;
-  info(): Report;
+  info(): SessionInfo;
   head(): string | null;
   /** Whether this handle is a shared writer. */
   readonly shared: boolean;
@@ -501,11 +987,12 @@ export declare class Session {
   lastSnapshot(): Promise<string | null>;
   append(message: NewMessage): Promise<Message>;
   appendBatch(messages: NewMessage[]): Promise<Message[]>;
-  updateState(state: { [key: string]: Json }): Promise<Report>;
+  /** Report what the agent is doing; the session's entry after it. */
+  updateState(state: StateUpdate): Promise<SessionEntry>;
   patchMessage(messageId: string, patch: { [key: string]: Json }): Promise<void>;
   setHead(messageId?: string | null): Promise<void>;
   resumeAt(messageId: string): Promise<void>;
-  rename(title: string): Promise<Report>;
+  rename(title: string): Promise<SessionEntry>;
   sync(): Promise<void>;
   flushIndex(): Promise<void>;
   read(): Promise<SessionView>;
@@ -514,7 +1001,8 @@ export declare class Session {
   /** `activePath()` and `modelView()` a page at a time (taken in call order). */
   iterActivePath(): AsyncGenerator<Message, void, undefined>;
   iterModelView(options?: ModelViewOptions): AsyncGenerator<Message, void, undefined>;
-  selectCompaction(policy: { [key: string]: Json }): Promise<Report>;
+  /** What to compact under `policy`; null when nothing needs to be. */
+  selectCompaction(policy: CompactionPolicy): Promise<CompactionPlan | null>;
   applyCompaction(replaces: string[], summary: string | Json[]): Promise<Message>;
   spawnSubagent(agentId?: string | null, meta?: { [key: string]: Json } | null): Promise<Subagent>;
   openSubagent(agentId: string): Promise<Subagent>;
@@ -523,17 +1011,20 @@ export declare class Session {
   beforeEdit(paths: string[]): Promise<string>;
   afterEdit(paths: string[]): Promise<string>;
   trackedFiles(): Promise<string[]>;
-  externalChanges(paths: string[]): Promise<Report[]>;
+  externalChanges(paths: string[]): Promise<ExternalChange[]>;
   ensureUnchanged(paths: string[]): Promise<void>;
-  undoCandidates(): Promise<Report[]>;
-  rewindPlan(messageId: string): Promise<Report>;
-  rewindPreview(messageId: string, mode: RewindMode): Promise<Report>;
-  rewind(messageId: string, mode: RewindMode, options?: { force?: boolean }): Promise<Report>;
-  /** Rewind to before the `turns`-th latest user input (1: the latest turn);
+  undoCandidates(): Promise<UndoCandidate[]>;
+  rewindPlan(messageId: string): Promise<RewindPlan>;
+  /** What `rewind` would do (mode default `defaults.rewindMode`). */
+  rewindPreview(messageId: string, mode?: RewindMode): Promise<RewindPreview>;
+  /** Rewind to before a user message (mode default `defaults.rewindMode`). */
+  rewind(messageId: string, mode?: RewindMode, options?: { force?: boolean }): Promise<RewindResult>;
+  /** Rewind to before the `turns`-th latest user input (default
+   *  `defaults.rewindTurns`, mode `defaults.rewindTurnsMode`);
    *  INVALID_INPUT when there are fewer. */
-  rewindTurns(turns?: number, mode?: RewindMode, options?: { force?: boolean }): Promise<Report>;
-  snapshotPlan(snapshot: string): Promise<Report>;
-  restoreSnapshot(snapshot: string, options?: { force?: boolean }): Promise<Report>;
+  rewindTurns(turns?: number, mode?: RewindMode, options?: { force?: boolean }): Promise<RewindResult>;
+  snapshotPlan(snapshot: string): Promise<RewindPlan>;
+  restoreSnapshot(snapshot: string, options?: { force?: boolean }): Promise<RewindResult>;
   responsesItems(options?: { limit?: number | null; modelView?: boolean }): Promise<ResponsesItem[]>;
   appendResponsesItems(items: ResponsesItem[]): Promise<void>;
   /** Make `items` (a `compaction` item, then the items kept after it) the
@@ -544,39 +1035,43 @@ export declare class Session {
 
 export declare class Store {
   private constructor();
+  /** Open the store of the project at `projectRoot` (default `defaults.project`). */
   static open(projectRoot?: string, options?: StoreOpenOptions): Promise<Store>;
   readonly closed: boolean;
   readonly projectCode: string;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
-  info(): Report;
-  listSessions(): Promise<Report[]>;
-  sessionEntry(sessionId: string): Promise<Report>;
+  info(): StoreInfo;
+  listSessions(): Promise<SessionEntry[]>;
+  sessionEntry(sessionId: string): Promise<SessionEntry>;
   resolveSession(prefix: string): Promise<string>;
-  continueSession(): Promise<Report | null>;
-  renameSession(sessionId: string, title: string): Promise<Report>;
+  /** The most recently updated session's entry; null when there is none. */
+  continueSession(): Promise<SessionEntry | null>;
+  renameSession(sessionId: string, title: string): Promise<SessionEntry>;
   deleteSession(sessionId: string): Promise<void>;
   /** The sessions pruned into the trash, most recently trashed first. */
   listTrash(): Promise<TrashedSession[]>;
   /** Move a trashed session back, with its subagents and file history. */
-  restoreSession(sessionId: string): Promise<Report>;
+  restoreSession(sessionId: string): Promise<SessionEntry>;
   readSession(sessionId: string): Promise<SessionView>;
   modelView(sessionId: string, options?: ModelViewOptions): Promise<Message[]>;
   iterModelView(sessionId: string, options?: ModelViewOptions): AsyncGenerator<Message, void, undefined>;
-  listSubagents(sessionId: string): Promise<Report[]>;
+  listSubagents(sessionId: string): Promise<SubagentInfo[]>;
   readSubagent(sessionId: string, agentId: string): Promise<SessionView>;
-  rebuildIndex(): Promise<Report>;
-  gc(): Promise<Report>;
-  fileHistorySizes(): Promise<Report>;
-  checkFileHistory(): Promise<Report>;
-  pruneOrphanFileHistory(): Promise<Report>;
-  doctor(options?: { [key: string]: Json }): Promise<Report>;
+  rebuildIndex(): Promise<RebuildReport>;
+  gc(): Promise<StoreGcReport>;
+  fileHistorySizes(): Promise<HistorySizeReport>;
+  checkFileHistory(): Promise<FileHistoryCheck>;
+  /** The orphan refs removed. */
+  pruneOrphanFileHistory(): Promise<HistoryRef[]>;
+  doctor(options?: DoctorOptions): Promise<DoctorReport>;
   search(text: string, options?: SearchOptions): Promise<SearchResults>;
   sessionIds(): Promise<string[]>;
   logPath(sessionId: string): string;
-  exportSession(sessionId: string, format: ExportFormat): Promise<string>;
+  /** The active path as text (format default `defaults.exportFormat`). */
+  exportSession(sessionId: string, format?: ExportFormat): Promise<string>;
   branchFileHistory(sessionId: string, snapshot: string): Promise<void>;
-  createSession(options?: { id?: string; title?: string; [key: string]: Json | undefined }): Promise<Session>;
+  createSession(options?: CreateOptions): Promise<Session>;
   openSession(sessionId: string): Promise<Session>;
   openOrCreateSession(sessionId: string): Promise<Session>;
   /** A shared writer: the lock is held only for the moment of each write. */
@@ -584,7 +1079,7 @@ export declare class Store {
   /** The conversation `conversationId` (any non-empty string of at most 1,024
    *  UTF-8 bytes) as a shared writer, created on first use. */
   openConversation(conversationId: string): Promise<Session>;
-  forkSession(sourceId: string, options?: { [key: string]: Json }): Promise<Session>;
+  forkSession(sourceId: string, options?: ForkOptions): Promise<Session>;
   connectRemote(options?: RemoteOptions): Promise<Remote>;
   /** The effective settings; a malformed source is reported in `sources`. */
   settings(options?: SettingsOptions): Promise<Settings>;

@@ -9,15 +9,38 @@
 // INVALID_INPUT; `undefined` members are left out, as in any JSON log).
 // Times: timestamps stay the ISO 8601 strings the log holds (lossless; pass
 // them to `new Date()` when a Date is wanted).
-// Errors: every rejection is an `Error` with `code` (the core's error kind
-// name: NOT_FOUND, BUSY, CONFLICT, INVALID_INPUT, CORRUPT, IO, UNSUPPORTED,
-// INTERNAL) and `errno` (the OS error number, or null).
+// Errors: every rejection is a `SessionkitError` (errors.js), of the subclass
+// of its kind (`BusyError`, `InvalidInputError`, ...), with `code` (the core's
+// error kind name: NOT_FOUND, BUSY, ...) and `errno` (the OS error number, or
+// null).
+// Defaults: enum values and the defaults of optional arguments are the
+// core's table (`enums`, `defaults`), never typed again here.
 // Order: the calls on one Session or Subagent run one at a time in call order
-// (class Calls); appends waiting together go to the core as one batch.
+// (class Calls); appends waiting together go to the core as one call.
 
 // The addon of this platform (native.js): built from source in a clone, else
 // the prebuilt @sessionkit/<platform> package; UNSUPPORTED when neither loads.
 const native = require('./native.js');
+const { inspect } = require('node:util');
+const errors = require('./errors.js');
+
+const { errorFor, InvalidInputError } = errors;
+// The addon makes its errors through the package's classes.
+native.setErrorFactory({ make: (code, message, errno) => errorFor(code, message, errno) });
+
+function deepFreeze(v) {
+  if (v !== null && typeof v === 'object') {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+const table = JSON.parse(native.defaults());
+/** The core's enum value lists (`enums.rewindMode`: the rewind modes, ...). */
+const enums = deepFreeze(table.enums);
+/** The core's defaults of optional arguments (`defaults.rewindMode`, ...). */
+const defaults = deepFreeze(table.defaults);
 
 /** The core's error kinds: `{ code, name, description }`, in number order. */
 const errorKinds = Object.freeze(
@@ -29,10 +52,7 @@ const errorKinds = Object.freeze(
 const ErrorCode = Object.freeze(Object.fromEntries(errorKinds.map((k) => [k.name, k.name])));
 
 function invalid(message) {
-  const e = new Error(message);
-  e.code = ErrorCode.INVALID_INPUT;
-  e.errno = null;
-  return e;
+  return new InvalidInputError(message);
 }
 
 function describe(v) {
@@ -99,13 +119,13 @@ function encPaths(v) {
   return JSON.stringify(v);
 }
 
-/** The `scope` of a memory call's options (`project` unless given). */
+/** The `scope` of a memory call's options (the core's default unless given). */
 function memoryScope(options) {
-  if (options === undefined || options === null) return 'project';
+  if (options === undefined || options === null) return defaults.memoryScope;
   if (typeof options !== 'object' || Array.isArray(options)) {
     throw invalid(`argument \`options\` must be an object, not ${describe(options)}`);
   }
-  return options.scope === undefined ? 'project' : str(options.scope, 'options.scope');
+  return options.scope === undefined ? defaults.memoryScope : str(options.scope, 'options.scope');
 }
 
 function modelOptions(options) {
@@ -115,22 +135,12 @@ function modelOptions(options) {
 const parse = JSON.parse;
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 
-// A batch stops growing once it holds 64 KiB of JSON text: larger batches
-// measured slower per message (the fresh buffers a big batch needs on both
-// sides of the call cost more than the pool round trips they save; see the
-// Node section of docs/BENCHMARKS.md), and a bound keeps the first callers'
-// latency short.
-const BATCH_BYTES = 64 * 1024;
-
-/** The error codes with which the core refuses a batch before writing any of it. */
-const REFUSED = new Set([ErrorCode.INVALID_INPUT, ErrorCode.CONFLICT, ErrorCode.NOT_FOUND]);
-
 /** One handle's calls, run one at a time in call order (scheduling only: what
  *  each call does is the core's). Without it, calls not awaited one by one
  *  would race on the libuv pool and appends could land in any order.
- *  Consecutive appends waiting behind a call in flight go to the core as one
- *  `appendBatch` (one write, up to BATCH_BYTES): each caller still gets its
- *  own message(s). */
+ *  The appends waiting behind a call in flight go to the core together, one
+ *  group per call, in one `appendGroups`: the core writes them at once and
+ *  answers each group (its messages, or the error it would have had alone). */
 class Calls {
   #native;
   #queue = [];
@@ -145,15 +155,12 @@ class Calls {
       this.#next();
     });
   }
-  /** Queue an append of `count` messages: `text` is the JSON text of one
-   *  message (`one`) or of an array of them. Resolves with the stored
-   *  message (`one`) or array of messages. */
-  append(text, count, one) {
-    // An empty batch is the core's to refuse, as it would be alone: it is
-    // never merged into a batch that would make it succeed.
-    if (count === 0) return this.run(() => this.#native.appendBatch(text)).then(parse);
+  /** Queue an append of one group: `text` is the JSON text of an array of
+   *  messages. Resolves with the stored messages, or with the one stored
+   *  message when `one`. */
+  append(text, one) {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ text, count, one, resolve, reject });
+      this.#queue.push({ text, one, resolve, reject });
       this.#next();
     });
   }
@@ -166,11 +173,7 @@ class Calls {
       done = settle(call, () => call.f());
     } else {
       let n = 1;
-      let bytes = this.#queue[0].text.length;
-      while (n < this.#queue.length && !this.#queue[n].f && bytes < BATCH_BYTES) {
-        bytes += this.#queue[n].text.length;
-        n++;
-      }
+      while (n < this.#queue.length && !this.#queue[n].f) n++;
       done = this.#appends(this.#queue.splice(0, n));
     }
     const next = () => {
@@ -180,40 +183,26 @@ class Calls {
     done.then(next, next);
   }
   async #appends(calls) {
-    if (calls.length === 1) return this.#alone(calls[0]);
-    const parts = [];
-    for (const c of calls) {
-      const inner = c.one ? c.text : c.text.slice(1, -1);
-      if (inner.length > 0) parts.push(inner);
-    }
-    let stored;
+    let results;
     try {
-      stored = parse(await this.#native.appendBatch(`[${parts.join(',')}]`));
+      results = parse(await this.#native.appendGroups(calls.map((c) => c.text)));
     } catch (e) {
-      // The core checks a whole batch before writing any of it: a refusal
-      // (INVALID_INPUT, CONFLICT for an id in use, NOT_FOUND for an unknown
-      // parent) means nothing was written, so each call is run alone, in
-      // order, to get the answer it would have had alone. Any other error
-      // rejects every call of the batch (a write error may leave a prefix of
-      // whole lines).
-      if (REFUSED.has(e.code)) {
-        for (const c of calls) await this.#alone(c);
-      } else {
-        for (const c of calls) c.reject(e);
-      }
+      // The write itself failed (or the handle is closed): every call of it.
+      for (const c of calls) c.reject(e);
       return;
     }
-    let at = 0;
-    for (const c of calls) {
-      c.resolve(c.one ? stored[at] : stored.slice(at, at + c.count));
-      at += c.count;
-    }
+    calls.forEach((c, i) => {
+      const { ok, error } = results[i];
+      if (error) c.reject(errorFor(error.code, error.message, error.errno));
+      else c.resolve(c.one ? ok[0] : ok);
+    });
   }
-  #alone(c) {
-    return settle(c, async () =>
-      c.one ? parse(await this.#native.append(c.text)) : parse(await this.#native.appendBatch(c.text)),
-    );
-  }
+}
+
+/** How `util.inspect` (and so `console.log`) shows a handle: its class and
+ *  what identifies it, e.g. `Session { id: '…', title: '…' }`. */
+function shown(name, fields, options, fmt) {
+  return `${name} ${fmt(fields, options)}`;
 }
 
 /** Run `f` and pass its outcome to `call`'s Promise; never rejects. */
@@ -253,6 +242,9 @@ class Remote {
   [asyncDispose]() {
     return this.close();
   }
+  [inspect.custom](depth, options, fmt) {
+    return shown('Remote', { project: this.project, holder: this.holder }, options, fmt);
+  }
   async schemaVersion() {
     return this.#r.schemaVersion();
   }
@@ -286,11 +278,11 @@ class Remote {
   /** Push a session while this process writes it: its lease is taken on a
    *  connection of its own (BUSY while another holder has it), then what its
    *  log gained is pushed every `intervalMs` (10 ms to a third of the lease
-   *  time; default 200) and the lease renewed, on a thread of its own, so an
+   *  time; default `defaults.pushIntervalMs`) and the lease renewed, on a thread of its own, so an
    *  append never waits for the network. `stop()` pushes the rest and gives
    *  the lease back. */
   async pushInBackground(sessionId, options) {
-    const intervalMs = options?.intervalMs ?? 200;
+    const intervalMs = options?.intervalMs ?? defaults.pushIntervalMs;
     if (!Number.isInteger(intervalMs) || intervalMs < 0 || intervalMs > 0xffffffff) {
       throw invalid(`option \`intervalMs\` must be an integer of milliseconds, not ${describe(intervalMs)}`);
     }
@@ -308,6 +300,9 @@ class BackgroundPush {
   /** Bytes of the session's log the remote holds, as of the last push. */
   get pushed() {
     return this.#p.pushed;
+  }
+  [inspect.custom](depth, options, fmt) {
+    return shown('BackgroundPush', { pushed: this.pushed }, options, fmt);
   }
   /** Push what the log holds now and wait for it; BUSY once the lease was
    *  taken over by another holder. */
@@ -369,6 +364,9 @@ class Follower {
   /** True once `close()` was called. */
   get closed() {
     return this.#f.closed;
+  }
+  [inspect.custom](depth, options, fmt) {
+    return shown('Follower', { offset: this.offset }, options, fmt);
   }
   /** With `{ signal }`, an abort rejects the wait at once with the signal's
    *  reason (and ends it on the follower's thread within half a second); lines it
@@ -532,6 +530,11 @@ class Subagent {
   get closed() {
     return this.#a.closed;
   }
+  [inspect.custom](depth, options, fmt) {
+    const fields = { id: this.id, sessionId: this.sessionId };
+    if (this.closed) fields.closed = true;
+    return shown('Subagent', fields, options, fmt);
+  }
   /** Release the sidechain's lock, once the calls made before it are done. */
   async close() {
     await this.#q.run(() => this.#a.close());
@@ -540,10 +543,10 @@ class Subagent {
     return this.close();
   }
   async append(message) {
-    return this.#q.append(encObject(message, 'message'), 1, true);
+    return this.#q.append(`[${encObject(message, 'message')}]`, true);
   }
   async appendBatch(messages) {
-    return this.#q.append(encArray(messages, 'messages'), messages.length, false);
+    return this.#q.append(encArray(messages, 'messages'), false);
   }
   async finish(result, failed = false) {
     const r = enc(result, 'result');
@@ -581,6 +584,16 @@ class Session {
   [asyncDispose]() {
     return this.close();
   }
+  [inspect.custom](depth, options, fmt) {
+    let title;
+    try {
+      title = this.info().entry.title ?? null;
+    } catch {
+      // Closed: its entry is no longer this handle's to show.
+      return shown('Session', { id: this.id, closed: true }, options, fmt);
+    }
+    return shown('Session', { id: this.id, title }, options, fmt);
+  }
   /** The session's info as of the calls completed so far (synchronous). */
   info() {
     return parse(this.#s.info());
@@ -603,10 +616,10 @@ class Session {
     return this.#run(() => this.#s.lastSnapshot());
   }
   async append(message) {
-    return this.#q.append(encObject(message, 'message'), 1, true);
+    return this.#q.append(`[${encObject(message, 'message')}]`, true);
   }
   async appendBatch(messages) {
-    return this.#q.append(encArray(messages, 'messages'), messages.length, false);
+    return this.#q.append(encArray(messages, 'messages'), false);
   }
   async updateState(state) {
     const t = encObject(state, 'state');
@@ -708,19 +721,19 @@ class Session {
     const id = str(messageId, 'messageId');
     return parse(await this.#run(() => this.#s.rewindPlan(id)));
   }
-  async rewindPreview(messageId, mode) {
+  async rewindPreview(messageId, mode = defaults.rewindMode) {
     const id = str(messageId, 'messageId');
     const m = str(mode, 'mode');
     return parse(await this.#run(() => this.#s.rewindPreview(id, m)));
   }
-  async rewind(messageId, mode, { force = false } = {}) {
+  async rewind(messageId, mode = defaults.rewindMode, { force = false } = {}) {
     const id = str(messageId, 'messageId');
     const m = str(mode, 'mode');
     const f = bool(force, 'force');
     return parse(await this.#run(() => this.#s.rewind(id, m, f)));
   }
   /** Rewind to before the `turns`-th latest user input (1: the latest turn). */
-  async rewindTurns(turns = 1, mode = 'conversation', { force = false } = {}) {
+  async rewindTurns(turns = defaults.rewindTurns, mode = defaults.rewindTurnsMode, { force = false } = {}) {
     const n = count(turns, 'turns');
     const m = str(mode, 'mode');
     const f = bool(force, 'force');
@@ -780,7 +793,7 @@ class Store {
    *  (default $SESSIONKIT_HOME, else ~/.sessionkit), `durability`,
    *  `maxSessions` (default 0: keep all), `trashGraceSecs`, `blobThreshold`,
    *  `maxRecordBytes`; unknown keys reject. */
-  static async open(projectRoot = '.', options) {
+  static async open(projectRoot = defaults.project, options) {
     const opts = encOptions(options);
     return new Store(await native.openStore(str(projectRoot, 'projectRoot'), opts));
   }
@@ -789,6 +802,11 @@ class Store {
   }
   get projectCode() {
     return this.#st.projectCode;
+  }
+  [inspect.custom](depth, options, fmt) {
+    const fields = { projectCode: this.projectCode };
+    if (this.closed) fields.closed = true;
+    return shown('Store', fields, options, fmt);
   }
   /** Forget the store (sessions already open stay open). */
   async close() {
@@ -870,7 +888,7 @@ class Store {
   logPath(sessionId) {
     return this.#st.logPath(str(sessionId, 'sessionId'));
   }
-  async exportSession(sessionId, format) {
+  async exportSession(sessionId, format = defaults.exportFormat) {
     return this.#st.exportSession(str(sessionId, 'sessionId'), str(format, 'format'));
   }
   async branchFileHistory(sessionId, snapshot) {
@@ -1166,4 +1184,32 @@ function poolRoundTrip() {
   return native.poolRoundTrip();
 }
 
-module.exports = { Store, Remote, Follower, BackgroundPush, Session, SessionView, Subagent, ErrorCode, errorKinds, version, projectCode, conversationSessionId, poolRoundTrip, importTranscripts, listAllSessions, nextChannelVersion };
+module.exports = {
+  Store,
+  Remote,
+  Follower,
+  BackgroundPush,
+  Session,
+  SessionView,
+  Subagent,
+  ErrorCode,
+  errorKinds,
+  SessionkitError: errors.SessionkitError,
+  NotFoundError: errors.NotFoundError,
+  BusyError: errors.BusyError,
+  ConflictError: errors.ConflictError,
+  InvalidInputError: errors.InvalidInputError,
+  CorruptError: errors.CorruptError,
+  IoError: errors.IoError,
+  UnsupportedError: errors.UnsupportedError,
+  InternalError: errors.InternalError,
+  enums,
+  defaults,
+  version,
+  projectCode,
+  conversationSessionId,
+  poolRoundTrip,
+  importTranscripts,
+  listAllSessions,
+  nextChannelVersion,
+};

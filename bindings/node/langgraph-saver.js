@@ -18,7 +18,7 @@
 // `@langchain/langgraph-checkpoint`: its default serde then revives LangChain
 // objects (messages) as the classes the rest of the program uses.
 
-const { Store, nextChannelVersion } = require('./index.js');
+const { Store, nextChannelVersion, InvalidInputError, UnsupportedError } = require('./index.js');
 
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 
@@ -103,7 +103,7 @@ function defineSessionkitSaver(checkpoint) {
     async putWrites(config, writes, taskId, taskPath) {
       const c = required(config, 'put writes');
       if (c.checkpoint_id === undefined || c.checkpoint_id === null) {
-        throw new Error('sessionkit: cannot put writes: config.configurable.checkpoint_id is missing');
+        throw new InvalidInputError('sessionkit: cannot put writes: config.configurable.checkpoint_id is missing');
       }
       const dumped = await Promise.all(
         writes.map(async ([channel, value]) => ({ channel, value: await this.#dump(value) })),
@@ -178,7 +178,7 @@ function defineSessionkitSaver(checkpoint) {
     async #dumpMetadata(metadata) {
       const [type, bytes] = await this.serde.dumpsTyped(metadata);
       if (type !== 'json') {
-        throw new Error(`sessionkit: the serde dumps metadata as ${JSON.stringify(type)}: the saver stores metadata as JSON`);
+        throw new UnsupportedError(`sessionkit: the serde dumps metadata as ${JSON.stringify(type)}: the saver stores metadata as JSON`);
       }
       return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
     }
@@ -222,10 +222,10 @@ function defineSessionkitSaver(checkpoint) {
 function required(config, what) {
   const c = config?.configurable;
   if (c === undefined || c === null) {
-    throw new Error(`sessionkit: cannot ${what}: the config has no \`configurable\``);
+    throw new InvalidInputError(`sessionkit: cannot ${what}: the config has no \`configurable\``);
   }
   if (c.thread_id === undefined || c.thread_id === null) {
-    throw new Error(
+    throw new InvalidInputError(
       `sessionkit: cannot ${what}: config.configurable.thread_id is missing ` +
         '(run the graph with { configurable: { thread_id } })',
     );

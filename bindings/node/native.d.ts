@@ -98,6 +98,13 @@ export declare class NativeSession {
   lastSnapshot(): Promise<string | null>
   append(message: string): Promise<string>
   appendBatch(messages: string): Promise<string>
+  /**
+   * Append groups of messages in one write (`groups`: each group's JSON
+   * array text), each group checked by the core as if appended alone;
+   * the core's result per group as JSON text (`[{"ok": [...]} |
+   * {"error": {code, message, errno}}, ...]`).
+   */
+  appendGroups(groups: Array<string>): Promise<string>
   updateState(state: string): Promise<string>
   patchMessage(messageId: string, patch: string): Promise<void>
   setHead(messageId?: string | undefined | null): Promise<void>
@@ -226,6 +233,13 @@ export declare class NativeSubagent {
   get sessionId(): string
   append(message: string): Promise<string>
   appendBatch(messages: string): Promise<string>
+  /**
+   * Append groups of messages in one write (`groups`: each group's JSON
+   * array text), each group checked by the core as if appended alone;
+   * the core's result per group as JSON text (`[{"ok": [...]} |
+   * {"error": {code, message, errno}}, ...]`).
+   */
+  appendGroups(groups: Array<string>): Promise<string>
   finish(result: string, failed: boolean): Promise<void>
   read(): Promise<NativeView>
 }
@@ -244,6 +258,12 @@ export declare class NativeView {
 
 /** The session id that holds the conversation `conversation_id` (FORMAT.md §3.3). */
 export declare function conversationSessionId(conversationId: string): string
+
+/**
+ * The core's table of enum names and defaults as JSON text (`{"enums":
+ * {...}, "defaults": {...}}`), which `index.js` takes its values from.
+ */
+export declare function defaults(): string
 
 /**
  * The core's table of error kinds as JSON text: `[code, name, description]`
@@ -281,6 +301,13 @@ export declare function poolRoundTrip(): Promise<void>
 
 /** The directory name of a project under `<home>/projects/`. */
 export declare function projectCode(canonicalRoot: string): string
+
+/**
+ * Register the function that makes the package's errors (`index.js` calls
+ * it once, when it loads): `{ make(code, message, errno) }`. The object is
+ * kept for the life of the environment.
+ */
+export declare function setErrorFactory(factory: { make(code: string, message: string, errno: number | null): Error }): void
 
 /** Checkpoints as JSON text, and the bytes of their values. */
 export interface StoredCheckpoints {

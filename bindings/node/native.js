@@ -8,6 +8,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { errorFor } = require('./errors.js');
 
 const SCOPE = '@sessionkit/';
 const REPOSITORY = 'https://github.com/sessionkit/sessionkit';
@@ -96,19 +97,19 @@ function load() {
   }
 
   const where = `${process.platform}, ${process.arch}${lib ? `, ${lib}` : ''}`;
-  const err = new Error(
+  const err = errorFor(
+    'UNSUPPORTED',
     `sessionkit: no native addon loads on this platform (${where}: ${name}).\n` +
       tried.map((t) => `- ${t}\n`).join('') +
       `Prebuilt addons are published for ${PREBUILT.join(', ')}. Elsewhere, build it from ` +
       `source (with a Rust toolchain): git clone ${REPOSITORY}; cd sessionkit/bindings/node; ` +
       'npm install; npm run build; then install that directory in your app ' +
       '(npm install /path/to/sessionkit/bindings/node).',
-    cause ? { cause } : undefined,
+    null,
+    cause,
   );
-  // Of the core's error kinds (errorKinds in index.js), UNSUPPORTED is for
-  // what this installation cannot do; INTERNAL is for sessionkit's bugs.
-  err.code = 'UNSUPPORTED';
-  err.errno = null;
+  // Of the core's error kinds (errors.js), UNSUPPORTED is for what this
+  // installation cannot do; INTERNAL is for sessionkit's bugs.
   throw err;
 }
 

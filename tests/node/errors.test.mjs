@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { errorKinds } from 'sessionkit';
+import * as sessionkit from 'sessionkit';
+import { SessionkitError, errorKinds } from 'sessionkit';
 
 import { freshStore, here, snapshotTree } from './helpers.mjs';
 
@@ -34,6 +35,9 @@ async function rejectsWith(f, code, what) {
   await assert.rejects(p, (e) => {
     assert.ok(e instanceof Error, `${what}: not an Error`);
     assert.equal(e.code, code, `${what}: ${e.message}`);
+    assert.ok(e instanceof SessionkitError, `${what}: not a SessionkitError`);
+    assert.equal(e.constructor.code, code, `${what}: a ${e.constructor.name}, not the class of ${code}`);
+    assert.equal(sessionkit[e.constructor.name], e.constructor, `${what}: its class is exported`);
     assert.ok('errno' in e, `${what}: no errno`);
     return true;
   });
@@ -182,10 +186,12 @@ test('where no addon is built or published, loading throws UNSUPPORTED naming th
       '-e',
       `Object.defineProperty(process, 'platform', { value: ${JSON.stringify(platform)} });
        Object.defineProperty(process, 'arch', { value: ${JSON.stringify(arch)} });
-       try { require(${JSON.stringify(native)}); } catch (e) { console.log(JSON.stringify([e.code, e.errno, e.message])); }`,
+       const { UnsupportedError } = require(${JSON.stringify(path.join(path.dirname(native), 'errors.js'))});
+       try { require(${JSON.stringify(native)}); } catch (e) { console.log(JSON.stringify([e.code, e.errno, e.message, e instanceof UnsupportedError])); }`,
     ]).toString();
-    const [code, errno, message] = JSON.parse(out);
+    const [code, errno, message, classed] = JSON.parse(out);
     assert.equal(code, 'UNSUPPORTED', message);
+    assert.equal(classed, true, 'an UnsupportedError');
     assert.equal(errno, null);
     assert.match(message, new RegExp(`on this platform \\(${platform}, ${arch}.*: ${name}\\)`));
     assert.match(message, new RegExp(`@sessionkit/${name}: no such package`));

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { Store } from 'sessionkit';
+import { ConflictError, InvalidInputError, Store } from 'sessionkit';
 
 import { freshStore } from './helpers.mjs';
 
@@ -99,9 +99,11 @@ test('a message the core refuses rejects its own call only; the others land in o
     ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'rejected', 'fulfilled'],
   );
   assert.equal(results[8].reason.code, 'CONFLICT', results[8].reason.message);
+  assert.ok(results[8].reason instanceof ConflictError);
   await assert.rejects(s.appendBatch([]), { code: 'INVALID_INPUT' }, 'alone too');
   for (const i of [2, 3, 5, 7]) {
     assert.equal(results[i].reason.code, 'INVALID_INPUT', results[i].reason.message);
+    assert.ok(results[i].reason instanceof InvalidInputError, results[i].reason.message);
   }
   assert.equal(results[1].value.content, 'a');
   assert.deepEqual(results[6].value.map((m) => m.content), ['d1', 'd2']);

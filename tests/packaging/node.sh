@@ -160,7 +160,7 @@ platform_tgz="$dist/sessionkit-$platform-$version.tgz"
 [ -f "$main_tgz" ] && [ -f "$platform_tgz" ] || fail "npm pack made $(ls "$dist")"
 
 main_files="$(tar -tzf "$main_tgz" | sed 's|^package/||' | LC_ALL=C sort | tr '\n' ' ')"
-want="LICENSE-APACHE LICENSE-MIT README.md index.d.mts index.d.ts index.js index.mjs langgraph-saver.js langgraph.d.mts langgraph.d.ts langgraph.js langgraph.mjs native.d.ts native.js openai-agents.d.mts openai-agents.d.ts openai-agents.js openai-agents.mjs package.json "
+want="LICENSE-APACHE LICENSE-MIT README.md errors.js index.d.mts index.d.ts index.js index.mjs langgraph-saver.js langgraph.d.mts langgraph.d.ts langgraph.js langgraph.mjs native.d.ts native.js openai-agents.d.mts openai-agents.d.ts openai-agents.js openai-agents.mjs package.json "
 [ "$main_files" = "$want" ] || fail "the main tarball holds: $main_files; expected: $want"
 check "npm pack: $(basename "$main_tgz") holds the entry points, their .d.ts and .d.mts, native.js, the licences (no addon, no build script)"
 platform_files="$(tar -tzf "$platform_tgz" | sed 's|^package/||' | LC_ALL=C sort | tr '\n' ' ')"

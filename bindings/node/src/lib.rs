@@ -94,9 +94,41 @@ pub(crate) fn job_as<T: Send + 'static, J: ToNapiValue + TypeName>(
     })
 }
 
-/// The JavaScript `Error` for a core error: `code` is the kind's name,
-/// `errno` the OS error number or `null`.
+/// The package's error classes, as `index.js` registers them once per
+/// environment (`setErrorFactory`): an object whose `make(code, message,
+/// errno)` returns the error of the class for `code`.
+struct ErrorFactory(ObjectRef<false>);
+
+/// `make(code, message, errno)`: the factory's function.
+type MakeError<'env> =
+    Function<'env, FnArgs<(&'static str, &'env str, Option<i32>)>, Unknown<'env>>;
+
+/// Register the function that makes the package's errors (`index.js` calls
+/// it once, when it loads): `{ make(code, message, errno) }`. The object is
+/// kept for the life of the environment.
+#[napi(
+    ts_args_type = "factory: { make(code: string, message: string, errno: number | null): Error }"
+)]
+pub fn set_error_factory(env: Env, factory: ObjectRef<false>) -> Result<()> {
+    env.set_instance_data(ErrorFactory(factory), (), |_| {})
+}
+
+/// The JavaScript error for a core error: an instance of the package's class
+/// for its kind when `index.js` registered them, else an `Error`; `code` is
+/// the kind's name, `errno` the OS error number or `null`.
 pub(crate) fn js_error(env: &Env, kind: ErrorKind, message: &str, errno: Option<i32>) -> Error {
+    let classed = (|| -> napi::Result<Option<Error>> {
+        let Some(factory) = env.get_instance_data::<ErrorFactory>()? else {
+            return Ok(None);
+        };
+        let holder = factory.0.get_value(env)?;
+        let make: MakeError = holder.get_named_property("make")?;
+        let e = make.call((kind.name(), message, errno).into())?;
+        Ok(Some(Error::from(e)))
+    })();
+    if let Ok(Some(e)) = classed {
+        return e;
+    }
     let made = (|| -> napi::Result<Error> {
         let mut obj = env.create_error(Error::new(Status::GenericFailure, message.to_owned()))?;
         obj.set_named_property("code", kind.name())?;
@@ -218,6 +250,13 @@ pub fn error_kinds() -> String {
         .map(|k| (k.code(), k.name(), k.description()))
         .collect();
     serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into())
+}
+
+/// The core's table of enum names and defaults as JSON text (`{"enums":
+/// {...}, "defaults": {...}}`), which `index.js` takes its values from.
+#[napi]
+pub fn defaults() -> String {
+    sessionkit::defaults_json()
 }
 
 /// A diagnostic: a task that does nothing, run on the libuv pool. Its Promise

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use sessionkit::{CompactionPolicy, ModelViewOptions, RewindMode};
+use sessionkit::{CompactionPolicy, Message, ModelViewOptions, RewindMode};
 
 use crate::view::{pages, NativeView, Pages};
 use crate::{job, job_as, parse_arg, parse_objects, sync_error, text, Handle, Job};
@@ -62,6 +62,39 @@ fn ids_of(ids: &str, name: &str) -> sessionkit::Result<Vec<String>> {
             sessionkit::type_name(&other)
         ))),
     }
+}
+
+/// The groups' texts parsed, each on its own: a group that is not an array
+/// of objects gets its own INVALID_INPUT in the results, in its place, and
+/// is not handed to the core (as the core leaves out a group it refuses).
+fn append_groups(
+    groups: Vec<String>,
+    append: impl FnOnce(Vec<Vec<Value>>) -> sessionkit::Result<Vec<sessionkit::Result<Vec<Message>>>>,
+) -> sessionkit::Result<String> {
+    let mut parsed = Vec::with_capacity(groups.len());
+    let mut refused = Vec::with_capacity(groups.len());
+    for g in &groups {
+        match parse_objects(g, "messages", true) {
+            Ok(ms) => {
+                parsed.push(ms);
+                refused.push(None);
+            }
+            Err(e) => refused.push(Some(e)),
+        }
+    }
+    let mut appended = append(parsed)?.into_iter();
+    let results: Vec<_> = refused
+        .into_iter()
+        .map(|r| match r {
+            Some(e) => Err(e),
+            None => appended.next().unwrap_or_else(|| {
+                Err(sessionkit::Error::Internal(
+                    "a group without a result".into(),
+                ))
+            }),
+        })
+        .collect();
+    Ok(sessionkit::group_results_json(&results))
 }
 
 #[napi]
@@ -140,6 +173,15 @@ impl NativeSession {
             let ms = parse_objects(&messages, "messages", true)?;
             Ok(sessionkit::to_json_array(&s.append_batch(ms)?))
         })
+    }
+
+    /// Append groups of messages in one write (`groups`: each group's JSON
+    /// array text), each group checked by the core as if appended alone;
+    /// the core's result per group as JSON text (`[{"ok": [...]} |
+    /// {"error": {code, message, errno}}, ...]`).
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn append_groups(&self, groups: Vec<String>) -> Str {
+        self.call(move |s| append_groups(groups, |gs| s.append_groups(gs)))
     }
 
     #[napi(ts_return_type = "Promise<string>")]
@@ -419,6 +461,15 @@ impl NativeSubagent {
             let ms = parse_objects(&messages, "messages", true)?;
             Ok(sessionkit::to_json_array(&a.append_batch(ms)?))
         })
+    }
+
+    /// Append groups of messages in one write (`groups`: each group's JSON
+    /// array text), each group checked by the core as if appended alone;
+    /// the core's result per group as JSON text (`[{"ok": [...]} |
+    /// {"error": {code, message, errno}}, ...]`).
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn append_groups(&self, groups: Vec<String>) -> Str {
+        self.call(move |a| append_groups(groups, |gs| a.append_groups(gs)))
     }
 
     #[napi(ts_return_type = "Promise<void>")]

@@ -3,8 +3,8 @@
 // index.d.ts and openai-agents.d.ts, while check.mts takes the `import` one
 // (index.d.mts). Both must type a user's code alike.
 import sessionkit = require('sessionkit');
-import { ErrorCode, Store } from 'sessionkit';
-import type { Message, Session, SessionkitError } from 'sessionkit';
+import { BusyError, ErrorCode, SessionkitError, Store } from 'sessionkit';
+import type { Message, Session, SessionEntry, TreeNode } from 'sessionkit';
 import { SessionkitSession } from 'sessionkit/openai-agents';
 import type { AgentInputItem } from '@openai/agents';
 
@@ -13,12 +13,18 @@ export async function usage(dir: string): Promise<string> {
   const same: typeof Store = sessionkit.Store;
   const s: Session = await store.createSession({ title: 'typed' });
   const m: Message = await s.append({ role: 'user', content: 'hi' });
+  const tree: TreeNode[] = await (await s.read()).tree();
+  const entries: SessionEntry[] = await store.listSessions();
+  void tree, entries;
   await s.close();
   try {
-    await store.openSession('missing');
+    await store.openSession(s.id);
   } catch (e) {
-    if ((e as SessionkitError).code === ErrorCode.NOT_FOUND) return m.id;
+    if (e instanceof BusyError) return e.code;
+    if (e instanceof SessionkitError && e.code === ErrorCode.NOT_FOUND) return m.id;
   }
+  // @ts-expect-error options are closed: a misspelt option is an error
+  await store.createSession({ titel: 'x' });
   const agents = new SessionkitSession({ sessionId: 'a', project: dir });
   const items: AgentInputItem[] = await agents.getItems();
   await agents.close();
