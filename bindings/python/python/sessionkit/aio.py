@@ -533,6 +533,7 @@ class Follower:
         self._offset = offset
         self._closed = False
         self._pending: concurrent.futures.Future[list[bytes]] | None = None
+        self._waiting = False
 
     @property
     def blocking(self) -> _SyncFollower:
@@ -560,18 +561,26 @@ class Follower:
         line: the next call hands out what it had got."""
         if self._closed:
             raise InvalidInputError("the follower is closed")
+        if self._waiting:
+            raise InvalidInputError("the follower is already waiting in another next_lines")
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + max(timeout, 0.0)
-        while True:
-            if self._pending is None:
+        deadline = loop.time() + timeout
+        # A bad timeout goes to the sync follower as it is, which says why.
+        wait = timeout if not timeout >= 0 else min(timeout, _FOLLOW_WAIT)
+        self._waiting = True
+        try:
+            while True:
+                if self._pending is None:
+                    self._pending = self._serial.submit(functools.partial(self._wait, wait))
+                # Shielded: a cancelled caller leaves the wait to finish, and
+                # its lines to the next call.
+                lines = await asyncio.shield(asyncio.wrap_future(self._pending))
+                self._pending = None
+                if lines or loop.time() >= deadline or self._closed:
+                    return lines
                 wait = min(max(deadline - loop.time(), 0.0), _FOLLOW_WAIT)
-                self._pending = self._serial.submit(lambda: self._wait(wait))
-            # Shielded: a cancelled caller leaves the wait to finish, and its
-            # lines to the next call.
-            lines = await asyncio.shield(asyncio.wrap_future(self._pending))
-            self._pending = None
-            if lines or loop.time() >= deadline or self._closed:
-                return lines
+        finally:
+            self._waiting = False
 
     def __aiter__(self) -> AsyncIterator[list[bytes]]:
         return self
@@ -587,8 +596,9 @@ class Follower:
         """End the iteration (after the wait in progress, at most
         half a second). Twice does nothing."""
         self._closed = True
-        if self._pending is not None:
-            await asyncio.shield(asyncio.wrap_future(self._pending))
+        pending = self._pending
+        if pending is not None:
+            await asyncio.shield(asyncio.wrap_future(pending))
 
     async def __aenter__(self: _H) -> _H:
         return self
