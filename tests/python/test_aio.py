@@ -58,11 +58,11 @@ def test_the_loop_runs_while_a_call_waits_for_a_lock(home: Path, project: Path) 
     sync_store = sessionkit.Store(project, home=home, busy_timeout_ms=30_000)
     with sync_store.create_session() as created:
         sid = created.id
-    holder = sync_store.open_session(sid)
 
     async def main() -> None:
         store = aio.Store.wrap(sync_store)
         async with await store.open_shared(sid) as shared:
+            holder = sync_store.open_session(sid)
             with Ticker() as ticker:
                 append = asyncio.ensure_future(shared.append({"role": "user", "content": "after"}))
                 while ticker.ticks < 50:
@@ -111,11 +111,9 @@ def test_one_handles_calls_keep_their_order(store: sessionkit.Store) -> None:
                 *(s.append({"role": "user", "content": f"{i}"}) for i in range(60))
             )
             assert [m["content"] for m in await s.active_path()] == [f"{i}" for i in range(60)]
-            # A read started after appends sees them.
-            appends = [asyncio.ensure_future(s.append({"role": "assistant", "content": "late"}))]
-            view = await s.read()
+            # A read started after an append sees it, however the two are awaited.
+            _, view = await asyncio.gather(s.append({"role": "assistant", "content": "late"}), s.read())
             assert (await view.info())["messageCount"] == 61
-            await asyncio.gather(*appends)
 
     run(main())
 
@@ -213,10 +211,10 @@ def test_a_call_cancelled_before_it_starts_never_runs(home: Path, project: Path)
     sync_store = sessionkit.Store(project, home=home, busy_timeout_ms=30_000)
     with sync_store.create_session() as created:
         sid = created.id
-    holder = sync_store.open_session(sid)
 
     async def main() -> None:
         async with await aio.Store.wrap(sync_store).open_shared(sid) as shared:
+            holder = sync_store.open_session(sid)
             first = asyncio.ensure_future(shared.append({"role": "user", "content": "first"}))
             second = asyncio.ensure_future(shared.append({"role": "user", "content": "second"}))
             await asyncio.sleep(0.05)  # the first waits for the lock; the second is queued
