@@ -57,8 +57,10 @@ _S = TypeVar("_S")
 _S_co = TypeVar("_S_co", covariant=True)
 _H = TypeVar("_H")
 
-_POOL = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="sessionkit-aio")
-"""The threads every handle's calls run on."""
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="sessionkit-aio")
+"""The threads every handle's calls run on (made as needed). More than
+asyncio's default, because a call may wait for a lock (a shared writer, up to
+its busy timeout) that another handle's queued call is about to release."""
 
 _BATCH = 256
 """Messages an async view iterator fetches per trip to a worker thread."""
