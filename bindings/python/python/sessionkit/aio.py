@@ -5,8 +5,10 @@ Each handle here wraps the synchronous handle of the same name and runs its
 calls on worker threads (where the native core releases the GIL), one call of
 a handle at a time, in the order the calls were started: two appends started
 one after the other land in that order, whatever the event loop does
-meanwhile. Calls on different handles run side by side. A handle may be used
-from any event loop and any thread.
+meanwhile. A call starts when its coroutine first runs: awaited, or in
+``asyncio.gather``, in the order given; a task from ``create_task`` starts
+when the loop next runs it. Calls on different handles run side by side. A
+handle may be used from any event loop and any thread.
 
 Constructing a :class:`Store` or a :class:`Remote` does no I/O: the store is
 opened (its directory created) or the database connected by the first call,

@@ -62,7 +62,7 @@ import threading
 import time
 import uuid
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 try:
     from agents.memory.session_settings import (
@@ -131,7 +131,7 @@ class SessionkitSession:
         home: str | os.PathLike[str] | None = None,
         durability: Durability | str | None = None,
         model_view: bool = False,
-        session_settings: SessionSettings | dict[str, Any] | None = None,
+        session_settings: SessionSettings | dict[str, object] | None = None,
         store: aio.Store | _SyncStore | None = None,
     ) -> None:
         # First, as SQLiteSession does: bad settings open nothing.
