@@ -237,6 +237,11 @@ def test_typed_results_and_handles(store: sessionkit.Store) -> None:
         entries: list[sessionkit.SessionEntry] = await astore.list_sessions()
         assert {e.id for e in entries} == {s.id, fork.id}
         assert stored["role"] == "user"
+        # The sync handles' properties are coroutines here.
+        assert await s.shared() is False and (await s.entry()).id == s.id
+        assert await s.path() == store.log_path(s.id)
+        assert await (await s.read()).message_count() == 1
+        assert await astore.project_code() == store.project_code
         assert s.blocking is not None and s.id in repr(s)
         await fork.aclose()
         await s.aclose()
@@ -295,3 +300,15 @@ def test_a_follower_is_an_async_iterator(tmp_path: Path) -> None:
             await s.aclose()
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    "name", ["Store", "Session", "SessionView", "Subagent", "Remote", "BackgroundPush", "Follower"]
+)
+def test_every_sync_method_and_property_has_its_async_twin(name: str) -> None:
+    sync_names = {n for n in dir(getattr(sessionkit, name)) if not n.startswith("_")}
+    async_names = {n for n in dir(getattr(aio, name)) if not n.startswith("_")}
+    # close() is aclose() here.
+    assert sync_names - {"close"} <= async_names, sorted(sync_names - async_names)
+    if "close" in sync_names:
+        assert "aclose" in async_names

@@ -45,11 +45,11 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from types import TracebackType
-from typing import Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from . import _api
 from ._native import Follower as _SyncFollower
-from ._types import Durability, Message
+from ._types import Durability, Message, SessionEntry
 from .errors import InvalidInputError
 
 _P = ParamSpec("_P")
@@ -256,6 +256,24 @@ class SessionView(_Opened[_api.SessionView]):
     def __aiter__(self) -> AsyncIterator[Message]:
         return self.iter_active_path()
 
+    # The sync view's properties, as coroutines.
+
+    async def head(self) -> str | None:
+        """The head message id; None before the first message."""
+        return await self._run(lambda: self._sync.head)
+
+    async def header(self) -> dict[str, Any] | None:
+        """The log's ``session`` header record; None for a plain transcript."""
+        return await self._run(lambda: self._sync.header)
+
+    async def message_count(self) -> int:
+        """How many messages the log holds, on every branch."""
+        return await self._run(lambda: self._sync.message_count)
+
+    async def report(self) -> dict[str, Any]:
+        """What reading found: skipped lines, a torn tail, broken chains."""
+        return await self._run(lambda: self._sync.report)
+
 
 # -- writers ---------------------------------------------------------------------
 
@@ -351,9 +369,35 @@ class Session(_Writer[_api.Session]):
         """The session id."""
         return self._sync.id
 
+    # The sync session's properties, as coroutines.
+
     async def head(self) -> str | None:
         """The current head message id."""
         return await self._run(lambda: self._sync.head)
+
+    async def shared(self) -> bool:
+        """Whether this handle is a shared writer."""
+        return await self._run(lambda: self._sync.shared)
+
+    async def path(self) -> str:
+        """The path of the session's log."""
+        return await self._run(lambda: self._sync.path)
+
+    async def open_report(self) -> dict[str, Any]:
+        """What opening found: skipped lines, a torn tail, broken chains."""
+        return await self._run(lambda: self._sync.open_report)
+
+    async def entry(self) -> SessionEntry:
+        """The session's index entry as this writer knows it."""
+        return await self._run(lambda: self._sync.entry)
+
+    async def pruned(self) -> list[str]:
+        """Sessions removed from the project when this one was created."""
+        return await self._run(lambda: self._sync.pruned)
+
+    async def fsync_count(self) -> int:
+        """How many times this handle fsynced its log."""
+        return await self._run(lambda: self._sync.fsync_count)
 
     # The OpenAI Responses items of the session (the OpenAI Agents adapter's
     # storage): the sync Session does not have them publicly yet.
@@ -478,6 +522,20 @@ class Store(_Handle[_api.Store]):
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open" if self._sync is not None else "not opened yet"
         return f"<sessionkit.aio.Store {self._project!r} ({state})>"
+
+    # The sync store's properties, as coroutines (they open the store).
+
+    async def dir(self) -> str:
+        """The directory holding this project's session logs."""
+        return await self._run(lambda: self._sync_handle().dir)
+
+    async def project_root(self) -> str:
+        """The canonical project root."""
+        return await self._run(lambda: self._sync_handle().project_root)
+
+    async def project_code(self) -> str:
+        """The project's directory name under ``<home>/projects/``."""
+        return await self._run(lambda: self._sync_handle().project_code)
 
     info = _Forward(_api.Store.info)
     log_path = _Forward(_api.Store.log_path)
