@@ -86,21 +86,21 @@ def test_pop_and_clear_rewrite_nothing_and_stay_recoverable(tmp_path: Path) -> N
     async def main() -> None:
         with adapter(tmp_path) as s:
             await s.add_items(ITEMS[:4])
-            log = Path(s.store.log_path(s.session_id))
+            log = Path(await s.store.log_path(s.session_id))
             size = log.stat().st_size
             before = log.read_bytes()
             await s.pop_item()
             await s.clear_session()
             assert log.read_bytes().startswith(before) and log.stat().st_size > size
-            view = s.session.read()
-            assert view.message_count == 4
-            leaf = max(view.branches(), key=lambda b: b["length"])["leafId"]
-            s.session.resume_at(leaf)
+            view = await s.session.read()
+            assert (await view.info())["messageCount"] == 4
+            leaf = max(await view.branches(), key=lambda b: b["length"])["leafId"]
+            await s.session.resume_at(leaf)
             assert await s.get_items() == ITEMS[:4]
             await s.erase()
             assert await s.get_items() == []
-            assert s.session.read().message_count == 0
-            assert s.store.session_ids() == ["chat-1"]
+            assert (await (await s.session.read()).info())["messageCount"] == 0
+            assert await s.store.session_ids() == ["chat-1"]
 
     asyncio.run(main())
 
@@ -151,15 +151,16 @@ def test_close_twice_async_with_and_a_closed_session(tmp_path: Path) -> None:
     async def main() -> None:
         async with adapter(tmp_path) as s:
             await s.add_items(ITEMS[:1])
-        assert s.session.closed
+        assert s.closed and s.session.closed
         s.close()  # twice: nothing happens
         await s.__aexit__(None, None, None)
+        await s.aclose()
         # Closed is closed, even for nothing to add (as SQLiteSession's add_items([])).
         calls: list[Callable[[], Awaitable[object]]] = [
             lambda: s.add_items([]), lambda: s.add_items(ITEMS[:1]), s.get_items, s.pop_item,
         ]
         for call in calls:
-            with pytest.raises(sessionkit.SessionkitError, match="closed"):
+            with pytest.raises(sessionkit.InvalidInputError, match="closed"):
                 await call()
         # The lock went with the close: a new adapter opens the session.
         async with adapter(tmp_path) as again:
@@ -167,8 +168,16 @@ def test_close_twice_async_with_and_a_closed_session(tmp_path: Path) -> None:
         # async with closes on an exception too, and lets it through.
         with pytest.raises(KeyError):
             async with adapter(tmp_path) as failing:
+                await failing.get_items()
                 raise KeyError("boom")
-        assert failing.session.closed
+        assert failing.closed and failing.session.closed
+        # Closed before any use: nothing is opened, and every call says closed.
+        unused = adapter(tmp_path)
+        await unused.aclose()
+        with pytest.raises(sessionkit.InvalidInputError, match="closed"):
+            await unused.get_items()
+        with pytest.raises(sessionkit.InvalidInputError, match="not open yet"):
+            unused.session
 
     asyncio.run(main())
 
@@ -218,16 +227,16 @@ def test_sessions_show_in_the_index_and_can_be_compacted_forked_rewound(tmp_path
             await s.add_items(ITEMS[:4])
             await s.add_items([{"role": "user", "content": "And tomorrow?"},
                                {"role": "assistant", "content": "Rain."}])
-            entry = s.store.session_entry("chat-1")
+            entry = await s.store.session_entry("chat-1")
             assert entry.title == "Weather in Paris?" and entry.message_count == 6
             fork = await s.fork(title="what if")
             assert await fork.get_items() == await s.get_items()
             await fork.add_items([{"role": "user", "content": "only in the fork"}])
             assert len(await s.get_items()) == 6
             fork.close()
-            plan = s.session.select_compaction(1, keep_last_turns=1, summary_tokens=1)
+            plan = await s.session.select_compaction(1, keep_last_turns=1, summary_tokens=1)
             assert plan is not None
-            s.session.apply_compaction(plan["replaces"], "Asked about the weather in Paris.")
+            await s.session.apply_compaction(plan["replaces"], "Asked about the weather in Paris.")
             items = await s.get_items()
             assert items[0] == {"role": "system", "content": "Asked about the weather in Paris."}
             assert items[-2:] == [{"role": "user", "content": "And tomorrow?"},
@@ -371,3 +380,31 @@ def test_a_run_killed_with_sigkill_loses_no_acknowledged_item(tmp_path: Path) ->
             return await s.get_items()
 
     assert asyncio.run(reopen())[: len(acknowledged)] == acknowledged
+
+
+def test_the_constructor_does_no_io(tmp_path: Path) -> None:
+    project = tmp_path / "not-yet"
+    home = tmp_path / "home-not-yet"
+
+    async def main() -> None:
+        for session_id in ("chat-1", None):
+            s = SessionkitSession(session_id, project=project, home=home)
+            async with s:
+                assert not project.exists() and not home.exists()
+                assert "not opened yet" in repr(s)
+        project.mkdir()
+        s = SessionkitSession("chat-1", project=project, home=home)
+        assert not home.exists()
+        # The first call opens the store and the session, on a thread.
+        assert await s.get_items() == []
+        assert home.is_dir()
+        await s.add_items(ITEMS[:1])
+        await s.aclose()
+        # A fresh id is a valid session id of the core, kept as it is.
+        async with SessionkitSession(None, project=project, home=home) as fresh:
+            await fresh.add_items(ITEMS[:1])
+            assert sessionkit.conversation_session_id(fresh.session_id) == fresh.session_id
+            ids = await fresh.store.session_ids()
+        assert sorted(ids) == sorted(["chat-1", fresh.session_id])
+
+    asyncio.run(main())

@@ -29,6 +29,13 @@ The protocol's small print, as the SDK's own ``SQLiteSession`` has it:
 - ``close()`` twice does nothing; ``async with`` closes the session off the
   event loop.
 
+Nothing touches the disk on the event loop: the adapter is built on
+:mod:`sessionkit.aio`. Constructing it does no I/O at all (bad settings are
+still refused there); the store and the session are opened by the first call
+that needs them (or :meth:`SessionkitSession.open`), on a worker thread.
+Closing is ``aclose()`` or ``async with``; a plain ``close()`` (it waits for
+the index entry's flush) stays for synchronous code.
+
 Concurrency, as the SDK's own stores allow it: any number of
 ``SessionkitSession`` objects, in any number of threads and worker processes,
 may work on one conversation. Each is a *shared writer*
@@ -36,7 +43,8 @@ may work on one conversation. Each is a *shared writer*
 moment (waiting up to the store's busy timeout, 5 s, before ``BusyError``),
 first reads what the others added, and lands whole after them; ``pop_item`` and
 ``clear_session`` act on the newest item whoever added it. Reads take no lock.
-Calls run off the event loop, in ``asyncio.to_thread``, with the GIL released.
+The calls of one ``SessionkitSession`` run in the order they were started, from
+any event loop or thread.
 
 Any ``session_id`` string (up to 1,024 UTF-8 bytes: ``"user@example.com"``,
 ``"tenant/123"``) is accepted and kept as ``session_id``; the store files it
@@ -49,10 +57,12 @@ unless its host opts in to a limit.
 
 from __future__ import annotations
 
-import asyncio
 import os
+import threading
+import time
+import uuid
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 try:
     from agents.memory.session_settings import (
@@ -66,21 +76,39 @@ except ImportError as e:  # pragma: no cover - depends on the environment
         'pip install "sessionkit[openai-agents]"'
     ) from e
 
-from .._api import Session, Store
+from .. import aio
+from .._api import Store as _SyncStore
 from .._types import Durability, RewindMode
+from ..errors import InvalidInputError
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
 
+def _new_session_id() -> str:
+    """A fresh UUIDv7 (the core's form of a session id), made without I/O."""
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (
+        (ms & ((1 << 48) - 1)) << 80
+        | 0x7 << 76
+        | ((rand >> 62) & 0xFFF) << 64
+        | 0b10 << 62
+        | (rand & ((1 << 62) - 1))
+    )
+    return str(uuid.UUID(int=value))
+
+
 class SessionkitSession:
     """An OpenAI Agents SDK session stored by sessionkit.
 
-    ``session_id=None`` creates a new session; a given id (any string) that
-    does not exist yet is created; an existing one is opened. Any number of
-    instances may work on one id, in any threads and processes. ``project`` picks
-    the project store (the directory whose sessions these are) and ``home``
-    the sessionkit home (default ``$SESSIONKIT_HOME``, else ``~/.sessionkit``).
+    ``session_id=None`` makes a new session id; a given id (any string) that
+    does not exist yet is created on first use; an existing one is opened. Any
+    number of instances may work on one id, in any threads and processes.
+    ``project`` picks the project store (the directory whose sessions these
+    are) and ``home`` the sessionkit home (default ``$SESSIONKIT_HOME``, else
+    ``~/.sessionkit``); ``store`` (a :class:`sessionkit.aio.Store` or a
+    :class:`sessionkit.Store`) is used instead when given.
 
     ``model_view=True`` makes ``get_items`` return the model view instead of
     the raw history: compaction applied, and a ``limit`` that never cuts a tool
@@ -88,6 +116,8 @@ class SessionkitSession:
 
     ``session_settings`` (a ``SessionSettings`` or a dict of its fields) holds
     the default ``limit`` of ``get_items``.
+
+    The constructor does no I/O: the first call opens the session.
     """
 
     session_id: str
@@ -101,8 +131,8 @@ class SessionkitSession:
         home: str | os.PathLike[str] | None = None,
         durability: Durability | str | None = None,
         model_view: bool = False,
-        session_settings: SessionSettings | dict[str, Any] | None = None,
-        store: Store | None = None,
+        session_settings: SessionSettings | dict[str, object] | None = None,
+        store: aio.Store | _SyncStore | None = None,
     ) -> None:
         # First, as SQLiteSession does: bad settings open nothing.
         settings = (
@@ -110,29 +140,66 @@ class SessionkitSession:
             if session_settings is not None
             else SessionSettings()
         )
-        self.store = store if store is not None else Store(project, home=home, durability=durability)
-        """The sessionkit store holding the session."""
-        if session_id is None:
-            # A fresh id from the core, then shared like any other.
-            fresh = self.store.create_session()
-            session_id = fresh.id
-            fresh.close()
-        self.session: Session = self.store.open_conversation(session_id)
-        """The sessionkit session (a shared writer), for everything beyond the
-        SDK's protocol."""
-        self.session_id = session_id
+        if store is None:
+            store = aio.Store(project, home=home, durability=durability)
+        elif isinstance(store, _SyncStore):
+            store = aio.Store.wrap(store)
+        self.store: aio.Store = store
+        """The sessionkit store holding the session (opened on first use)."""
+        self.session_id = session_id if session_id is not None else _new_session_id()
         self.session_settings = settings
         self.model_view = model_view
+        self._session: aio.Session | None = None
+        self._closed = False
+        self._lock = threading.Lock()
 
     @classmethod
-    def _wrap(cls, session: Session, like: SessionkitSession) -> SessionkitSession:
+    def _wrap(cls, session: aio.Session, like: SessionkitSession) -> SessionkitSession:
         new = cls.__new__(cls)
-        new.store = session.store
-        new.session = session
+        new.store = like.store
+        new._session = session
+        new._closed = False
+        new._lock = threading.Lock()
         new.session_id = session.id
         new.session_settings = like.session_settings
         new.model_view = like.model_view
         return new
+
+    def _open_on_thread(self) -> aio.Session:
+        # Runs on the store's worker thread, whose calls take turns: the
+        # first call opens, the others find it open.
+        with self._lock:
+            if self._closed:
+                raise InvalidInputError(f"SessionkitSession {self.session_id!r} is closed")
+            if self._session is None:
+                sync = self.store._sync_handle().open_conversation(self.session_id)
+                self._session = aio.Session(sync)
+            return self._session
+
+    async def open(self) -> aio.Session:
+        """The sessionkit session (a shared writer), opened on a worker thread
+        by the first call that needs it: for everything beyond the SDK's
+        protocol."""
+        session = self._session
+        if session is not None:
+            return session
+        return await self.store._run(self._open_on_thread)
+
+    @property
+    def session(self) -> aio.Session:
+        """The sessionkit session, once a call opened it (:meth:`open` opens
+        it); ``InvalidInputError`` before."""
+        session = self._session
+        if session is None:
+            raise InvalidInputError(
+                f"SessionkitSession {self.session_id!r} is not open yet: await its open()"
+            )
+        return session
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`aclose` or :meth:`close` was called."""
+        return self._closed
 
     # -- the SDK's Session protocol ------------------------------------------------
 
@@ -142,23 +209,26 @@ class SessionkitSession:
         limit = resolve_session_limit(limit, self.session_settings)
         if limit is not None and limit < 0:
             limit = None
-        native = self.session._native
-        items = await asyncio.to_thread(native.responses_items, limit, self.model_view)
-        return items  # type: ignore[no-any-return]
+        session = await self.open()
+        items = await session.responses_items(limit, self.model_view)
+        return cast("list[TResponseInputItem]", items)
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append the items in one write; durable when this returns."""
-        await asyncio.to_thread(self.session._native.append_responses_items, items)
+        session = await self.open()
+        await session.append_responses_items(cast("list[object]", items))
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Move the head back over the latest item and return it (None if empty)."""
-        item = await asyncio.to_thread(self.session._native.pop_responses_item)
-        return item  # type: ignore[no-any-return]
+        session = await self.open()
+        item = await session.pop_responses_item()
+        return cast("TResponseInputItem | None", item)
 
     async def clear_session(self) -> None:
         """Empty what ``get_items`` returns; the items stay recoverable in the
         log until the session is deleted (see :meth:`erase`)."""
-        await asyncio.to_thread(self.session.set_head, None)
+        session = await self.open()
+        await session.set_head(None)
 
     # -- beyond the protocol --------------------------------------------------------
 
@@ -166,22 +236,40 @@ class SessionkitSession:
         """Delete the session's log, sidecars and file history for good, and
         start it again empty under the same id. Large items stored as blobs are
         freed by the store's next ``gc`` once 15 minutes old."""
-        self.session = await asyncio.to_thread(self.session.erase)
+        session = await self.open()
+        self._session = await session.erase()
 
     async def fork(self, *, title: str | None = None) -> SessionkitSession:
         """A new session holding the same items, open for writing (a branch to
         try something without touching this one)."""
-        fork = await asyncio.to_thread(self.session.fork, title=title)
+        session = await self.open()
+        fork = await session.fork(title=title)
         return SessionkitSession._wrap(fork, self)
 
     async def rewind(self, turns: int = 1) -> None:
         """Go back to before the ``turns``-th latest user input: the turn and
         everything after it leave the history (they stay in the log)."""
-        await asyncio.to_thread(self.session.rewind_turns, turns, RewindMode.CONVERSATION)
+        session = await self.open()
+        await session.rewind_turns(turns, RewindMode.CONVERSATION)
+
+    async def aclose(self) -> None:
+        """Release the session (its index entry flushed), off the event loop,
+        after the calls started before. Closing twice does nothing; a closed
+        adapter that was never used opens nothing."""
+        with self._lock:
+            self._closed = True
+            session = self._session
+        if session is not None:
+            await session.aclose()
 
     def close(self) -> None:
-        """Release the session's lock. Closing twice does nothing."""
-        self.session.close()
+        """:meth:`aclose` for synchronous code: waits for the index entry's
+        flush on the calling thread."""
+        with self._lock:
+            self._closed = True
+            session = self._session
+        if session is not None:
+            session.blocking.close()
 
     async def __aenter__(self) -> SessionkitSession:
         return self
@@ -192,8 +280,7 @@ class SessionkitSession:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        # Closing flushes the index entry: disk work, kept off the event loop.
-        await asyncio.to_thread(self.close)
+        await self.aclose()
 
     def __enter__(self) -> SessionkitSession:
         return self
@@ -207,7 +294,8 @@ class SessionkitSession:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<SessionkitSession {self.session_id}>"
+        state = "closed" if self._closed else "open" if self._session is not None else "not opened yet"
+        return f"<SessionkitSession {self.session_id!r} ({state})>"
 
 
 __all__ = ["SessionkitSession"]
