@@ -740,6 +740,19 @@ export interface TransferReport {
 }
 
 /** A project's sessions shared through PostgreSQL (docs/DISTRIBUTED.md). */
+/** A checkpoint as `checkpointSummaries` lists it: without its values. */
+export interface CheckpointSummary {
+  ns: string;
+  id: string;
+  parentId: string | null;
+  ts: string | null;
+  metadata: { [key: string]: Json };
+  /** The channels holding a value at this checkpoint. */
+  channels: string[];
+  /** How many writes are pending on it. */
+  writes: number;
+}
+
 export declare class Remote {
   private constructor();
   readonly project: string;
@@ -990,7 +1003,8 @@ export declare class Session {
   /** Report what the agent is doing; the session's entry after it. */
   updateState(state: StateUpdate): Promise<SessionEntry>;
   patchMessage(messageId: string, patch: { [key: string]: Json }): Promise<void>;
-  setHead(messageId?: string | null): Promise<void>;
+  /** `null`: before the first message (the next append starts a new root). */
+  setHead(messageId: string | null): Promise<void>;
   resumeAt(messageId: string): Promise<void>;
   rename(title: string): Promise<SessionEntry>;
   sync(): Promise<void>;
@@ -1093,6 +1107,8 @@ export declare class Store {
   addMemory(name: string, content: string, options?: MemoryOptions): Promise<MemoryEntry>;
   updateMemory(name: string, content: string, options?: MemoryOptions): Promise<MemoryEntry>;
   deleteMemory(name: string, options?: MemoryOptions): Promise<void>;
+  /** The directory holding the memories of `options.scope` (no disk access). */
+  memoryPath(options?: MemoryOptions): string;
   listMemories(options?: MemoryOptions): Promise<MemoryEntry[]>;
   readMemory(name: string, options?: MemoryOptions): Promise<string>;
   /** Store a LangGraph checkpoint of thread `threadId` (an id that exists is replaced). */
@@ -1104,6 +1120,9 @@ export declare class Store {
   /** Checkpoints, newest first. */
   checkpointList(options?: CheckpointListOptions): Promise<CheckpointRecord[]>;
   /** Move the thread's session to the trash (restorable until purged). */
+  /** The checkpoints session `sessionId` holds (a checkpointer's thread),
+   *  without their values, oldest first in each namespace. */
+  checkpointSummaries(sessionId: string): Promise<CheckpointSummary[]>;
   checkpointDeleteThread(threadId: string): Promise<void>;
   /** Copy every checkpoint, write and value of `source` into thread `target`. */
   checkpointCopyThread(source: string, target: string): Promise<void>;

@@ -969,6 +969,10 @@ class Store {
     await this.#st.memoryDelete(memoryScope(options), str(name, 'name'));
   }
   /** The memories of the scope (`project`, the default, or `user`), by name. */
+  /** The directory holding the memories of `options.scope` (no disk access). */
+  memoryPath(options) {
+    return this.#st.memoryPath(memoryScope(options));
+  }
   async listMemories(options) {
     return parse(await this.#st.memoryList(memoryScope(options)));
   }
@@ -1056,6 +1060,11 @@ class Store {
     return parse(json).map((r) => storedRecord(r, buffers));
   }
   /** Move the thread's session to the trash (restorable until purged). */
+  /** The checkpoints session `sessionId` holds (a checkpointer's thread),
+   *  without their values, oldest first in each namespace. */
+  async checkpointSummaries(sessionId) {
+    return parse(await this.#st.checkpointSummaries(str(sessionId, 'sessionId')));
+  }
   async checkpointDeleteThread(threadId) {
     await this.#st.checkpointDeleteThread(str(threadId, 'threadId'));
   }

@@ -154,6 +154,8 @@ export declare class NativeStore {
   checkpointGet(threadId: string, ns: string, checkpointId?: string | undefined | null): Promise<StoredCheckpoints>
   /** `query`: `{threadId, ns, checkpointId, filter, before, limit}`, each optional. */
   checkpointList(query: string): Promise<StoredCheckpoints>
+  /** The checkpoints a session holds, without their values (JSON text). */
+  checkpointSummaries(sessionId: string): Promise<string>
   checkpointDeleteThread(threadId: string): Promise<void>
   checkpointCopyThread(source: string, target: string): Promise<void>
   checkpointPrune(threadIds: Array<string>, strategy: string): Promise<void>
@@ -208,6 +210,8 @@ export declare class NativeStore {
   sessionIds(): Promise<string[]>
   /** Where a session's log is (no disk access; the id is validated). */
   logPath(sessionId: string): string
+  /** The directory holding the memories of `scope` (no disk access). */
+  memoryPath(scope: string): string
   exportSession(sessionId: string, format: string): Promise<string>
   branchFileHistory(sessionId: string, snapshot: string): Promise<void>
   createSession(options?: string | undefined | null): Promise<NativeSession>

@@ -258,3 +258,26 @@ test('retention is opt-in: listTrash and restoreSession bring a pruned session b
   assert.equal(report.trashPurged.length, 51);
   assert.deepEqual(await now.listTrash(), []);
 });
+
+test('checkpointSummaries lists a thread without its values; memoryPath names the directory', async () => {
+  const { store, home } = await freshStore();
+  await store.checkpointPut('thread-1', {
+    ns: '',
+    checkpoint: { v: 1, id: 'cp-1', ts: '2026-01-01T00:00:00Z', channel_versions: { messages: '1' } },
+    metadata: { source: 'input', step: -1 },
+    values: [{ channel: 'messages', version: '1', value: { type: 'json', bytes: Buffer.from('[]') } }],
+  });
+  const threads = (await store.listSessions()).map((e) => e.id);
+  assert.equal(threads.length, 1);
+  const [summary] = await store.checkpointSummaries(threads[0]);
+  assert.equal(summary.id, 'cp-1');
+  assert.deepEqual(summary.channels, ['messages']);
+  assert.equal(summary.writes, 0);
+  const session = await store.createSession();
+  assert.deepEqual(await store.checkpointSummaries(session.id), []);
+  await session.close();
+  assert.ok(store.memoryPath({ scope: 'user' }).startsWith(home));
+  assert.notEqual(store.memoryPath(), store.memoryPath({ scope: 'user' }));
+  assert.throws(() => store.memoryPath({ scope: 'team' }), /team/);
+  await store.close();
+});

@@ -246,6 +246,12 @@ impl NativeStore {
         })
     }
 
+    /// The checkpoints a session holds, without their values (JSON text).
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn checkpoint_summaries(&self, session_id: String) -> AsyncTask<Job<String, String>> {
+        self.call(move |s| text(&s.checkpoint_summaries(&session_id)?))
+    }
+
     #[napi(ts_return_type = "Promise<void>")]
     pub fn checkpoint_delete_thread(&self, thread_id: String) -> AsyncTask<Job<(), ()>> {
         self.call(move |s| s.checkpoint_delete_thread(&thread_id))

@@ -221,6 +221,15 @@ impl NativeStore {
             .map_err(|e| sync_error(&env, &e))
     }
 
+    /// The directory holding the memories of `scope` (no disk access).
+    #[napi]
+    pub fn memory_path(&self, env: Env, scope: String) -> Result<String> {
+        self.h
+            .with(|s| Ok(s.memory_path(sessionkit::MemoryScope::parse(&scope)?)))
+            .map(|p| p.to_string_lossy().into_owned())
+            .map_err(|e| sync_error(&env, &e))
+    }
+
     #[napi(ts_return_type = "Promise<string>")]
     pub fn export_session(
         &self,
