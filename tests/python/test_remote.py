@@ -65,7 +65,8 @@ def test_push_then_pull_is_byte_identical_and_pulls_only_new_lines(machines: Mac
         listed = rb.list()
         assert [r["id"] for r in listed] == [s.id]
         assert listed[0]["pushedBytes"] == total
-        assert listed[0]["entry"]["title"] == "Summarise the build log"
+        entry = listed[0]["entry"]
+        assert entry is not None and entry["title"] == "Summarise the build log"
 
         pulled = rb.pull(s.id)
         assert (pulled["from"], pulled["to"]) == (0, total)
@@ -155,7 +156,7 @@ def test_bad_input_is_refused_with_what_was_wrong(machines: Machines) -> None:
     with pytest.raises(sessionkit.NotFoundError):
         rb.pull("0190a4b0-0000-7000-8000-000000000000")
     with pytest.raises(sessionkit.InvalidInputError, match="lease"):
-        rb.release({"sessionId": "x", "token": "not a number"})
+        rb.release({"sessionId": "x", "token": "not a number"})  # type: ignore[typeddict-item]
     with pytest.raises(sessionkit.InvalidInputError, match="lease time"):
         remote(m, m.b, "ci", ttl_ms=0)
 

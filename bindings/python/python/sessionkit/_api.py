@@ -142,7 +142,7 @@ class Store:
         deterministic: dict[str, int] | None = None,
         busy_timeout_ms: int | None = None,
     ) -> None:
-        opts: JsonObject = {}
+        opts: dict[str, object] = {}
         if home is not None:
             opts["home"] = _path(home)
         if durability is not None:
@@ -156,7 +156,7 @@ class Store:
         if max_record_bytes is not None:
             opts["maxRecordBytes"] = max_record_bytes
         if deterministic is not None:
-            opts["deterministic"] = dict(deterministic)
+            opts["deterministic"] = deterministic
         if busy_timeout_ms is not None:
             opts["busyTimeoutMs"] = busy_timeout_ms
         self._native = _native.Store(_path(project), opts)
@@ -349,7 +349,7 @@ class Store:
         if sources is not None:
             options["sources"] = [_enum(SettingSource, x, "sources").value for x in sources]
         if overrides is not None:
-            options["overrides"] = dict(overrides)
+            options["overrides"] = _obj(overrides)
         return self._native.settings(options)
 
     def set_setting(self, source: SettingSource | str, key: str, value: object) -> SettingsWrite:
@@ -568,6 +568,14 @@ class SessionView:
         return self._native.records()
 
 
+def _obj(value: object) -> object:
+    """A dict of a mapping that is not one; anything else is handed on for
+    the native side to convert or refuse."""
+    if isinstance(value, Mapping) and not isinstance(value, dict):
+        return dict(value)
+    return value
+
+
 def _list(items: object) -> object:
     """A list of ``items`` when it is an iterable other than a str or a
     mapping; anything else is handed on for the native side to refuse."""
@@ -595,7 +603,7 @@ class _Writer:
 
         One ``write(2)``: once it returns, a killed process has lost nothing.
         """
-        return self._native.append(message)
+        return self._native.append(_obj(message))
 
     def append_batch(self, messages: Iterable[MessageInput]) -> list[Message]:
         """Append messages in one write: all of them, or nothing if one is invalid."""
@@ -610,7 +618,7 @@ class _Writer:
         error of the write itself (or a closed handle) is raised."""
         arg: object = groups
         if not isinstance(groups, (str, bytes, Mapping)):
-            arg = [_list(g) for g in groups]
+            arg = [[_obj(m) for m in g] if isinstance(g, list) else _list(g) for g in groups]
         text = self._native.append_groups(arg)
         results: list[GroupResult] = []
         for r in json.loads(text):
@@ -704,11 +712,11 @@ class Session(_Writer):
     def update_state(self, state: Mapping[str, object]) -> SessionEntry:
         """Update host-reported state (``status``, reasons, ``lastToolCall``,
         ``activeTokens``, ``childProcesses``, ``title``)."""
-        return _entry(self._native.update_state(dict(state)))
+        return _entry(self._native.update_state(_obj(state)))
 
     def patch_message(self, message_id: str, patch: Mapping[str, object]) -> None:
         """Change fields of a stored message (an RFC 7396 merge patch)."""
-        self._native.patch_message(message_id, patch)
+        self._native.patch_message(message_id, _obj(patch))
 
     def set_head(self, message_id: str | None) -> None:
         """Move the head (None: before the first message). The old branch stays."""
@@ -767,10 +775,10 @@ class Session(_Writer):
         }
         return self._native.select_compaction(policy)
 
-    def apply_compaction(self, replaces: list[str], summary: MessageInput) -> Message:
+    def apply_compaction(self, replaces: list[str], summary: str | MessageInput) -> Message:
         """Replace ``replaces`` by ``summary`` in the model's view; returns the
         summary message. Nothing is rewritten: the old messages stay in the log."""
-        return self._native.apply_compaction(replaces, summary)
+        return self._native.apply_compaction(replaces, _obj(summary))
 
     # -- subagents --------------------------------------------------------------
 
@@ -778,7 +786,7 @@ class Session(_Writer):
         self, agent_id: str | None = None, meta: Mapping[str, object] | None = None
     ) -> Subagent:
         """Start a subagent: its own sidechain log, open for writing."""
-        return Subagent(self._native.spawn_subagent(agent_id, meta))
+        return Subagent(self._native.spawn_subagent(agent_id, _obj(meta)))
 
     def open_subagent(self, agent_id: str) -> Subagent:
         """Reopen a subagent for writing."""
@@ -788,7 +796,7 @@ class Session(_Writer):
 
     def user_input(self, message: MessageInput) -> Message:
         """Append a user message, snapshotting the tracked files first."""
-        return self._native.user_input(message)
+        return self._native.user_input(_obj(message))
 
     def track_read(self, paths: Iterable[StrPath]) -> None:
         """Record that the agent's tools read these files."""

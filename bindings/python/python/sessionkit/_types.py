@@ -26,8 +26,33 @@ lists and dicts of these."""
 JsonObject: TypeAlias = dict[str, JsonValue]
 """A JSON object: a dict with str keys."""
 
-Message: TypeAlias = dict[str, JsonValue]
-"""A message as stored: a plain dict whose unknown fields come back as given."""
+
+
+Message = TypedDict(
+    "Message",
+    {
+        "id": str,
+        "type": NotRequired[str],  # "message" on lines the library wrote
+        "parentId": NotRequired[Union[str, None]],
+        "sessionId": NotRequired[str],
+        "role": NotRequired[str],
+        "timestamp": NotRequired[str],
+        "content": NotRequired[JsonValue],
+        "contentParams": NotRequired[JsonValue],
+        "messageParams": NotRequired[Union[JsonObject, None]],
+        "visible": NotRequired[bool],
+        "compacted": NotRequired[bool],
+        "checkpointHash": NotRequired[Union[str, None]],
+        "meta": NotRequired[Union[JsonObject, None]],
+        "agentId": NotRequired[str],
+        "contentBlob": NotRequired[JsonObject],
+        "contentParamsBlob": NotRequired[JsonObject],
+        "import": NotRequired[JsonObject],
+    },
+)
+"""A message as stored (docs/FORMAT.md §6.2), a plain dict with the fields the
+format defines. Fields it does not define are kept and come back as given;
+read them through ``cast(JsonObject, message)``."""
 
 MessageInput: TypeAlias = Mapping[str, object]
 """A message to append: any mapping of str keys to JSON-able values (dicts,
