@@ -157,8 +157,7 @@ impl Store {
         let path = arg_str(py, task_path, "task_path")?;
         let w = self::writes(py, writes)?;
         detach(py, || {
-            store
-                .checkpoint_put_writes(&thread, &ns, &cp, &task, &path, w)
+            store.checkpoint_put_writes(&thread, &ns, &cp, &task, &path, w)
         })
     }
 
@@ -174,9 +173,7 @@ impl Store {
         let thread = arg_str(py, thread_id, "thread_id")?;
         let ns = arg_str(py, ns, "ns")?;
         let cp = opt_str(py, checkpoint_id, "checkpoint_id")?;
-        let t = detach(py, || {
-            store.checkpoint_get(&thread, &ns, cp.as_deref())
-        })?;
+        let t = detach(py, || store.checkpoint_get(&thread, &ns, cp.as_deref()))?;
         t.map(|t| tuple_py(py, &t)).transpose()
     }
 
@@ -269,8 +266,7 @@ impl Store {
         let cp = opt_str(py, checkpoint_id, "checkpoint_id")?;
         let channels = strings(py, channels, "channels")?;
         let hs = detach(py, || {
-            store
-                .checkpoint_delta_history(&thread, &ns, cp.as_deref(), &channels)
+            store.checkpoint_delta_history(&thread, &ns, cp.as_deref(), &channels)
         })?;
         let out = pyo3::types::PyDict::new(py);
         for h in hs {
@@ -449,9 +445,7 @@ impl Store {
         let store = self.open(py)?;
         let dir = arg_str(py, dir, "dir")?;
         let opts = self::options(py, options, "options", InstructionOptions::from_json)?;
-        let v = detach(py, || {
-            store.instructions(std::path::Path::new(&dir), &opts)
-        })?;
+        let v = detach(py, || store.instructions(std::path::Path::new(&dir), &opts))?;
         to_py(py, &v)
     }
 
