@@ -5,6 +5,7 @@ homes stand for two machines on one real server (``SESSIONKIT_TEST_PG``, which
 from __future__ import annotations
 
 import os
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -200,3 +201,47 @@ def test_a_background_push_keeps_up_with_the_writer_and_hands_the_lease_back(mac
         rb.pull(s.id)
         assert log_bytes(m.b, s.id) == log_bytes(m.a, s.id)
         rb.release(rb.acquire(s.id))
+
+
+@needs_server
+def test_remote_handles_close_iterate_and_never_block_on_offset(machines: Machines) -> None:
+    m = machines
+    with remote(m, m.a, "laptop") as ra, remote(m, m.b, "ci") as rb:
+        assert m.project in repr(ra) and "laptop" in repr(ra)
+        with m.a.create_session() as s:
+            s.append({"role": "user", "content": "first"})
+            ra.push(s.id)
+            with rb.follow(s.id, 0) as follower:
+                assert s.id in repr(follower)
+                before = follower.next_lines(0)
+                assert b"first" in before[-1]
+                assert follower.offset == sum(map(len, before)) == len(log_bytes(m.a, s.id))
+                # A waiting next_lines holds neither the GIL nor the offset:
+                # the offset is read while it still waits.
+                waiter = threading.Thread(target=follower.next_lines, args=(3,))
+                waiter.start()
+                time.sleep(0.3)
+                offsets = [follower.offset for _ in range(100)]
+                assert waiter.is_alive()
+                waiter.join()
+                assert offsets == [sum(map(len, before))] * 100
+                with pytest.raises(sessionkit.InvalidInputError, match="start"):
+                    rb.follow(s.id, -1)
+                s.append({"role": "assistant", "content": "second"})
+                with ra.push_in_background(s.id, interval=0.02) as pusher:
+                    assert s.id in repr(pusher)
+                    pusher.flush()
+                got: list[bytes] = []
+                for lines in follower:
+                    got.extend(lines)
+                    if b"second" in lines[-1]:
+                        follower.close()
+                assert follower.offset == len(log_bytes(m.a, s.id))
+            assert follower.closed
+            pusher.close()  # stopped already: closing again does nothing
+            with pytest.raises(sessionkit.InvalidInputError, match="closed"):
+                follower.next_lines(0)
+    assert ra.closed and "closed" in repr(ra)
+    ra.close()
+    with pytest.raises(sessionkit.InvalidInputError, match="closed"):
+        ra.list()
