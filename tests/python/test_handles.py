@@ -144,6 +144,12 @@ def test_responses_items_on_the_public_session(store: sessionkit.Store) -> None:
         lambda st, s: sessionkit.import_transcripts([], format="word"),
         lambda st, s: st.search("x", limit=-5),
         lambda st, s: s.spawn_subagent("a").finish("done", failed="no"),
+        lambda st, s: s.model_view(last_n=-1),
+        lambda st, s: s.select_compaction(5, keep_last_turns=-1),
+        lambda st, s: s.rewind_turns(True),
+        lambda st, s: st.doctor(repair="yes"),
+        lambda st, s: sessionkit.import_transcripts(5),  # type: ignore[arg-type]
+        lambda st, s: sessionkit.list_all_sessions(home=5),  # type: ignore[arg-type]
     ],
 )
 def test_every_bad_argument_is_invalid_input(store: sessionkit.Store, call: object) -> None:

@@ -91,7 +91,7 @@ from ._types import (
     UndoCandidate,
     ViewInfo,
 )
-from ._api import _enum
+from ._api import _enum, _path, _paths
 from .errors import (
     BusyError,
     ConflictError,
@@ -135,18 +135,18 @@ def import_transcripts(
     ``unmapped`` lines), ``messagesAdded``, ``failed``."""
     options: dict[str, object] = {}
     if project is not None:
-        options["project"] = os.fspath(project)
+        options["project"] = _path(project)
     if format is not None:
         options["from"] = _enum(ImportFormat, format, "format").value
     if home is not None:
-        options["store"] = {"home": os.fspath(home)}
-    return _native.import_transcripts([os.fspath(p) for p in paths], options)
+        options["store"] = {"home": _path(home)}
+    return _native.import_transcripts(_paths(paths), options)
 
 
 def list_all_sessions(*, home: str | os.PathLike[str] | None = None) -> list[ProjectSessions]:
     """The sessions of every project in the home: ``projectCode``,
     ``projectRoot``, ``sessions`` (index entries as dicts) and ``error``."""
-    return _native.list_all_sessions({} if home is None else {"home": os.fspath(home)})
+    return _native.list_all_sessions({} if home is None else {"home": _path(home)})
 
 
 def defaults() -> JsonObject:

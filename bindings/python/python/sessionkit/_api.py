@@ -91,7 +91,7 @@ def _path(p: StrPath) -> str:
 
 
 def _paths(paths: Iterable[StrPath]) -> object:
-    if isinstance(paths, (str, bytes)):
+    if isinstance(paths, (str, bytes)) or not isinstance(paths, Iterable):
         return paths  # refused by the native side, which says why
     return [_path(p) if isinstance(p, os.PathLike) else p for p in paths]
 
