@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import TypeVar, Union
+from typing import Generic, TypeVar, Union
 
 from . import _native
 from ._native import Session as _NativeSession
@@ -584,10 +584,13 @@ def _list(items: object) -> object:
     return list(items)
 
 
-class _Writer:
+_N = TypeVar("_N", _NativeSession, _NativeSubagent)
+
+
+class _Writer(Generic[_N]):
     """What a session and a subagent share: a lock held until closed."""
 
-    _native: _NativeSession | _NativeSubagent
+    _native: _N
 
     def close(self) -> None:
         """Release the lock (a session flushes its index entry first). Closing
@@ -634,7 +637,7 @@ class _Writer:
         return SessionView(self._native.read())
 
 
-class Session(_Writer):
+class Session(_Writer[_NativeSession]):
     """A session open for writing. Holds the session's exclusive lock until it is
     closed: use it as a context manager (``with store.create_session() as s:``).
 
@@ -890,7 +893,7 @@ class Session(_Writer):
         return self._native.pop_responses_item()
 
 
-class Subagent(_Writer):
+class Subagent(_Writer[_NativeSubagent]):
     """A subagent's sidechain, open for writing; a context manager like
     :class:`Session`. Thread-safe."""
 
