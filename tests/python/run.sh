@@ -3,7 +3,7 @@
 # wheel built as a release builds them, into $CARGO_TARGET_DIR/dist/python, and
 # that wheel installed into a virtualenv under the cargo target directory; then
 # pytest (with LangGraph's checkpointer conformance suite), the OpenAI Agents
-# SDK's session tests and `mypy --strict`.
+# SDK's session tests, `mypy --strict`, and mypy and pyright on a typed user program.
 # The wheel is built from the sdist, the way pip builds it for a user whom no
 # wheel fits, so one release build proves both: the sdist builds, and the wheel
 # is an abi3 manylinux2014 x86_64 wheel, linked by zig against glibc 2.17
@@ -29,10 +29,11 @@ for env in "$venv" "$tools"; do
 done
 pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
 # The versions the suite is tested with.
+# pyright (which fetches its own Node.js on first use) checks the typed user program.
 # pytest-asyncio runs the SDK's async tests (the version the SDK's uv.lock pins).
 # LangGraph: the checkpointer's protocol, its conformance suite and real graphs;
 # its SQLite and PostgreSQL savers for bindings/python/bench/langgraph_bench.py.
-"${pip[@]}" install pytest==9.2.0 mypy==2.4.1 openai-agents==0.24.0 pytest-asyncio==1.4.0 \
+"${pip[@]}" install pytest==9.2.0 mypy==2.4.1 pyright==1.1.414 openai-agents==0.24.0 pytest-asyncio==1.4.0 \
     langgraph-checkpoint==4.3.2 langgraph-checkpoint-conformance==0.0.2 langgraph==1.2.24 \
     langgraph-checkpoint-sqlite==3.1.2 langgraph-checkpoint-postgres==3.2.0 "psycopg[binary]==3.3.9"
 # ziglang is the linker and C compiler for glibc 2.17; auditwheel judges the wheel.
@@ -113,3 +114,6 @@ cd "$root/tests/python"
 bash "$root/tests/python/sdk/run.sh" "$venv/bin/python"
 "$venv/bin/python" -m mypy --strict --no-incremental \
     "$root/bindings/python/python/sessionkit" "$root/tests/python"
+# A user program that uses the results without casts, as mypy and pyright see it.
+"$venv/bin/python" -m mypy --strict --no-incremental "$root/tests/python/typed_user.py"
+"$venv/bin/pyright" --pythonpath "$venv/bin/python" "$root/tests/python/typed_user.py"

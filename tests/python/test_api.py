@@ -6,6 +6,7 @@ import asyncio
 import json
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,10 +40,11 @@ def test_messages_round_trip_unknown_fields_as_plain_dicts(store: sessionkit.Sto
     }
     with store.create_session() as s:
         stored = s.append(odd)
-        assert {k: stored[k] for k in odd} == odd
+        plain: dict[str, object] = dict(stored)
+        assert {k: plain[k] for k in odd} == odd
         assert stored["sessionId"] == s.id and stored["parentId"] is None
         datetime.fromisoformat(stored["timestamp"].replace("Z", "+00:00"))
-    got = store.read_session(s.id).active_path()[0]
+    got: dict[str, object] = dict(store.read_session(s.id).active_path()[0])
     assert {k: got[k] for k in odd} == odd
 
 
@@ -69,7 +71,8 @@ def test_stored_messages_load_as_the_stdlib_loads_their_lines(store: sessionkit.
         assert got == want
         assert list(got) == list(want)
         assert [type(v) for v in got.values()] == [type(v) for v in want.values()]
-    assert appended[0]["ints"][4] == 2**64 - 1 and str(appended[0]["floats"][1]) == "-0.0"
+    first: Any = appended[0]  # fields the format does not define
+    assert first["ints"][4] == 2**64 - 1 and str(first["floats"][1]) == "-0.0"
 
 
 def test_rewind_turns_and_erase(store: sessionkit.Store) -> None:
@@ -239,6 +242,7 @@ def test_file_history_rewind_and_restore(store: sessionkit.Store, project: Path)
         assert s.snapshot_plan(after)["files"] == []
         done = s.rewind(ask["id"], "files")
         assert notes.read_text() == "one\n"
+        assert done["undoSnapshot"] is not None
         s.restore_snapshot(done["undoSnapshot"])
         assert notes.read_text() == "one\ntwo\n"
         notes.write_text("changed outside\n")

@@ -11,6 +11,7 @@ import os
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -74,7 +75,7 @@ def ids_or_error(f: Any) -> Any:
         return {"error": kind_of(e)}
 
 
-def check_report(c: Check, at: str, report: dict[str, Any], want: dict[str, Any]) -> None:
+def check_report(c: Check, at: str, report: Mapping[str, Any], want: dict[str, Any]) -> None:
     actual = {
         "skipped": [skipped(s) for s in report["skipped"]],
         "tornTail": skipped(report["tornTail"]) if report["tornTail"] else None,
@@ -299,7 +300,7 @@ def checkpoints_read(store: sessionkit.Store, thread: str) -> dict[str, Any]:
         return hashlib.sha256(b).hexdigest()
 
     records = store._native.checkpoint_list(thread)
-    checkpoints = [
+    checkpoints: list[dict[str, object]] = [
         {
             "ns": r["ns"],
             "id": r["id"],

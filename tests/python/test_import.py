@@ -44,4 +44,4 @@ def test_import_errors_are_the_packages(project: Path, home: Path) -> None:
     junk.write_text('{"hello": 1}\n')
     report = sessionkit.import_transcripts([junk], project=project, home=home)
     assert report["sources"][0]["outcome"] == "failed"
-    assert "not recognised" in report["sources"][0]["error"]
+    assert "not recognised" in (report["sources"][0]["error"] or "")

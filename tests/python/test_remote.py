@@ -5,6 +5,7 @@ homes stand for two machines on one real server (``SESSIONKIT_TEST_PG``, which
 from __future__ import annotations
 
 import os
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -65,7 +66,8 @@ def test_push_then_pull_is_byte_identical_and_pulls_only_new_lines(machines: Mac
         listed = rb.list()
         assert [r["id"] for r in listed] == [s.id]
         assert listed[0]["pushedBytes"] == total
-        assert listed[0]["entry"]["title"] == "Summarise the build log"
+        entry = listed[0]["entry"]
+        assert entry is not None and entry["title"] == "Summarise the build log"
 
         pulled = rb.pull(s.id)
         assert (pulled["from"], pulled["to"]) == (0, total)
@@ -155,7 +157,7 @@ def test_bad_input_is_refused_with_what_was_wrong(machines: Machines) -> None:
     with pytest.raises(sessionkit.NotFoundError):
         rb.pull("0190a4b0-0000-7000-8000-000000000000")
     with pytest.raises(sessionkit.InvalidInputError, match="lease"):
-        rb.release({"sessionId": "x", "token": "not a number"})
+        rb.release({"sessionId": "x", "token": "not a number"})  # type: ignore[typeddict-item]
     with pytest.raises(sessionkit.InvalidInputError, match="lease time"):
         remote(m, m.b, "ci", ttl_ms=0)
 
@@ -199,3 +201,47 @@ def test_a_background_push_keeps_up_with_the_writer_and_hands_the_lease_back(mac
         rb.pull(s.id)
         assert log_bytes(m.b, s.id) == log_bytes(m.a, s.id)
         rb.release(rb.acquire(s.id))
+
+
+@needs_server
+def test_remote_handles_close_iterate_and_never_block_on_offset(machines: Machines) -> None:
+    m = machines
+    with remote(m, m.a, "laptop") as ra, remote(m, m.b, "ci") as rb:
+        assert m.project in repr(ra) and "laptop" in repr(ra)
+        with m.a.create_session() as s:
+            s.append({"role": "user", "content": "first"})
+            ra.push(s.id)
+            with rb.follow(s.id, 0) as follower:
+                assert s.id in repr(follower)
+                before = follower.next_lines(0)
+                assert b"first" in before[-1]
+                assert follower.offset == sum(map(len, before)) == len(log_bytes(m.a, s.id))
+                # A waiting next_lines holds neither the GIL nor the offset:
+                # the offset is read while it still waits.
+                waiter = threading.Thread(target=follower.next_lines, args=(3,))
+                waiter.start()
+                time.sleep(0.3)
+                offsets = [follower.offset for _ in range(100)]
+                assert waiter.is_alive()
+                waiter.join()
+                assert offsets == [sum(map(len, before))] * 100
+                with pytest.raises(sessionkit.InvalidInputError, match="start"):
+                    rb.follow(s.id, -1)
+                s.append({"role": "assistant", "content": "second"})
+                with ra.push_in_background(s.id, interval=0.02) as pusher:
+                    assert s.id in repr(pusher)
+                    pusher.flush()
+                got: list[bytes] = []
+                for lines in follower:
+                    got.extend(lines)
+                    if b"second" in lines[-1]:
+                        follower.close()
+                assert follower.offset == len(log_bytes(m.a, s.id))
+            assert follower.closed
+            pusher.close()  # stopped already: closing again does nothing
+            with pytest.raises(sessionkit.InvalidInputError, match="closed"):
+                follower.next_lines(0)
+    assert ra.closed and "closed" in repr(ra)
+    ra.close()
+    with pytest.raises(sessionkit.InvalidInputError, match="closed"):
+        ra.list()

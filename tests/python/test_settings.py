@@ -41,7 +41,7 @@ def test_a_malformed_file_is_reported_and_writes_refuse_it(
     s = store.settings()
     assert s["values"] == {"theme": "dark"}
     assert s["sources"][2]["status"] == "error"
-    assert "line 2, column 8" in s["sources"][2]["error"]
+    assert "line 2, column 8" in (s["sources"][2]["error"] or "")
     with pytest.raises(errors.CorruptError, match="line 2"):
         store.set_setting("local", "a", 1)
 

@@ -14,7 +14,7 @@ import sessionkit
 from conftest import run_python
 
 
-def _linear(store: sessionkit.Store, session_id: str) -> list[dict[str, Any]]:
+def _linear(store: sessionkit.Store, session_id: str) -> list[sessionkit.Message]:
     """The active path, checked to be one unbroken chain holding every message."""
     view = store.read_session(session_id)
     path = view.active_path()
@@ -71,7 +71,7 @@ def test_threads_each_with_a_handle(store: sessionkit.Store) -> None:
     path = _linear(store, sessionkit.conversation_session_id("conv:42"))
     assert len(path) == 400
     for q, a in zip(path[::2], path[1::2]):
-        assert q["content"].removesuffix(" q") == a["content"].removesuffix(" a")
+        assert str(q["content"]).removesuffix(" q") == str(a["content"]).removesuffix(" a")
 
 
 CHILD = """
@@ -102,7 +102,7 @@ def test_a_thread_and_another_process_share_a_conversation(
     child.join()
     assert result[0].returncode == 0, result[0].stderr
     path = _linear(store, mine.id)
-    assert sorted(m["content"] for m in path) == sorted(
+    assert sorted(str(m["content"]) for m in path) == sorted(
         [f"child {k}" for k in range(100)] + [f"parent {k}" for k in range(100)]
     )
 

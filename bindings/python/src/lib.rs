@@ -322,6 +322,103 @@ pub(crate) fn arg_paths(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Ve
         .collect()
 }
 
+/// An integer argument of the Rust type `T`: `InvalidInputError` naming it for
+/// anything but an int (bool included), or an int `T` cannot hold (negative,
+/// too large), where pyo3 alone would raise `TypeError` or `OverflowError`.
+pub(crate) fn arg_int<T>(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str) -> PyResult<T>
+where
+    T: for<'a, 'py> FromPyObject<'a, 'py>,
+{
+    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
+        return Err(invalid(
+            py,
+            format!(
+                "argument `{name}` must be an int, not {}",
+                value.get_type().name()?
+            ),
+        ));
+    }
+    value.extract::<T>().map_err(|_| {
+        invalid(
+            py,
+            format!(
+                "argument `{name}` is out of range: {value} (expected 0 to {})",
+                type_max::<T>()
+            ),
+        )
+    })
+}
+
+/// The largest value of an unsigned integer type, for messages.
+fn type_max<T>() -> u64 {
+    match std::mem::size_of::<T>() {
+        1 => u8::MAX.into(),
+        2 => u16::MAX.into(),
+        4 => u32::MAX.into(),
+        _ => u64::MAX,
+    }
+}
+
+/// An optional integer argument (None means absent).
+pub(crate) fn opt_int<T>(
+    py: Python<'_>,
+    value: Option<&Bound<'_, PyAny>>,
+    name: &str,
+) -> PyResult<Option<T>>
+where
+    T: for<'a, 'py> FromPyObject<'a, 'py>,
+{
+    match value {
+        Some(v) if !v.is_none() => arg_int(py, v, name).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// A bool argument: `InvalidInputError` for anything but a `bool`.
+pub(crate) fn arg_bool(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
+    match value.cast::<PyBool>() {
+        Ok(b) => Ok(b.is_true()),
+        Err(_) => Err(invalid(
+            py,
+            format!(
+                "argument `{name}` must be a bool, not {}",
+                value.get_type().name()?
+            ),
+        )),
+    }
+}
+
+/// A number of seconds (int or float, >= 0, finite).
+pub(crate) fn arg_seconds(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    name: &str,
+) -> PyResult<std::time::Duration> {
+    let secs = if value.is_instance_of::<PyBool>() {
+        None
+    } else if let Ok(f) = value.cast::<PyFloat>() {
+        Some(f.value())
+    } else if value.is_instance_of::<PyInt>() {
+        value.extract::<f64>().ok()
+    } else {
+        None
+    };
+    secs.and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| {
+            invalid(
+                py,
+                format!("argument `{name}` must be a number of seconds >= 0, not {value}"),
+            )
+        })
+}
+
+/// The core's table of enum values and defaults, as JSON text:
+/// `{"enums": {...}, "defaults": {...}}`.
+#[pyfunction]
+fn defaults() -> String {
+    sessionkit::defaults_json()
+}
+
 /// The channel version after `current` (None, a number or a version this
 /// made), for a LangGraph saver's `get_next_version`.
 #[pyfunction]
@@ -403,6 +500,7 @@ fn list_all_sessions(py: Python<'_>, options: Option<&Bound<'_, PyAny>>) -> PyRe
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(project_code, m)?)?;
     m.add_function(wrap_pyfunction!(conversation_session_id, m)?)?;
     m.add_function(wrap_pyfunction!(next_channel_version, m)?)?;

@@ -9,8 +9,8 @@ use sessionkit::{CompactionPolicy, ModelViewOptions, RewindMode};
 use crate::store::options;
 use crate::view::SessionView;
 use crate::{
-    arg_paths, arg_str, detach, dumps, error, invalid, json_py, message_py, messages_py, opt_str,
-    to_json, to_objects, to_py,
+    arg_bool, arg_int, arg_paths, arg_str, detach, dumps, error, invalid, json_py, message_py,
+    messages_py, opt_int, opt_str, to_json, to_objects, to_py,
 };
 
 /// A handle that holds a lock until it is closed: shared by any number of
@@ -150,6 +150,14 @@ impl Session {
         let ms = to_objects(py, messages, "messages")?;
         let text = self.h.call(py, |s| s.append_batch(ms))?;
         messages_py(py, &text)
+    }
+
+    /// Append groups of messages in one write; the JSON text of a result per
+    /// group (`{"ok": [messages]}` or `{"error": {code, message, errno}}`).
+    fn append_groups(&self, py: Python<'_>, groups: &Bound<'_, PyAny>) -> PyResult<String> {
+        let gs = arg_groups(py, groups)?;
+        let results = self.h.call(py, |s| s.append_groups(gs))?;
+        Ok(sessionkit::group_results_json(&results))
     }
 
     fn update_state(&self, py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -321,11 +329,13 @@ impl Session {
     fn rewind_turns(
         &self,
         py: Python<'_>,
-        turns: usize,
+        turns: &Bound<'_, PyAny>,
         mode: &Bound<'_, PyAny>,
-        force: bool,
+        force: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
+        let turns: usize = arg_int(py, turns, "turns")?;
         let mode = arg_mode(py, mode)?;
+        let force = arg_bool(py, force, "force")?;
         let v = self.h.call(py, |s| s.rewind_turns(turns, mode, force))?;
         to_py(py, &v)
     }
@@ -335,10 +345,11 @@ impl Session {
         py: Python<'_>,
         message_id: &Bound<'_, PyAny>,
         mode: &Bound<'_, PyAny>,
-        force: bool,
+        force: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let id = arg_str(py, message_id, "message_id")?;
         let mode = arg_mode(py, mode)?;
+        let force = arg_bool(py, force, "force")?;
         let v = self.h.call(py, |s| s.rewind(&id, mode, force))?;
         to_py(py, &v)
     }
@@ -353,20 +364,26 @@ impl Session {
         &self,
         py: Python<'_>,
         snapshot: &Bound<'_, PyAny>,
-        force: bool,
+        force: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let snap = arg_str(py, snapshot, "snapshot")?;
+        let force = arg_bool(py, force, "force")?;
         let v = self.h.call(py, |s| s.restore_snapshot(&snap, force))?;
         to_py(py, &v)
     }
 
-    #[pyo3(signature = (limit=None, model_view=false))]
+    #[pyo3(signature = (limit=None, model_view=None))]
     fn responses_items(
         &self,
         py: Python<'_>,
-        limit: Option<usize>,
-        model_view: bool,
+        limit: Option<&Bound<'_, PyAny>>,
+        model_view: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let limit: Option<usize> = opt_int(py, limit, "limit")?;
+        let model_view = match model_view {
+            Some(v) => arg_bool(py, v, "model_view")?,
+            None => false,
+        };
         let text = self.h.call(py, |s| s.responses_items(limit, model_view))?;
         json_py(py, &text)
     }
@@ -391,9 +408,11 @@ impl Session {
         item.map(|t| json_py(py, &t)).transpose()
     }
 
-    fn __repr__(&self) -> String {
-        let state = if self.h.is_closed() { "closed" } else { "open" };
-        format!("<sessionkit Session {} ({state})>", self.id)
+    fn __repr__(&self, py: Python<'_>) -> String {
+        match self.h.get(py, |s| s.info().entry.title) {
+            Ok(title) => format!("<sessionkit Session {} {title:?} (open)>", self.id),
+            Err(_) => format!("<sessionkit Session {} (closed)>", self.id),
+        }
     }
 }
 
@@ -401,6 +420,36 @@ fn arg_mode(py: Python<'_>, mode: &Bound<'_, PyAny>) -> PyResult<RewindMode> {
     arg_str(py, mode, "mode")?
         .parse()
         .map_err(|e| error(py, &e))
+}
+
+/// A list of lists of messages (dicts), for `append_groups`.
+fn arg_groups(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<Value>>> {
+    let not_groups = |what: &str| {
+        invalid(
+            py,
+            format!("argument `groups` must be a list of lists of dicts; {what}"),
+        )
+    };
+    let Value::Array(groups) = to_json(py, value, "groups")? else {
+        return Err(not_groups("it is not a list"));
+    };
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(i, g)| match g {
+            Value::Array(ms) => match ms.iter().position(|m| !m.is_object()) {
+                Some(j) => Err(not_groups(&format!(
+                    "groups[{i}][{j}] is {}",
+                    sessionkit::type_name(&ms[j])
+                ))),
+                None => Ok(ms),
+            },
+            other => Err(not_groups(&format!(
+                "groups[{i}] is {}",
+                sessionkit::type_name(&other)
+            ))),
+        })
+        .collect()
 }
 
 fn arg_ids(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<String>> {
@@ -471,8 +520,21 @@ impl Subagent {
         messages_py(py, &text)
     }
 
-    fn finish(&self, py: Python<'_>, result: &Bound<'_, PyAny>, failed: bool) -> PyResult<()> {
+    /// As `Session.append_groups`, into the sidechain.
+    fn append_groups(&self, py: Python<'_>, groups: &Bound<'_, PyAny>) -> PyResult<String> {
+        let gs = arg_groups(py, groups)?;
+        let results = self.h.call(py, |a| a.append_groups(gs))?;
+        Ok(sessionkit::group_results_json(&results))
+    }
+
+    fn finish(
+        &self,
+        py: Python<'_>,
+        result: &Bound<'_, PyAny>,
+        failed: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let r = to_json(py, result, "result")?;
+        let failed = arg_bool(py, failed, "failed")?;
         self.h.call(py, |a| a.finish(r, failed))
     }
 
@@ -481,6 +543,10 @@ impl Subagent {
     }
 
     fn __repr__(&self) -> String {
-        format!("<sessionkit Subagent {} of {}>", self.id, self.session_id)
+        let state = if self.h.is_closed() { "closed" } else { "open" };
+        format!(
+            "<sessionkit Subagent {} of session {} ({state})>",
+            self.id, self.session_id
+        )
     }
 }

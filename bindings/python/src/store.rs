@@ -9,7 +9,7 @@ use sessionkit::{
 use crate::checkpoints::{channel_values, object, strings, tuple_py, typed_py, writes, writes_py};
 use crate::session::Session;
 use crate::view::SessionView;
-use crate::{arg_str, detach, dumps, error, messages_py, opt_str, to_py};
+use crate::{arg_str, detach, dumps, error, invalid, messages_py, opt_str, to_py};
 
 /// Options given as a dict (or None), parsed by the core as the C ABI's JSON
 /// options are: unknown keys and bad values are `InvalidInputError`.
@@ -35,7 +35,21 @@ fn memory_scope(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<MemoryScope> {
 
 #[pyclass(module = "sessionkit._native", frozen)]
 pub(crate) struct Store {
-    pub(crate) store: sessionkit::Store,
+    inner: sessionkit::Store,
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl Store {
+    /// The store, unless this handle was closed.
+    pub(crate) fn open(&self, py: Python<'_>) -> PyResult<&sessionkit::Store> {
+        if self.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(invalid(
+                py,
+                format!("the store of {} is closed", self.inner.dir().display()),
+            ));
+        }
+        Ok(&self.inner)
+    }
 }
 
 #[pymethods]
@@ -50,31 +64,39 @@ impl Store {
         let root = arg_str(py, project_root, "project_root")?;
         let opts = self::options(py, options, "options", StoreOptions::from_json)?;
         let store = detach(py, || sessionkit::Store::open(&root, opts))?;
-        Ok(Store { store })
+        Ok(Store {
+            inner: store,
+            closed: Default::default(),
+        })
     }
 
     fn info(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, &self.store.info())
+        let store = self.open(py)?;
+        to_py(py, &store.info())
     }
 
     fn list_sessions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let v = detach(py, || self.store.list_sessions())?;
+        let store = self.open(py)?;
+        let v = detach(py, || store.list_sessions())?;
         to_py(py, &v)
     }
 
     fn session_entry(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
-        let v = detach(py, || self.store.session_entry(&id))?;
+        let v = detach(py, || store.session_entry(&id))?;
         to_py(py, &v)
     }
 
     fn resolve_session(&self, py: Python<'_>, prefix: &Bound<'_, PyAny>) -> PyResult<String> {
+        let store = self.open(py)?;
         let prefix = arg_str(py, prefix, "prefix")?;
-        detach(py, || self.store.resolve_session(&prefix))
+        detach(py, || store.resolve_session(&prefix))
     }
 
     fn continue_session(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let v = detach(py, || self.store.continue_session())?;
+        let store = self.open(py)?;
+        let v = detach(py, || store.continue_session())?;
         to_py(py, &v)
     }
 
@@ -84,9 +106,10 @@ impl Store {
         session_id: &Bound<'_, PyAny>,
         title: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
         let title = arg_str(py, title, "title")?;
-        let v = detach(py, || self.store.rename_session(&id, &title))?;
+        let v = detach(py, || store.rename_session(&id, &title))?;
         to_py(py, &v)
     }
 
@@ -103,6 +126,7 @@ impl Store {
         parent_id: &Bound<'_, PyAny>,
         values: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let store = self.open(py)?;
         let thread = arg_str(py, thread_id, "thread_id")?;
         let put = sessionkit::CheckpointPut {
             ns: arg_str(py, ns, "ns")?,
@@ -111,7 +135,7 @@ impl Store {
             parent_id: opt_str(py, Some(parent_id), "parent_id")?,
             values: channel_values(py, values)?,
         };
-        detach(py, || self.store.checkpoint_put(&thread, put))
+        detach(py, || store.checkpoint_put(&thread, put))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -125,6 +149,7 @@ impl Store {
         task_path: &Bound<'_, PyAny>,
         writes: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let store = self.open(py)?;
         let thread = arg_str(py, thread_id, "thread_id")?;
         let ns = arg_str(py, ns, "ns")?;
         let cp = arg_str(py, checkpoint_id, "checkpoint_id")?;
@@ -132,8 +157,7 @@ impl Store {
         let path = arg_str(py, task_path, "task_path")?;
         let w = self::writes(py, writes)?;
         detach(py, || {
-            self.store
-                .checkpoint_put_writes(&thread, &ns, &cp, &task, &path, w)
+            store.checkpoint_put_writes(&thread, &ns, &cp, &task, &path, w)
         })
     }
 
@@ -145,12 +169,11 @@ impl Store {
         ns: &Bound<'_, PyAny>,
         checkpoint_id: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Py<PyAny>>> {
+        let store = self.open(py)?;
         let thread = arg_str(py, thread_id, "thread_id")?;
         let ns = arg_str(py, ns, "ns")?;
         let cp = opt_str(py, checkpoint_id, "checkpoint_id")?;
-        let t = detach(py, || {
-            self.store.checkpoint_get(&thread, &ns, cp.as_deref())
-        })?;
+        let t = detach(py, || store.checkpoint_get(&thread, &ns, cp.as_deref()))?;
         t.map(|t| tuple_py(py, &t)).transpose()
     }
 
@@ -164,8 +187,9 @@ impl Store {
         checkpoint_id: Option<&Bound<'_, PyAny>>,
         filter: Option<&Bound<'_, PyAny>>,
         before: Option<&Bound<'_, PyAny>>,
-        limit: Option<usize>,
+        limit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Py<PyAny>>> {
+        let store = self.open(py)?;
         let q = sessionkit::CheckpointQuery {
             thread_id: opt_str(py, thread_id, "thread_id")?,
             ns: opt_str(py, ns, "ns")?,
@@ -175,9 +199,9 @@ impl Store {
                 _ => None,
             },
             before: opt_str(py, before, "before")?,
-            limit,
+            limit: crate::opt_int(py, limit, "limit")?,
         };
-        let ts = detach(py, || self.store.checkpoint_list(&q))?;
+        let ts = detach(py, || store.checkpoint_list(&q))?;
         ts.iter().map(|t| tuple_py(py, t)).collect()
     }
 
@@ -186,8 +210,9 @@ impl Store {
         py: Python<'_>,
         thread_id: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let store = self.open(py)?;
         let thread = arg_str(py, thread_id, "thread_id")?;
-        detach(py, || self.store.checkpoint_delete_thread(&thread))
+        detach(py, || store.checkpoint_delete_thread(&thread))
     }
 
     fn checkpoint_copy_thread(
@@ -196,9 +221,10 @@ impl Store {
         source: &Bound<'_, PyAny>,
         target: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let store = self.open(py)?;
         let source = arg_str(py, source, "source")?;
         let target = arg_str(py, target, "target")?;
-        detach(py, || self.store.checkpoint_copy_thread(&source, &target))
+        detach(py, || store.checkpoint_copy_thread(&source, &target))
     }
 
     fn checkpoint_prune(
@@ -207,11 +233,12 @@ impl Store {
         thread_ids: &Bound<'_, PyAny>,
         strategy: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let store = self.open(py)?;
         let ids = strings(py, thread_ids, "thread_ids")?;
         let strategy: sessionkit::PruneStrategy = arg_str(py, strategy, "strategy")?
             .parse()
             .map_err(|e| error(py, &e))?;
-        detach(py, || self.store.checkpoint_prune(&ids, strategy))
+        detach(py, || store.checkpoint_prune(&ids, strategy))
     }
 
     fn checkpoint_delete_for_runs(
@@ -219,8 +246,9 @@ impl Store {
         py: Python<'_>,
         run_ids: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let store = self.open(py)?;
         let ids = strings(py, run_ids, "run_ids")?;
-        detach(py, || self.store.checkpoint_delete_for_runs(&ids))
+        detach(py, || store.checkpoint_delete_for_runs(&ids))
     }
 
     #[pyo3(signature = (thread_id, ns, checkpoint_id, channels))]
@@ -232,13 +260,13 @@ impl Store {
         checkpoint_id: Option<&Bound<'_, PyAny>>,
         channels: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let thread = arg_str(py, thread_id, "thread_id")?;
         let ns = arg_str(py, ns, "ns")?;
         let cp = opt_str(py, checkpoint_id, "checkpoint_id")?;
         let channels = strings(py, channels, "channels")?;
         let hs = detach(py, || {
-            self.store
-                .checkpoint_delta_history(&thread, &ns, cp.as_deref(), &channels)
+            store.checkpoint_delta_history(&thread, &ns, cp.as_deref(), &channels)
         })?;
         let out = pyo3::types::PyDict::new(py);
         for h in hs {
@@ -253,12 +281,14 @@ impl Store {
     }
 
     fn delete_session(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<()> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
-        detach(py, || self.store.delete_session(&id))
+        detach(py, || store.delete_session(&id))
     }
 
     fn list_trash(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let v = detach(py, || self.store.list_trash())?;
+        let store = self.open(py)?;
+        let v = detach(py, || store.list_trash())?;
         to_py(py, &v)
     }
 
@@ -267,14 +297,16 @@ impl Store {
         py: Python<'_>,
         session_id: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
-        let v = detach(py, || self.store.restore_session(&id))?;
+        let v = detach(py, || store.restore_session(&id))?;
         to_py(py, &v)
     }
 
     fn read_session(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<SessionView> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
-        let view = detach(py, || self.store.read_session(&id))?;
+        let view = detach(py, || store.read_session(&id))?;
         Ok(SessionView::new(view))
     }
 
@@ -285,15 +317,17 @@ impl Store {
         session_id: &Bound<'_, PyAny>,
         options: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
         let opts = self::options(py, options, "options", ModelViewOptions::from_json)?;
-        let text = detach(py, || self.store.model_view(&id, &opts))?;
+        let text = detach(py, || store.model_view(&id, &opts))?;
         messages_py(py, &text)
     }
 
     fn list_subagents(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
-        let v = detach(py, || self.store.list_subagents(&id))?;
+        let v = detach(py, || store.list_subagents(&id))?;
         to_py(py, &v)
     }
 
@@ -303,47 +337,55 @@ impl Store {
         session_id: &Bound<'_, PyAny>,
         agent_id: &Bound<'_, PyAny>,
     ) -> PyResult<SessionView> {
+        let store = self.open(py)?;
         let sid = arg_str(py, session_id, "session_id")?;
         let aid = arg_str(py, agent_id, "agent_id")?;
-        let view = detach(py, || self.store.read_subagent(&sid, &aid))?;
+        let view = detach(py, || store.read_subagent(&sid, &aid))?;
         Ok(SessionView::new(view))
     }
 
     fn rebuild_index(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let v = detach(py, || self.store.rebuild_index())?;
+        let store = self.open(py)?;
+        let v = detach(py, || store.rebuild_index())?;
         to_py(py, &v)
     }
 
     fn gc(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let v = detach(py, || self.store.gc_all(&mut |_| {}))?;
+        let store = self.open(py)?;
+        let v = detach(py, || store.gc_all(&mut |_| {}))?;
         to_py(py, &v)
     }
 
     fn file_history_sizes(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let v = detach(py, || self.store.file_history_sizes())?;
+        let store = self.open(py)?;
+        let v = detach(py, || store.file_history_sizes())?;
         to_py(py, &v)
     }
 
     fn check_file_history(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let v = detach(py, || self.store.check_file_history())?;
+        let store = self.open(py)?;
+        let v = detach(py, || store.check_file_history())?;
         to_py(py, &v)
     }
 
     fn prune_orphan_file_history(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let v = detach(py, || self.store.prune_orphan_file_history())?;
+        let store = self.open(py)?;
+        let v = detach(py, || store.prune_orphan_file_history())?;
         to_py(py, &v)
     }
 
     fn search(&self, py: Python<'_>, query: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let q = self::options(py, Some(query), "query", SearchQuery::from_json)?;
-        let v = detach(py, || self.store.search(&q))?;
+        let v = detach(py, || store.search(&q))?;
         to_py(py, &v)
     }
 
     #[pyo3(signature = (options=None))]
     fn doctor(&self, py: Python<'_>, options: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let opts = self::options(py, options, "options", DoctorOptions::from_json)?;
-        let v = detach(py, || self.store.doctor(&opts, &mut |_| {}))?;
+        let v = detach(py, || store.doctor(&opts, &mut |_| {}))?;
         to_py(py, &v)
     }
 
@@ -351,8 +393,9 @@ impl Store {
 
     #[pyo3(signature = (options=None))]
     fn settings(&self, py: Python<'_>, options: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let opts = self::options(py, options, "options", SettingsOptions::from_json)?;
-        let v = py.detach(|| self.store.settings(&opts));
+        let v = py.detach(|| store.settings(&opts));
         to_py(py, &v)
     }
 
@@ -363,11 +406,12 @@ impl Store {
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let source = setting_source(py, source)?;
         let key = arg_str(py, key, "key")?;
         let value = sessionkit::parse_json("argument `value`", &dumps(py, value, "value")?)
             .map_err(|e| error(py, &e))?;
-        let v = detach(py, || self.store.set_setting(source, &key, value))?;
+        let v = detach(py, || store.set_setting(source, &key, value))?;
         to_py(py, &v)
     }
 
@@ -377,15 +421,17 @@ impl Store {
         source: &Bound<'_, PyAny>,
         key: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let source = setting_source(py, source)?;
         let key = arg_str(py, key, "key")?;
-        let v = detach(py, || self.store.unset_setting(source, &key))?;
+        let v = detach(py, || store.unset_setting(source, &key))?;
         to_py(py, &v)
     }
 
     fn migrate_settings(&self, py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let source = setting_source(py, source)?;
-        let v = detach(py, || self.store.migrate_settings(source))?;
+        let v = detach(py, || store.migrate_settings(source))?;
         to_py(py, &v)
     }
 
@@ -396,11 +442,10 @@ impl Store {
         dir: &Bound<'_, PyAny>,
         options: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let dir = arg_str(py, dir, "dir")?;
         let opts = self::options(py, options, "options", InstructionOptions::from_json)?;
-        let v = detach(py, || {
-            self.store.instructions(std::path::Path::new(&dir), &opts)
-        })?;
+        let v = detach(py, || store.instructions(std::path::Path::new(&dir), &opts))?;
         to_py(py, &v)
     }
 
@@ -410,14 +455,16 @@ impl Store {
         scope: &Bound<'_, PyAny>,
         name: &Bound<'_, PyAny>,
         content: &Bound<'_, PyAny>,
-        replace: bool,
+        replace: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
+        let replace = crate::arg_bool(py, replace, "replace")?;
         let scope = memory_scope(py, scope)?;
         let name = arg_str(py, name, "name")?;
         let content = arg_str(py, content, "content")?;
         let v = detach(py, || match replace {
-            true => self.store.update_memory(scope, &name, &content),
-            false => self.store.add_memory(scope, &name, &content),
+            true => store.update_memory(scope, &name, &content),
+            false => store.add_memory(scope, &name, &content),
         })?;
         to_py(py, &v)
     }
@@ -428,14 +475,16 @@ impl Store {
         scope: &Bound<'_, PyAny>,
         name: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let store = self.open(py)?;
         let scope = memory_scope(py, scope)?;
         let name = arg_str(py, name, "name")?;
-        detach(py, || self.store.delete_memory(scope, &name))
+        detach(py, || store.delete_memory(scope, &name))
     }
 
     fn memory_list(&self, py: Python<'_>, scope: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
         let scope = memory_scope(py, scope)?;
-        let v = detach(py, || self.store.list_memories(scope))?;
+        let v = detach(py, || store.list_memories(scope))?;
         to_py(py, &v)
     }
 
@@ -445,18 +494,21 @@ impl Store {
         scope: &Bound<'_, PyAny>,
         name: &Bound<'_, PyAny>,
     ) -> PyResult<String> {
+        let store = self.open(py)?;
         let scope = memory_scope(py, scope)?;
         let name = arg_str(py, name, "name")?;
-        detach(py, || self.store.read_memory(scope, &name))
+        detach(py, || store.read_memory(scope, &name))
     }
 
     fn session_ids(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        detach(py, || self.store.session_ids())
+        let store = self.open(py)?;
+        detach(py, || store.session_ids())
     }
 
     fn log_path(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<String> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
-        let p = self.store.log_path(&id).map_err(|e| error(py, &e))?;
+        let p = store.log_path(&id).map_err(|e| error(py, &e))?;
         Ok(p.to_string_lossy().into_owned())
     }
 
@@ -466,10 +518,11 @@ impl Store {
         session_id: &Bound<'_, PyAny>,
         format: &Bound<'_, PyAny>,
     ) -> PyResult<String> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
         let format = arg_str(py, format, "format")?;
         let format: ExportFormat = format.parse().map_err(|e| error(py, &e))?;
-        detach(py, || self.store.export_session(&id, format))
+        detach(py, || store.export_session(&id, format))
     }
 
     fn branch_file_history(
@@ -478,9 +531,10 @@ impl Store {
         session_id: &Bound<'_, PyAny>,
         snapshot: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
         let snap = arg_str(py, snapshot, "snapshot")?;
-        detach(py, || self.store.branch_file_history(&id, &snap))
+        detach(py, || store.branch_file_history(&id, &snap))
     }
 
     #[pyo3(signature = (options=None))]
@@ -489,14 +543,16 @@ impl Store {
         py: Python<'_>,
         options: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Session> {
+        let store = self.open(py)?;
         let opts = self::options(py, options, "options", CreateOptions::from_json)?;
-        let s = detach(py, || self.store.create_session(opts))?;
+        let s = detach(py, || store.create_session(opts))?;
         Ok(Session::new(s))
     }
 
     fn open_session(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Session> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
-        let s = detach(py, || self.store.open_session(&id))?;
+        let s = detach(py, || store.open_session(&id))?;
         Ok(Session::new(s))
     }
 
@@ -505,14 +561,16 @@ impl Store {
         py: Python<'_>,
         session_id: &Bound<'_, PyAny>,
     ) -> PyResult<Session> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
-        let s = detach(py, || self.store.open_or_create_session(&id))?;
+        let s = detach(py, || store.open_or_create_session(&id))?;
         Ok(Session::new(s))
     }
 
     fn open_shared(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Session> {
+        let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;
-        let s = detach(py, || self.store.open_shared(&id))?;
+        let s = detach(py, || store.open_shared(&id))?;
         Ok(Session::new(s))
     }
 
@@ -521,8 +579,9 @@ impl Store {
         py: Python<'_>,
         conversation_id: &Bound<'_, PyAny>,
     ) -> PyResult<Session> {
+        let store = self.open(py)?;
         let id = arg_str(py, conversation_id, "conversation_id")?;
-        let s = detach(py, || self.store.open_conversation(&id))?;
+        let s = detach(py, || store.open_conversation(&id))?;
         Ok(Session::new(s))
     }
 
@@ -533,19 +592,37 @@ impl Store {
         source_id: &Bound<'_, PyAny>,
         options: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Session> {
+        let store = self.open(py)?;
         let src = arg_str(py, source_id, "source_id")?;
         let opts = self::options(py, options, "options", ForkOptions::from_json)?;
-        let s = detach(py, || self.store.fork_session(&src, opts))?;
+        let s = detach(py, || store.fork_session(&src, opts))?;
         Ok(Session::new(s))
     }
 
     /// The project's directory name under `<home>/projects/` (also in `info`).
     #[getter]
     fn project_code(&self) -> String {
-        self.store.project_code().to_string()
+        self.inner.project_code().to_string()
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.closed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Refuse every later call. The store holds no lock nor file open between
+    /// calls, and sessions opened from it stay open. Closing twice does nothing.
+    fn close(&self) {
+        self.closed
+            .store(true, std::sync::atomic::Ordering::Release);
     }
 
     fn __repr__(&self) -> String {
-        format!("<sessionkit Store {}>", self.store.dir().display())
+        let state = if self.closed() { ", closed" } else { "" };
+        format!(
+            "<sessionkit Store project={:?} code={}{state}>",
+            self.inner.project_root().display().to_string(),
+            self.inner.project_code()
+        )
     }
 }

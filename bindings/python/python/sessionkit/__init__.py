@@ -18,21 +18,80 @@ Every call that touches the disk releases the GIL. Errors are subclasses of
 
 import os
 from collections.abc import Sequence
-from typing import Any
 
 from . import _native
-from ._api import BackgroundPush, Remote, Session, SessionView, Store, Subagent
-from ._native import Follower
+from ._api import BackgroundPush, Follower, Remote, Session, SessionView, Store, Subagent
 from ._types import (
+    DEFAULTS,
+    BlobGcReport,
+    Branch,
+    BrokenChain,
+    BrokenRef,
+    CompactionPlan,
+    DanglingCheckpoint,
+    DiffStats,
+    DoctorReport,
     Durability,
     ExportFormat,
+    ExternalChange,
+    FileHistoryCheck,
+    FilePlan,
+    GcReport,
+    GroupResult,
+    HeadMove,
+    HistoryCheck,
+    HistoryRef,
+    HistorySize,
+    HistorySizeReport,
     ImportFormat,
+    ImportReport,
+    IndexCheck,
+    IndexEntryDict,
+    InstructionFile,
+    InstructionProblem,
+    Instructions,
+    JournalReport,
+    JsonObject,
+    JsonValue,
+    Lease,
+    LineageDict,
     Lineage,
+    LineNote,
+    LogCheck,
+    MemoryEntry,
+    MemoryScope,
     Message,
+    MessageInput,
+    MissingBlob,
+    ProjectSessions,
+    PullReport,
+    PushReport,
+    ReadReport,
+    RebuildReport,
+    RemoteSession,
     RewindMode,
+    RewindPlan,
+    RewindPreview,
+    RewindResult,
+    SearchHit,
+    SearchResults,
     SessionEntry,
+    SessionInfo,
+    SettingSource,
+    Settings,
+    SettingsSourceReport,
+    SettingsWrite,
+    SkippedLine,
+    SourceReport,
     Status,
+    StoreInfo,
+    TempGcReport,
+    TrashedSession,
+    TreeNode,
+    UndoCandidate,
+    ViewInfo,
 )
+from ._api import _enum, _path, _paths
 from .errors import (
     BusyError,
     ConflictError,
@@ -68,30 +127,42 @@ def import_transcripts(
     project: str | os.PathLike[str] | None = None,
     format: ImportFormat | str | None = None,
     home: str | os.PathLike[str] | None = None,
-) -> dict[str, Any]:
+) -> ImportReport:
     """Import Claude Code, Codex or seed-style transcripts (files, or
     directories searched for ``*.jsonl``) into the project each names, or
     ``project``. Importing again adds only what a source gained. Returns the
     report: ``sources`` (each with ``outcome``, ``sessionId``, ``skipped`` and
     ``unmapped`` lines), ``messagesAdded``, ``failed``."""
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     if project is not None:
-        options["project"] = os.fspath(project)
+        options["project"] = _path(project)
     if format is not None:
-        options["from"] = ImportFormat(format).value
+        options["from"] = _enum(ImportFormat, format, "format").value
     if home is not None:
-        options["store"] = {"home": os.fspath(home)}
-    return _native.import_transcripts([os.fspath(p) for p in paths], options)
+        options["store"] = {"home": _path(home)}
+    return _native.import_transcripts(_paths(paths), options)
 
 
-def list_all_sessions(*, home: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+def list_all_sessions(*, home: str | os.PathLike[str] | None = None) -> list[ProjectSessions]:
     """The sessions of every project in the home: ``projectCode``,
     ``projectRoot``, ``sessions`` (index entries as dicts) and ``error``."""
-    return _native.list_all_sessions({} if home is None else {"home": os.fspath(home)})
+    return _native.list_all_sessions({} if home is None else {"home": _path(home)})
+
+
+def defaults() -> JsonObject:
+    """The core's table of enum values and defaults, which every interface
+    (C, Python, Node) takes its own from: ``{"enums": {name: [values]},
+    "defaults": {name: value}}``."""
+    import json
+
+    table: JsonObject = json.loads(_native.defaults())
+    return table
 
 
 __all__ = [
     "__version__",
+    "defaults",
+    "DEFAULTS",
     "project_code",
     "conversation_session_id",
     "import_transcripts",
@@ -111,6 +182,65 @@ __all__ = [
     "Status",
     "RewindMode",
     "ExportFormat",
+    "MemoryScope",
+    "SettingSource",
+    "JsonValue",
+    "JsonObject",
+    "MessageInput",
+    "LineageDict",
+    "IndexEntryDict",
+    "TrashedSession",
+    "ProjectSessions",
+    "SkippedLine",
+    "BrokenChain",
+    "MissingBlob",
+    "ReadReport",
+    "StoreInfo",
+    "SessionInfo",
+    "ViewInfo",
+    "TreeNode",
+    "Branch",
+    "CompactionPlan",
+    "DiffStats",
+    "FilePlan",
+    "RewindPlan",
+    "RewindResult",
+    "HeadMove",
+    "RewindPreview",
+    "UndoCandidate",
+    "ExternalChange",
+    "HistorySize",
+    "HistorySizeReport",
+    "HistoryRef",
+    "BrokenRef",
+    "DanglingCheckpoint",
+    "FileHistoryCheck",
+    "BlobGcReport",
+    "TempGcReport",
+    "GcReport",
+    "RebuildReport",
+    "JournalReport",
+    "IndexCheck",
+    "LogCheck",
+    "HistoryCheck",
+    "DoctorReport",
+    "LineNote",
+    "SourceReport",
+    "ImportReport",
+    "SettingsSourceReport",
+    "Settings",
+    "SettingsWrite",
+    "InstructionFile",
+    "InstructionProblem",
+    "Instructions",
+    "MemoryEntry",
+    "SearchHit",
+    "SearchResults",
+    "Lease",
+    "RemoteSession",
+    "PushReport",
+    "PullReport",
+    "GroupResult",
     "SessionkitError",
     "NotFoundError",
     "BusyError",

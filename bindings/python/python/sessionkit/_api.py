@@ -10,32 +10,94 @@ for calls in flight, and any call after it raises ``InvalidInputError``.
 
 from __future__ import annotations
 
+import enum
+import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Union
+from typing import Generic, TypeVar, Union
 
 from . import _native
 from ._native import Session as _NativeSession
 from ._native import SessionView as _NativeView
 from ._native import Subagent as _NativeSubagent
-from ._types import Durability, ExportFormat, Message, RewindMode, SessionEntry
+from ._types import (
+    Branch,
+    CompactionPlan,
+    DoctorReport,
+    Durability,
+    ExportFormat,
+    ExternalChange,
+    FileHistoryCheck,
+    GcReport,
+    GroupResult,
+    HistoryRef,
+    HistorySizeReport,
+    IndexEntryDict,
+    Instructions,
+    JsonObject,
+    JsonValue,
+    Lease,
+    MemoryEntry,
+    MemoryScope,
+    Message,
+    MessageInput,
+    PullReport,
+    PushReport,
+    ReadReport,
+    RebuildReport,
+    RemoteSession,
+    RewindMode,
+    RewindPlan,
+    RewindPreview,
+    RewindResult,
+    SearchResults,
+    SessionEntry,
+    SessionInfo,
+    SettingSource,
+    Settings,
+    SettingsWrite,
+    StoreInfo,
+    TrashedSession,
+    TreeNode,
+    UndoCandidate,
+    ViewInfo,
+    _default_int,
+    _default_str,
+)
+from .errors import InvalidInputError, error_from_code
 
 StrPath = Union[str, "os.PathLike[str]"]
+
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+def _enum(cls: type[_E], value: object, name: str) -> _E:
+    """``value`` as a member of ``cls``; ``InvalidInputError`` naming the
+    accepted values otherwise."""
+    try:
+        return cls(value)
+    except ValueError:
+        accepted = ", ".join(repr(m.value) for m in cls)
+        raise InvalidInputError(
+            f"argument `{name}` must be one of {accepted}, not {value!r}"
+        ) from None
+
+
 
 
 def _path(p: StrPath) -> str:
     return os.fspath(p) if isinstance(p, os.PathLike) else p
 
 
-def _paths(paths: Iterable[StrPath]) -> Any:
-    if isinstance(paths, (str, bytes)):
+def _paths(paths: Iterable[StrPath]) -> object:
+    if isinstance(paths, (str, bytes)) or not isinstance(paths, Iterable):
         return paths  # refused by the native side, which says why
     return [_path(p) if isinstance(p, os.PathLike) else p for p in paths]
 
 
-def _model_options(last_n: int | None, token_budget: int | None) -> dict[str, Any]:
-    opts: dict[str, Any] = {}
+def _model_options(last_n: int | None, token_budget: int | None) -> JsonObject:
+    opts: JsonObject = {}
     if last_n is not None:
         opts["lastN"] = last_n
     if token_budget is not None:
@@ -43,8 +105,15 @@ def _model_options(last_n: int | None, token_budget: int | None) -> dict[str, An
     return opts
 
 
-def _entry(d: dict[str, Any]) -> SessionEntry:
+def _entry(d: IndexEntryDict) -> SessionEntry:
     return SessionEntry.from_dict(d)
+
+
+_SCOPE = MemoryScope(_default_str("memoryScope"))
+
+
+def _scope(scope: MemoryScope | str) -> str:
+    return _enum(MemoryScope, scope, "scope").value
 
 
 class Store:
@@ -62,7 +131,7 @@ class Store:
 
     def __init__(
         self,
-        project: StrPath = ".",
+        project: StrPath = _default_str("project"),
         *,
         home: StrPath | None = None,
         durability: Durability | str | None = None,
@@ -73,11 +142,11 @@ class Store:
         deterministic: dict[str, int] | None = None,
         busy_timeout_ms: int | None = None,
     ) -> None:
-        opts: dict[str, Any] = {}
+        opts: dict[str, object] = {}
         if home is not None:
             opts["home"] = _path(home)
         if durability is not None:
-            opts["durability"] = Durability(durability).value
+            opts["durability"] = _enum(Durability, durability, "durability").value
         if max_sessions is not None:
             opts["maxSessions"] = max_sessions
         if trash_grace_secs is not None:
@@ -95,11 +164,31 @@ class Store:
     def __repr__(self) -> str:
         return repr(self._native)
 
+    def close(self) -> None:
+        """Close the handle: every later call raises ``InvalidInputError``.
+        Sessions opened from it stay open. Closing twice does nothing."""
+        self._native.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._native.closed
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
     # -- where it is ------------------------------------------------------------
 
-    def info(self) -> dict[str, str]:
+    def info(self) -> StoreInfo:
         """``projectRoot``, ``dir`` (holding the logs), ``projectCode``, ``indexPath``."""
-        return self._native.info()  # type: ignore[no-any-return]
+        return self._native.info()
 
     @property
     def dir(self) -> str:
@@ -128,7 +217,7 @@ class Store:
         Raises ``ConflictError`` if ``id`` is taken, ``InvalidInputError`` if it
         is not a valid id.
         """
-        opts: dict[str, Any] = {}
+        opts: JsonObject = {}
         if id is not None:
             opts["id"] = id
         if title is not None:
@@ -163,7 +252,7 @@ class Store:
         self, source_id: str, *, at: str | None = None, title: str | None = None
     ) -> Session:
         """Fork a session (whole, or up to message ``at``) into a new one, open for writing."""
-        opts: dict[str, Any] = {}
+        opts: JsonObject = {}
         if at is not None:
             opts["at"] = at
         if title is not None:
@@ -178,7 +267,7 @@ class Store:
         self, session_id: str, *, last_n: int | None = None, token_budget: int | None = None
     ) -> list[Message]:
         """What goes to the model on resume, read from the end of the log."""
-        return self._native.model_view(session_id, _model_options(last_n, token_budget))  # type: ignore[no-any-return]
+        return self._native.model_view(session_id, _model_options(last_n, token_budget))
 
     def list_sessions(self) -> list[SessionEntry]:
         """The project's sessions, newest first."""
@@ -212,7 +301,7 @@ class Store:
         """
         self._native.delete_session(session_id)
 
-    def list_trash(self) -> list[dict[str, Any]]:
+    def list_trash(self) -> list[TrashedSession]:
         """The sessions pruned into the trash, most recently trashed first:
         ``{"id", "trashedAt", "reason", "title", "updatedAt", "messageCount",
         "purgeAfter"}`` each."""
@@ -226,15 +315,21 @@ class Store:
         """
         return _entry(self._native.restore_session(session_id))
 
-    def export_session(self, session_id: str, format: ExportFormat | str = "jsonl") -> str:
-        """The active path as seed-style JSONL or a Markdown transcript."""
-        return self._native.export_session(session_id, ExportFormat(format).value)
+    def export_session(
+        self,
+        session_id: str,
+        format: ExportFormat | str = ExportFormat(_default_str("exportFormat")),
+    ) -> str:
+        """The active path as seed-style JSONL, JSON or a Markdown transcript."""
+        return self._native.export_session(
+            session_id, _enum(ExportFormat, format, "format").value
+        )
 
     # -- subagents --------------------------------------------------------------
 
-    def list_subagents(self, session_id: str) -> list[dict[str, Any]]:
+    def list_subagents(self, session_id: str) -> list[JsonObject]:
         """The subagents of a session: their metadata, oldest first."""
-        return self._native.list_subagents(session_id)  # type: ignore[no-any-return]
+        return self._native.list_subagents(session_id)
 
     def read_subagent(self, session_id: str, agent_id: str) -> SessionView:
         """Load a subagent's sidechain for reading, without a lock."""
@@ -245,32 +340,32 @@ class Store:
     def settings(
         self,
         *,
-        sources: list[str] | None = None,
-        overrides: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+        sources: Iterable[SettingSource | str] | None = None,
+        overrides: Mapping[str, object] | None = None,
+    ) -> Settings:
         """The effective settings: ``values``, the ``origins`` of each dotted key,
         and each source's state (a malformed file is reported there, not raised)."""
-        options: dict[str, Any] = {}
+        options: dict[str, object] = {}
         if sources is not None:
-            options["sources"] = sources
+            options["sources"] = [_enum(SettingSource, x, "sources").value for x in sources]
         if overrides is not None:
-            options["overrides"] = overrides
-        return self._native.settings(options)  # type: ignore[no-any-return]
+            options["overrides"] = _obj(overrides)
+        return self._native.settings(options)
 
-    def set_setting(self, source: str, key: str, value: Any) -> dict[str, Any]:
+    def set_setting(self, source: SettingSource | str, key: str, value: object) -> SettingsWrite:
         """Set a dotted key in the file of ``source`` (user, project or local);
         ``None`` is written as null and removes the key from the sources below."""
-        return self._native.set_setting(source, key, value)  # type: ignore[no-any-return]
+        return self._native.set_setting(_enum(SettingSource, source, "source").value, key, value)
 
-    def unset_setting(self, source: str, key: str) -> dict[str, Any]:
+    def unset_setting(self, source: SettingSource | str, key: str) -> SettingsWrite:
         """Remove a dotted key from the file of ``source``."""
-        return self._native.unset_setting(source, key)  # type: ignore[no-any-return]
+        return self._native.unset_setting(_enum(SettingSource, source, "source").value, key)
 
-    def migrate_settings(self, source: str) -> dict[str, Any]:
+    def migrate_settings(self, source: SettingSource | str) -> SettingsWrite:
         """Rewrite the file of ``source`` in the current shape, its older
         original kept as ``<file>.v<N>.bak``: ``{"path", "existed", "backup",
         "migrations"}``. A file of a newer version is ``UnsupportedError``."""
-        return self._native.migrate_settings(source)  # type: ignore[no-any-return]
+        return self._native.migrate_settings(_enum(SettingSource, source, "source").value)
 
     def instructions(
         self,
@@ -278,35 +373,35 @@ class Store:
         *,
         names: list[str] | None = None,
         max_include_depth: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Instructions:
         """The instruction files that apply to ``dir``, in order, with their
         ``@path`` includes; what was not read is in ``problems``."""
-        options: dict[str, Any] = {}
+        options: dict[str, object] = {}
         if names is not None:
             options["names"] = names
         if max_include_depth is not None:
             options["maxIncludeDepth"] = max_include_depth
-        return self._native.instructions(os.fspath(dir), options)  # type: ignore[no-any-return]
+        return self._native.instructions(os.fspath(dir), options)
 
-    def add_memory(self, name: str, content: str, *, scope: str = "project") -> dict[str, Any]:
+    def add_memory(self, name: str, content: str, *, scope: MemoryScope | str = _SCOPE) -> MemoryEntry:
         """Add a memory ``<name>.md`` (``ConflictError`` if the name is taken)."""
-        return self._native.memory_write(scope, name, content, False)  # type: ignore[no-any-return]
+        return self._native.memory_write(_scope(scope), name, content, False)
 
-    def update_memory(self, name: str, content: str, *, scope: str = "project") -> dict[str, Any]:
+    def update_memory(self, name: str, content: str, *, scope: MemoryScope | str = _SCOPE) -> MemoryEntry:
         """Replace a memory's text (``NotFoundError`` if there is none)."""
-        return self._native.memory_write(scope, name, content, True)  # type: ignore[no-any-return]
+        return self._native.memory_write(_scope(scope), name, content, True)
 
-    def delete_memory(self, name: str, *, scope: str = "project") -> None:
+    def delete_memory(self, name: str, *, scope: MemoryScope | str = _SCOPE) -> None:
         """Delete a memory (``NotFoundError`` if there is none)."""
-        self._native.memory_delete(scope, name)
+        self._native.memory_delete(_scope(scope), name)
 
-    def list_memories(self, *, scope: str = "project") -> list[dict[str, Any]]:
+    def list_memories(self, *, scope: MemoryScope | str = _SCOPE) -> list[MemoryEntry]:
         """The memories of ``scope`` (project or user), by name."""
-        return self._native.memory_list(scope)  # type: ignore[no-any-return]
+        return self._native.memory_list(_scope(scope))
 
-    def read_memory(self, name: str, *, scope: str = "project") -> str:
+    def read_memory(self, name: str, *, scope: MemoryScope | str = _SCOPE) -> str:
         """A memory's text."""
-        return self._native.memory_read(scope, name)
+        return self._native.memory_read(_scope(scope), name)
 
     # -- search -----------------------------------------------------------------
 
@@ -320,55 +415,57 @@ class Store:
         since: str | None = None,
         until: str | None = None,
         tool: str | None = None,
-        limit: int | None = None,
-    ) -> dict[str, Any]:
+        limit: int = _default_int("searchLimit"),
+    ) -> SearchResults:
         """Full-text search over this project's sessions (every project's with
         ``all``), best first: ``{"hits": [{"project", "sessionId", "agentId",
         "messageId", "role", "timestamp", "tools", "snippet", "score"}], "indexedBytes",
         "setAside", "stale"}``. ``text`` holds words (all must match),
         ``"phrases"``, ``prefix*`` and ``OR``; matches are between « and » in a
         snippet. Times are RFC 3339 or ``YYYY-MM-DD``."""
-        query: dict[str, Any] = {"text": text, "all": all}
+        query: dict[str, object] = {"text": text, "all": all, "limit": limit}
         for key, value in (
             ("role", role),
             ("session", session),
             ("since", since),
             ("until", until),
             ("tool", tool),
-            ("limit", limit),
         ):
             if value is not None:
                 query[key] = value
-        return self._native.search(query)  # type: ignore[no-any-return]
+        return self._native.search(query)
 
     # -- maintenance ------------------------------------------------------------
 
-    def doctor(self, *, repair: bool = False) -> dict[str, Any]:
+    def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Verify the store (index, logs, blobs, file history); with ``repair``, fix
         what can be fixed without loss. Problems are in the report (``ok``)."""
-        return self._native.doctor({"repair": repair})  # type: ignore[no-any-return]
+        return self._native.doctor({"repair": repair})
 
-    def gc(self) -> dict[str, Any]:
+    def gc(self) -> GcReport:
         """Collect the project's garbage: trashed sessions past their grace
         period (``trashPurged``), unreachable file-history objects, unreferenced
         blobs and stale temp files (those two once 15 minutes old)."""
-        return self._native.gc()  # type: ignore[no-any-return]
+        return self._native.gc()
 
-    def rebuild_index(self) -> dict[str, Any]:
-        """Rebuild the index from the session logs."""
-        return self._native.rebuild_index()  # type: ignore[no-any-return]
+    def rebuild_index(self) -> RebuildReport:
+        """Rebuild the index from the session logs: how many ``sessions`` it
+        holds, and the ``problems`` found, as ``(session id, read report)``."""
+        report = self._native.rebuild_index()
+        problems: list[tuple[str, ReadReport]] = [(p[0], p[1]) for p in report["problems"]]
+        return {"sessions": report["sessions"], "problems": problems}
 
-    def file_history_sizes(self) -> dict[str, Any]:
+    def file_history_sizes(self) -> HistorySizeReport:
         """The size of each session's file history."""
-        return self._native.file_history_sizes()  # type: ignore[no-any-return]
+        return self._native.file_history_sizes()
 
-    def check_file_history(self) -> dict[str, Any]:
+    def check_file_history(self) -> FileHistoryCheck:
         """Check the links between the logs and the file history, reading only."""
-        return self._native.check_file_history()  # type: ignore[no-any-return]
+        return self._native.check_file_history()
 
-    def prune_orphan_file_history(self) -> list[dict[str, Any]]:
+    def prune_orphan_file_history(self) -> list[HistoryRef]:
         """Delete the file-history refs of sessions whose log is gone."""
-        return self._native.prune_orphan_file_history()  # type: ignore[no-any-return]
+        return self._native.prune_orphan_file_history()
 
     def branch_file_history(self, session_id: str, snapshot: str) -> None:
         """Start the file-history branch of a session at a snapshot."""
@@ -385,45 +482,53 @@ class SessionView:
     def __init__(self, native: _NativeView) -> None:
         self._native = native
 
-    def info(self) -> dict[str, Any]:
+    def __repr__(self) -> str:
+        info = self._native.info()
+        header = info["header"] or {}
+        return (
+            f"<sessionkit SessionView {header.get('id', '(no header)')} "
+            f"head={info['head']} messages={info['messageCount']}>"
+        )
+
+    def info(self) -> ViewInfo:
         """``head``, ``header``, ``messageCount``, ``report`` (what reading found),
         ``records`` (state and subagent records)."""
-        return self._native.info()  # type: ignore[no-any-return]
+        return self._native.info()
 
     @property
     def head(self) -> str | None:
         """The head message id; None before the first message."""
-        return self.info()["head"]  # type: ignore[no-any-return]
+        return self.info()["head"]
 
     @property
-    def header(self) -> dict[str, Any] | None:
+    def header(self) -> JsonObject | None:
         """The log's ``session`` header record (format version, id, project,
         lineage); None for a plain transcript without one."""
-        return self.info()["header"]  # type: ignore[no-any-return]
+        return self.info()["header"]
 
     @property
     def message_count(self) -> int:
         """How many messages the log holds, on every branch."""
-        return self.info()["messageCount"]  # type: ignore[no-any-return]
+        return self.info()["messageCount"]
 
     @property
-    def report(self) -> dict[str, Any]:
+    def report(self) -> ReadReport:
         """What reading found: skipped lines, a torn tail, broken chains."""
-        return self.info()["report"]  # type: ignore[no-any-return]
+        return self.info()["report"]
 
     def active_path(self) -> list[Message]:
         """The messages from the root to the head, as stored."""
-        return self._native.active_path()  # type: ignore[no-any-return]
+        return self._native.active_path()
 
     def ui_view(self) -> list[Message]:
         """The active path for display, with ``visible`` and ``compacted`` flags."""
-        return self._native.ui_view()  # type: ignore[no-any-return]
+        return self._native.ui_view()
 
     def model_view(
         self, *, last_n: int | None = None, token_budget: int | None = None
     ) -> list[Message]:
         """What goes to the model: compaction applied, open tool calls answered."""
-        return self._native.model_view(_model_options(last_n, token_budget))  # type: ignore[no-any-return]
+        return self._native.model_view(_model_options(last_n, token_budget))
 
     def iter_active_path(self) -> Iterator[Message]:
         """:meth:`active_path`, one message at a time."""
@@ -444,29 +549,48 @@ class SessionView:
 
     def message(self, message_id: str) -> Message:
         """One message by id, on any branch; ``NotFoundError`` if the log lacks it."""
-        return self._native.message(message_id)  # type: ignore[no-any-return]
+        return self._native.message(message_id)
 
     def resolve_message(self, prefix: str) -> str:
         """The full id of the message ``prefix`` names."""
         return self._native.resolve_message(prefix)
 
-    def tree(self) -> list[dict[str, Any]]:
+    def tree(self) -> list[TreeNode]:
         """Every message with its place in the tree, in log order."""
-        return self._native.tree()  # type: ignore[no-any-return]
+        return self._native.tree()
 
-    def branches(self) -> list[dict[str, Any]]:
+    def branches(self) -> list[Branch]:
         """One branch per leaf (and one ending at the head), the active one marked."""
-        return self._native.branches()  # type: ignore[no-any-return]
+        return self._native.branches()
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[JsonObject]:
         """State and subagent records, in log order."""
-        return self._native.records()  # type: ignore[no-any-return]
+        return self._native.records()
 
 
-class _Writer:
+def _obj(value: object) -> object:
+    """A dict of a mapping that is not one; anything else is handed on for
+    the native side to convert or refuse."""
+    if isinstance(value, Mapping) and not isinstance(value, dict):
+        return dict(value)
+    return value
+
+
+def _list(items: object) -> object:
+    """A list of ``items`` when it is an iterable other than a str or a
+    mapping; anything else is handed on for the native side to refuse."""
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        return items
+    return list(items)
+
+
+_N = TypeVar("_N", _NativeSession, _NativeSubagent)
+
+
+class _Writer(Generic[_N]):
     """What a session and a subagent share: a lock held until closed."""
 
-    _native: _NativeSession | _NativeSubagent
+    _native: _N
 
     def close(self) -> None:
         """Release the lock (a session flushes its index entry first). Closing
@@ -477,23 +601,43 @@ class _Writer:
     def closed(self) -> bool:
         return bool(self._native.closed)
 
-    def append(self, message: Message) -> Message:
+    def append(self, message: MessageInput) -> Message:
         """Append one message (a dict with a ``role``); returns it as stored.
 
         One ``write(2)``: once it returns, a killed process has lost nothing.
         """
-        return self._native.append(message)  # type: ignore[no-any-return]
+        return self._native.append(_obj(message))
 
-    def append_batch(self, messages: list[Message]) -> list[Message]:
+    def append_batch(self, messages: Iterable[MessageInput]) -> list[Message]:
         """Append messages in one write: all of them, or nothing if one is invalid."""
-        return self._native.append_batch(messages)  # type: ignore[no-any-return]
+        return self._native.append_batch(_list(messages))
+
+    def append_groups(self, groups: Iterable[Iterable[MessageInput]]) -> list[GroupResult]:
+        """Append groups of messages in one write, with a result per group: the
+        messages as stored, or the error that refused the group (a
+        :class:`~sessionkit.SessionkitError` subclass, returned, not raised).
+        Each group is checked as if appended alone after the groups accepted
+        before it; a refused group is not written and the others are. An
+        error of the write itself (or a closed handle) is raised."""
+        arg: object = groups
+        if not isinstance(groups, (str, bytes, Mapping)):
+            arg = [[_obj(m) for m in g] if isinstance(g, list) else _list(g) for g in groups]
+        text = self._native.append_groups(arg)
+        results: list[GroupResult] = []
+        for r in json.loads(text):
+            if "ok" in r:
+                results.append(r["ok"])
+            else:
+                e = r["error"]
+                results.append(error_from_code(e["code"], e["message"], e["errno"]))
+        return results
 
     def read(self) -> SessionView:
         """Read the log back (the view every reader gets)."""
         return SessionView(self._native.read())
 
 
-class Session(_Writer):
+class Session(_Writer[_NativeSession]):
     """A session open for writing. Holds the session's exclusive lock until it is
     closed: use it as a context manager (``with store.create_session() as s:``).
 
@@ -537,21 +681,21 @@ class Session(_Writer):
         which holds the session's lock only while it writes."""
         return self._native.shared
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> SessionInfo:
         """``id``, ``path``, ``head``, ``entry``, ``openReport`` (what opening
         found) and ``pruned`` (sessions deleted when this one was created)."""
-        return self._native.info()  # type: ignore[no-any-return]
+        return self._native.info()
 
     @property
     def path(self) -> str:
         """The path of the session's log."""
-        return self.info()["path"]  # type: ignore[no-any-return]
+        return self.info()["path"]
 
     @property
-    def open_report(self) -> dict[str, Any]:
+    def open_report(self) -> ReadReport:
         """What opening found: skipped lines (now quarantined), a torn tail (now
         terminated), broken chains."""
-        return self.info()["openReport"]  # type: ignore[no-any-return]
+        return self.info()["openReport"]
 
     @property
     def entry(self) -> SessionEntry:
@@ -561,21 +705,21 @@ class Session(_Writer):
     @property
     def pruned(self) -> list[str]:
         """Sessions removed from the project when this one was created."""
-        return self.info()["pruned"]  # type: ignore[no-any-return]
+        return self.info()["pruned"]
 
     @property
     def fsync_count(self) -> int:
         """How many times this handle fsynced its log."""
         return self._native.fsync_count()
 
-    def update_state(self, state: dict[str, Any]) -> SessionEntry:
+    def update_state(self, state: Mapping[str, object]) -> SessionEntry:
         """Update host-reported state (``status``, reasons, ``lastToolCall``,
         ``activeTokens``, ``childProcesses``, ``title``)."""
-        return _entry(self._native.update_state(state))
+        return _entry(self._native.update_state(_obj(state)))
 
-    def patch_message(self, message_id: str, patch: dict[str, Any]) -> None:
+    def patch_message(self, message_id: str, patch: Mapping[str, object]) -> None:
         """Change fields of a stored message (an RFC 7396 merge patch)."""
-        self._native.patch_message(message_id, patch)
+        self._native.patch_message(message_id, _obj(patch))
 
     def set_head(self, message_id: str | None) -> None:
         """Move the head (None: before the first message). The old branch stays."""
@@ -599,13 +743,13 @@ class Session(_Writer):
 
     def active_path(self) -> list[Message]:
         """The messages from the root to the head, read back from the log."""
-        return self._native.active_path()  # type: ignore[no-any-return]
+        return self._native.active_path()
 
     def model_view(
         self, *, last_n: int | None = None, token_budget: int | None = None
     ) -> list[Message]:
         """What goes to the model on resume."""
-        return self._native.model_view(_model_options(last_n, token_budget))  # type: ignore[no-any-return]
+        return self._native.model_view(_model_options(last_n, token_budget))
 
     def fork(self, *, at: str | None = None, title: str | None = None) -> Session:
         """Fork this session (up to message ``at``) into a new one, open for writing."""
@@ -620,28 +764,32 @@ class Session(_Writer):
     # -- compaction -------------------------------------------------------------
 
     def select_compaction(
-        self, token_budget: int, *, keep_last_turns: int = 2, summary_tokens: int = 1000
-    ) -> dict[str, Any] | None:
+        self,
+        token_budget: int,
+        *,
+        keep_last_turns: int = _default_int("keepLastTurns"),
+        summary_tokens: int = _default_int("summaryTokens"),
+    ) -> CompactionPlan | None:
         """Ask the policy what to compact (``replaces``, ...); None if nothing. Changes nothing."""
         policy = {
             "tokenBudget": token_budget,
             "keepLastTurns": keep_last_turns,
             "summaryTokens": summary_tokens,
         }
-        return self._native.select_compaction(policy)  # type: ignore[no-any-return]
+        return self._native.select_compaction(policy)
 
-    def apply_compaction(self, replaces: list[str], summary: Any) -> Message:
+    def apply_compaction(self, replaces: list[str], summary: str | MessageInput) -> Message:
         """Replace ``replaces`` by ``summary`` in the model's view; returns the
         summary message. Nothing is rewritten: the old messages stay in the log."""
-        return self._native.apply_compaction(replaces, summary)  # type: ignore[no-any-return]
+        return self._native.apply_compaction(replaces, _obj(summary))
 
     # -- subagents --------------------------------------------------------------
 
     def spawn_subagent(
-        self, agent_id: str | None = None, meta: dict[str, Any] | None = None
+        self, agent_id: str | None = None, meta: Mapping[str, object] | None = None
     ) -> Subagent:
         """Start a subagent: its own sidechain log, open for writing."""
-        return Subagent(self._native.spawn_subagent(agent_id, meta))
+        return Subagent(self._native.spawn_subagent(agent_id, _obj(meta)))
 
     def open_subagent(self, agent_id: str) -> Subagent:
         """Reopen a subagent for writing."""
@@ -649,9 +797,9 @@ class Session(_Writer):
 
     # -- file history and undo --------------------------------------------------
 
-    def user_input(self, message: Message) -> Message:
+    def user_input(self, message: MessageInput) -> Message:
         """Append a user message, snapshotting the tracked files first."""
-        return self._native.user_input(message)  # type: ignore[no-any-return]
+        return self._native.user_input(_obj(message))
 
     def track_read(self, paths: Iterable[StrPath]) -> None:
         """Record that the agent's tools read these files."""
@@ -673,51 +821,79 @@ class Session(_Writer):
         """The session's latest snapshot id, if any."""
         return self._native.last_snapshot()
 
-    def external_changes(self, paths: Iterable[StrPath]) -> list[dict[str, Any]]:
+    def external_changes(self, paths: Iterable[StrPath]) -> list[ExternalChange]:
         """For each path, whether it changed on disk since the agent last read it."""
-        return self._native.external_changes(_paths(paths))  # type: ignore[no-any-return]
+        return self._native.external_changes(_paths(paths))
 
     def ensure_unchanged(self, paths: Iterable[StrPath]) -> None:
         """``ConflictError`` naming the files if any changed since the agent read it."""
         self._native.ensure_unchanged(_paths(paths))
 
-    def undo_candidates(self) -> list[dict[str, Any]]:
+    def undo_candidates(self) -> list[UndoCandidate]:
         """The user messages a rewind can go back to, oldest first."""
-        return self._native.undo_candidates()  # type: ignore[no-any-return]
+        return self._native.undo_candidates()
 
-    def rewind_plan(self, message_id: str) -> dict[str, Any]:
+    def rewind_plan(self, message_id: str) -> RewindPlan:
         """The dry run of restoring the files to before a user message."""
-        return self._native.rewind_plan(message_id)  # type: ignore[no-any-return]
+        return self._native.rewind_plan(message_id)
 
     def rewind_preview(
-        self, message_id: str, mode: RewindMode | str = RewindMode.BOTH
-    ) -> dict[str, Any]:
+        self, message_id: str, mode: RewindMode | str = RewindMode(_default_str("rewindMode"))
+    ) -> RewindPreview:
         """What :meth:`rewind` would do, changing nothing."""
-        return self._native.rewind_preview(message_id, RewindMode(mode).value)  # type: ignore[no-any-return]
+        return self._native.rewind_preview(message_id, _enum(RewindMode, mode, "mode").value)
 
     def rewind(
-        self, message_id: str, mode: RewindMode | str = RewindMode.BOTH, *, force: bool = False
-    ) -> dict[str, Any]:
+        self,
+        message_id: str,
+        mode: RewindMode | str = RewindMode(_default_str("rewindMode")),
+        *,
+        force: bool = False,
+    ) -> RewindResult:
         """Rewind to before a user message; the result says how to undo it."""
-        return self._native.rewind(message_id, RewindMode(mode).value, force)  # type: ignore[no-any-return]
+        return self._native.rewind(message_id, _enum(RewindMode, mode, "mode").value, force)
 
     def rewind_turns(
-        self, turns: int = 1, mode: RewindMode | str = RewindMode.CONVERSATION, *, force: bool = False
-    ) -> dict[str, Any]:
+        self,
+        turns: int = _default_int("rewindTurns"),
+        mode: RewindMode | str = RewindMode(_default_str("rewindTurnsMode")),
+        *,
+        force: bool = False,
+    ) -> RewindResult:
         """Rewind to before the ``turns``-th latest user input (1: the latest turn);
         ``InvalidInputError`` when there are fewer."""
-        return self._native.rewind_turns(turns, RewindMode(mode).value, force)  # type: ignore[no-any-return]
+        return self._native.rewind_turns(turns, _enum(RewindMode, mode, "mode").value, force)
 
-    def snapshot_plan(self, snapshot: str) -> dict[str, Any]:
+    def snapshot_plan(self, snapshot: str) -> RewindPlan:
         """The dry run of restoring the tracked files to a snapshot."""
-        return self._native.snapshot_plan(snapshot)  # type: ignore[no-any-return]
+        return self._native.snapshot_plan(snapshot)
 
-    def restore_snapshot(self, snapshot: str, *, force: bool = False) -> dict[str, Any]:
+    def restore_snapshot(self, snapshot: str, *, force: bool = False) -> RewindResult:
         """Restore the tracked files to a snapshot (a rewind's ``undoSnapshot`` undoes it)."""
-        return self._native.restore_snapshot(snapshot, force)  # type: ignore[no-any-return]
+        return self._native.restore_snapshot(snapshot, force)
+
+    # -- OpenAI Responses items (the core's responses module) --------------------
+
+    def responses_items(
+        self, limit: int | None = None, *, model_view: bool = False
+    ) -> list[JsonObject]:
+        """The session's messages as OpenAI Responses input items, oldest first:
+        the latest ``limit`` items (all when None), from the active path, or
+        from the model view (compaction applied) with ``model_view``."""
+        return self._native.responses_items(limit, model_view)
+
+    def append_responses_items(self, items: Iterable[Mapping[str, object]]) -> None:
+        """Append Responses items (messages, function calls and their outputs,
+        reasoning, ...) as messages, in one write."""
+        self._native.append_responses_items(_list(items))
+
+    def pop_responses_item(self) -> JsonObject | None:
+        """Remove the latest item (moving the head back past it) and return
+        it; None when the session has none."""
+        return self._native.pop_responses_item()
 
 
-class Subagent(_Writer):
+class Subagent(_Writer[_NativeSubagent]):
     """A subagent's sidechain, open for writing; a context manager like
     :class:`Session`. Thread-safe."""
 
@@ -747,7 +923,10 @@ class Subagent(_Writer):
         """The id of the session that spawned it."""
         return self._native.session_id
 
-    def finish(self, result: Any, *, failed: bool = False) -> None:
+    def __repr__(self) -> str:
+        return repr(self._native)
+
+    def finish(self, result: object, *, failed: bool = False) -> None:
         """Record the subagent's result, in its metadata and the session's log."""
         self._native.finish(result, failed)
 
@@ -774,7 +953,7 @@ class Remote:
         holder: str | None = None,
         lease_ttl_ms: int | None = None,
     ) -> None:
-        opts: dict[str, Any] = {}
+        opts: dict[str, object] = {}
         for key, value in (
             ("url", url),
             ("project", project),
@@ -784,6 +963,30 @@ class Remote:
             if value is not None:
                 opts[key] = value
         self._native = _native.Remote(store._native, opts)
+
+    def close(self) -> None:
+        """Close the connection (after the calls in flight); later calls raise
+        ``InvalidInputError``. Followers and background pushes have their own
+        connections and stay open. Closing twice does nothing."""
+        self._native.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._native.closed
+
+    def __repr__(self) -> str:
+        return repr(self._native)
+
+    def __enter__(self) -> Remote:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
     @property
     def project(self) -> str:
@@ -799,49 +1002,51 @@ class Remote:
         """The database's schema version (this library's, after migration)."""
         return self._native.schema_version()
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> list[RemoteSession]:
         """The project's remote sessions: ``{"id", "pushedBytes", "entry",
         "leaseHolder"}`` (``entry`` is the index entry as last pushed)."""
-        return self._native.list()  # type: ignore[no-any-return]
+        return self._native.list()
 
-    def acquire(self, session_id: str) -> dict[str, Any]:
+    def acquire(self, session_id: str) -> Lease:
         """Take a session's lease: ``{"sessionId", "holder", "token",
         "expiresMs"}``. ``BusyError`` while another holder's has not expired."""
-        return self._native.acquire(session_id)  # type: ignore[no-any-return]
+        return self._native.acquire(session_id)
 
-    def renew(self, lease: dict[str, Any]) -> dict[str, Any]:
+    def renew(self, lease: Lease) -> Lease:
         """Extend a lease; ``BusyError`` when another holder took it since."""
-        return self._native.renew(lease)  # type: ignore[no-any-return]
+        return self._native.renew(lease)
 
-    def release(self, lease: dict[str, Any]) -> None:
+    def release(self, lease: Lease) -> None:
         """Give a lease back."""
         self._native.release(lease)
 
-    def push(self, session_id: str, lease: dict[str, Any] | None = None) -> dict[str, Any]:
+    def push(self, session_id: str, lease: Lease | None = None) -> PushReport:
         """Copy the lines of a session the remote lacks: ``{"sessionId",
         "from", "to", "batches", "blobs"}``. Without ``lease`` the session's
         lease is taken for the push and given back (``BusyError`` while another
         machine holds it); with one, a lease taken over since is ``BusyError``
         and nothing is pushed."""
-        return self._native.push(session_id, lease)  # type: ignore[no-any-return]
+        return self._native.push(session_id, lease)
 
-    def pull(self, session_id: str) -> dict[str, Any]:
+    def pull(self, session_id: str) -> PullReport:
         """Bring the local copy of a session up to the remote's, byte for byte:
         ``{"sessionId", "from", "to", "blobs"}``. ``NotFoundError`` when the
         remote lacks it; ``ConflictError`` when the local log is not a prefix
         of the remote one."""
-        return self._native.pull(session_id)  # type: ignore[no-any-return]
+        return self._native.pull(session_id)
 
-    def follow(self, session_id: str, start: int | None = None) -> _native.Follower:
+    def follow(self, session_id: str, start: int | None = None) -> Follower:
         """Follow a session as others push it, from byte ``start`` of its log
         (0, or the length of a local copy; default: where the remote stands).
         ``follower.next_lines(timeout)`` returns the lines pushed since, each as
         its bytes with its newline, waiting up to ``timeout`` seconds (a
         notification of each push wakes it; it also reads every second).
         ``follower.offset`` is where the next lines start."""
-        return self._native.follow(session_id, start)
+        return Follower(self._native.follow(session_id, start))
 
-    def push_in_background(self, session_id: str, interval: float = 0.2) -> BackgroundPush:
+    def push_in_background(
+        self, session_id: str, interval: float = _default_int("pushIntervalMs") / 1000
+    ) -> BackgroundPush:
         """Push a session while this process writes it: take its lease on a
         connection of its own (``BusyError`` while another holder has it), then
         push what its log gained every ``interval`` seconds (from 0.01 to a
@@ -863,18 +1068,106 @@ class BackgroundPush:
         """Bytes of the session's log the remote holds, as of the last push."""
         return self._native.pushed
 
-    def flush(self) -> dict[str, Any]:
+    def flush(self) -> PushReport:
         """Push what the log holds now and wait for it: ``{"sessionId",
         "from", "to", "batches", "blobs"}``. ``BusyError`` once the lease was
         taken over by another holder (nothing more is pushed)."""
-        return self._native.flush()  # type: ignore[no-any-return]
+        return self._native.flush()
 
-    def stop(self) -> dict[str, Any]:
+    def stop(self) -> PushReport:
         """Push the rest, give the lease back and end the push (once)."""
-        return self._native.stop()  # type: ignore[no-any-return]
+        return self._native.stop()
+
+    def close(self) -> None:
+        """:meth:`stop` unless it was stopped; closing twice does nothing."""
+        if not self._native.stopped:
+            self.stop()
+
+    @property
+    def closed(self) -> bool:
+        return self._native.stopped
+
+    @property
+    def session_id(self) -> str:
+        """The session pushed."""
+        return self._native.session_id
+
+    def __repr__(self) -> str:
+        return repr(self._native)
 
     def __enter__(self) -> BackgroundPush:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class Follower:
+    """A session followed as others push it (:meth:`Remote.follow`), on a
+    connection of its own. Iterate it (``for lines in follower``) to get each
+    batch of pushed lines as it comes, until it is closed; or call
+    :meth:`next_lines`. Use it as a context manager, or call :meth:`close`.
+    Thread-safe: :attr:`offset` and :meth:`close` never wait for a
+    :meth:`next_lines` in flight (the wait releases the GIL)."""
+
+    poll_seconds: float = 1.0
+    """How long iteration waits in each :meth:`next_lines` call; iteration
+    ends within that time of :meth:`close`."""
+
+    def __init__(self, native: _native.Follower) -> None:
+        self._native = native
+
+    @property
+    def offset(self) -> int:
+        """The byte offset of the log where the next lines start."""
+        return self._native.offset
+
+    @property
+    def session_id(self) -> str:
+        """The session followed."""
+        return self._native.session_id
+
+    @property
+    def closed(self) -> bool:
+        return self._native.closed
+
+    def next_lines(self, timeout: float) -> list[bytes]:
+        """The lines pushed since the offset, each as its bytes with its
+        newline, waiting up to ``timeout`` seconds for some (a push's
+        notification wakes it; it also reads every second); ``[]`` if none
+        came. ``InvalidInputError`` once closed."""
+        return self._native.next_lines(timeout)
+
+    def close(self) -> None:
+        """Close the follower's connection; closing twice does nothing."""
+        self._native.close()
+
+    def __iter__(self) -> Iterator[list[bytes]]:
+        while not self._native.closed:
+            try:
+                lines = self._native.next_lines(self.poll_seconds)
+            except InvalidInputError:
+                if self._native.closed:
+                    return
+                raise
+            if lines:
+                yield lines
+
+    def __repr__(self) -> str:
+        return repr(self._native)
+
+    def __enter__(self) -> Follower:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

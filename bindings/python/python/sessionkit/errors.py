@@ -96,6 +96,14 @@ _BY_CODE: dict[str, type[SessionkitError]] = {
 }
 """The class of each error kind name; the native module raises through it."""
 
+
+def error_from_code(code: str, message: str, errno: int | None = None) -> SessionkitError:
+    """The exception for an error the core reported as data (a refused group of
+    :meth:`Session.append_groups`): the class of its kind's ``code``."""
+    exc = _BY_CODE.get(code, InternalError)(message)
+    exc.errno = errno
+    return exc
+
 __all__ = [
     "SessionkitError",
     "NotFoundError",
