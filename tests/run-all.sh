@@ -53,6 +53,11 @@ bash tests/python/run.sh
 step "Node package: npm ci, addon built by its build script, node --test (tests/node/run.sh)"
 CARGO_LOCKED=1 bash tests/node/run.sh
 
+step "Parity: every operation of the Rust facade in C, Python and Node, same defaults (tests/parity/parity.py)"
+# The wheel installed by the Python step and the addon built by the Node step;
+# fails when docs/ARCHITECTURE.md's table is stale.
+"$target/py-venv/bin/python" tests/parity/parity.py --check-doc docs/ARCHITECTURE.md
+
 step "Packaging: every artifact installed as its users install it, README quick-starts verbatim (tests/packaging/run.sh)"
 # The wheel and the addon of the two steps above are the ones installed.
 CARGO_LOCKED=1 bash tests/packaging/run.sh

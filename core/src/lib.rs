@@ -146,6 +146,7 @@ pub use store::trash::TrashedSession;
 pub use store::{BlobGcReport, RebuildReport, StoreGcReport, TempGcReport, BLOB_GC_GRACE};
 pub use view::{group_results_json, to_json_array, Branch, Message, ModelViewOptions, TreeNode};
 
+pub use format::ids::new_session_id;
 pub use format::layout::{conversation_session_id, MAX_CONVERSATION_ID_BYTES};
 pub use format::project::project_code;
 pub use format::records::{content_text, type_name};

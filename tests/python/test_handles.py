@@ -4,6 +4,8 @@ items, every index field, and bad arguments raising ``InvalidInputError``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import sessionkit
@@ -120,6 +122,43 @@ def test_responses_items_on_the_public_session(store: sessionkit.Store) -> None:
         popped = s.pop_responses_item()
         assert popped is not None and popped["call_id"] == "c1"
         assert len(s.responses_items()) == 2
+
+
+def test_replace_responses_items_with_compaction_keeps_the_originals(store: sessionkit.Store) -> None:
+    with store.create_session() as s:
+        s.append_responses_items([{"role": "user", "content": "long history"}])
+        s.replace_responses_items_with_compaction(
+            [{"type": "compaction", "encrypted_content": "abc"}, {"role": "user", "content": "kept"}]
+        )
+        model = s.responses_items(model_view=True)
+        assert [i.get("type") for i in model] == ["compaction", None]
+        assert model[1]["content"] == "kept"
+        assert len(s.responses_items()) == 3, "the original stays on the active path"
+        with pytest.raises(sessionkit.InvalidInputError):
+            s.replace_responses_items_with_compaction([{"role": "user", "content": "no compaction"}])
+
+
+def test_memory_path_checkpoint_summaries_and_fresh_ids(
+    store: sessionkit.Store, home: Path, project: Path
+) -> None:
+    assert store.memory_path(scope="user").startswith(str(home))
+    assert store.memory_path() != store.memory_path(scope="user")
+    with pytest.raises(sessionkit.InvalidInputError):
+        store.memory_path(scope="team")
+    with store.create_session() as s:
+        assert store.checkpoint_summaries(s.id) == []
+    from sessionkit.integrations.langgraph import SessionkitSaver
+
+    saver = SessionkitSaver(project=project, home=home)
+    config = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    checkpoint = {"v": 1, "id": "cp-1", "ts": "2026-01-01T00:00:00+00:00", "channel_values": {"a": 1},
+                  "channel_versions": {"a": "1"}, "versions_seen": {}}  # fmt: skip
+    saver.put(config, checkpoint, {"source": "input", "step": -1}, {"a": "1"})  # type: ignore[arg-type]
+    thread = [e.id for e in store.list_sessions()][0]
+    [summary] = store.checkpoint_summaries(thread)
+    assert summary["id"] == "cp-1" and summary["channels"] == ["a"] and summary["writes"] == 0
+    a, b = sessionkit._native.new_session_id(), sessionkit._native.new_session_id()
+    assert a != b and a < b and len(a) == 36 and a[14] == "7", "time-ordered UUIDv7s"
 
 
 @pytest.mark.parametrize(

@@ -419,6 +419,12 @@ fn defaults() -> String {
     sessionkit::defaults_json()
 }
 
+/// A fresh session id (a UUIDv7), made without touching a file.
+#[pyfunction]
+fn new_session_id() -> String {
+    sessionkit::new_session_id()
+}
+
 /// The channel version after `current` (None, a number or a version this
 /// made), for a LangGraph saver's `get_next_version`.
 #[pyfunction]
@@ -501,6 +507,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(new_session_id, m)?)?;
     m.add_function(wrap_pyfunction!(project_code, m)?)?;
     m.add_function(wrap_pyfunction!(conversation_session_id, m)?)?;
     m.add_function(wrap_pyfunction!(next_channel_version, m)?)?;

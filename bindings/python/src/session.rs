@@ -403,6 +403,26 @@ impl Session {
             .call(py, |s| s.append_responses_items(items).map(drop))
     }
 
+    fn replace_responses_items_with_compaction(
+        &self,
+        py: Python<'_>,
+        items: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let items = to_json(py, items, "items")?;
+        let Value::Array(items) = items else {
+            return Err(invalid(
+                py,
+                format!(
+                    "argument `items` must be a list, not {}",
+                    sessionkit::type_name(&items)
+                ),
+            ));
+        };
+        self.h.call(py, |s| {
+            s.replace_responses_items_with_compaction(items).map(drop)
+        })
+    }
+
     fn pop_responses_item(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let item = self.h.call(py, |s| s.pop_responses_item())?;
         item.map(|t| json_py(py, &t)).transpose()

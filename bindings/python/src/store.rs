@@ -481,6 +481,23 @@ impl Store {
         detach(py, || store.delete_memory(scope, &name))
     }
 
+    fn memory_path(&self, py: Python<'_>, scope: &Bound<'_, PyAny>) -> PyResult<String> {
+        let store = self.open(py)?;
+        let scope = memory_scope(py, scope)?;
+        Ok(store.memory_path(scope).to_string_lossy().into_owned())
+    }
+
+    fn checkpoint_summaries(
+        &self,
+        py: Python<'_>,
+        session_id: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
+        let id = arg_str(py, session_id, "session_id")?;
+        let v = detach(py, || store.checkpoint_summaries(&id))?;
+        to_py(py, &v)
+    }
+
     fn memory_list(&self, py: Python<'_>, scope: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let store = self.open(py)?;
         let scope = memory_scope(py, scope)?;

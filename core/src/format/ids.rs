@@ -190,6 +190,13 @@ fn splitmix(mut x: u64) -> u64 {
 /// The last millisecond an RFC 3339 timestamp can name (9999-12-31T23:59:59.999Z).
 pub const MAX_MS: u64 = 253_402_300_799_999;
 
+/// A fresh session id: a UUIDv7 (time-ordered), lowercase and hyphenated, as
+/// a store without a fixed clock makes one. Touches no file, so a host may
+/// name a session before it opens the store.
+pub fn new_session_id() -> String {
+    hyphenated(uuid::Uuid::now_v7())
+}
+
 /// Format milliseconds since the epoch as RFC 3339 UTC with milliseconds.
 pub fn format_ms(ms: u64) -> String {
     use std::fmt::Write;

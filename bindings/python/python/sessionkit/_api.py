@@ -23,6 +23,7 @@ from ._native import SessionView as _NativeView
 from ._native import Subagent as _NativeSubagent
 from ._types import (
     Branch,
+    CheckpointSummary,
     CompactionPlan,
     DoctorReport,
     Durability,
@@ -394,6 +395,15 @@ class Store:
     def delete_memory(self, name: str, *, scope: MemoryScope | str = _SCOPE) -> None:
         """Delete a memory (``NotFoundError`` if there is none)."""
         self._native.memory_delete(_scope(scope), name)
+
+    def checkpoint_summaries(self, session_id: str) -> list[CheckpointSummary]:
+        """The checkpoints session ``session_id`` holds (a LangGraph thread),
+        without their values, oldest first in each namespace."""
+        return self._native.checkpoint_summaries(session_id)
+
+    def memory_path(self, *, scope: MemoryScope | str = _SCOPE) -> str:
+        """The directory holding the memories of ``scope`` (no disk access)."""
+        return self._native.memory_path(_scope(scope))
 
     def list_memories(self, *, scope: MemoryScope | str = _SCOPE) -> list[MemoryEntry]:
         """The memories of ``scope`` (project or user), by name."""
@@ -886,6 +896,14 @@ class Session(_Writer[_NativeSession]):
         """Append Responses items (messages, function calls and their outputs,
         reasoning, ...) as messages, in one write."""
         self._native.append_responses_items(_list(items))
+
+    def replace_responses_items_with_compaction(
+        self, items: Iterable[Mapping[str, object]]
+    ) -> None:
+        """Make ``items`` (a Responses ``compaction`` item, then the items kept
+        after it) the history as the model sees it, in one write, keeping the
+        originals: the OpenAI Agents SDK's ``replace_history_with_compaction``."""
+        self._native.replace_responses_items_with_compaction(_list(items))
 
     def pop_responses_item(self) -> JsonObject | None:
         """Remove the latest item (moving the head back past it) and return

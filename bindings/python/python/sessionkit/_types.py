@@ -447,6 +447,18 @@ BrokenRef = TypedDict(
 )
 
 
+class CheckpointSummary(TypedDict):
+    """A checkpoint as ``Store.checkpoint_summaries`` lists it: no values."""
+
+    ns: str
+    id: str
+    parentId: str | None
+    ts: str | None
+    metadata: JsonObject
+    channels: list[str]
+    writes: int
+
+
 class DanglingCheckpoint(TypedDict):
     sessionId: str
     messageId: str

@@ -48,8 +48,8 @@ from types import TracebackType
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from . import _api
-from ._native import Follower as _SyncFollower
-from ._types import Durability, Message, SessionEntry
+from ._api import Follower as _SyncFollower
+from ._types import Durability, JsonObject, Message, ReadReport, SessionEntry, _default_str
 from .errors import InvalidInputError
 
 _P = ParamSpec("_P")
@@ -262,7 +262,7 @@ class SessionView(_Opened[_api.SessionView]):
         """The head message id; None before the first message."""
         return await self._run(lambda: self._sync.head)
 
-    async def header(self) -> dict[str, Any] | None:
+    async def header(self) -> JsonObject | None:
         """The log's ``session`` header record; None for a plain transcript."""
         return await self._run(lambda: self._sync.header)
 
@@ -270,7 +270,7 @@ class SessionView(_Opened[_api.SessionView]):
         """How many messages the log holds, on every branch."""
         return await self._run(lambda: self._sync.message_count)
 
-    async def report(self) -> dict[str, Any]:
+    async def report(self) -> ReadReport:
         """What reading found: skipped lines, a torn tail, broken chains."""
         return await self._run(lambda: self._sync.report)
 
@@ -283,9 +283,6 @@ class _Writer(_Opened[_S_co]):
 
     _sync: _api.Session | _api.Subagent  # type: ignore[assignment]  # narrowed by each subclass
 
-    append = _Forward(_api._Writer.append)
-    append_batch = _Forward(_api._Writer.append_batch)
-    read = _ForwardAs(_api._Writer.read, SessionView)
 
     async def aclose(self) -> None:
         """Release the lock, after the calls started before it (a session
@@ -314,6 +311,10 @@ class Subagent(_Writer[_api.Subagent]):
 
     _sync: _api.Subagent
 
+    append = _Forward(_api.Subagent.append)
+    append_batch = _Forward(_api.Subagent.append_batch)
+    append_groups = _Forward(_api.Subagent.append_groups)
+    read = _ForwardAs(_api.Subagent.read, SessionView)
     finish = _Forward(_api.Subagent.finish)
 
     @property
@@ -332,6 +333,10 @@ class Session(_Writer[_api.Session]):
 
     _sync: _api.Session
 
+    append = _Forward(_api.Session.append)
+    append_batch = _Forward(_api.Session.append_batch)
+    append_groups = _Forward(_api.Session.append_groups)
+    read = _ForwardAs(_api.Session.read, SessionView)
     info = _Forward(_api.Session.info)
     update_state = _Forward(_api.Session.update_state)
     patch_message = _Forward(_api.Session.patch_message)
@@ -383,7 +388,7 @@ class Session(_Writer[_api.Session]):
         """The path of the session's log."""
         return await self._run(lambda: self._sync.path)
 
-    async def open_report(self) -> dict[str, Any]:
+    async def open_report(self) -> ReadReport:
         """What opening found: skipped lines, a torn tail, broken chains."""
         return await self._run(lambda: self._sync.open_report)
 
@@ -400,25 +405,13 @@ class Session(_Writer[_api.Session]):
         return await self._run(lambda: self._sync.fsync_count)
 
     # The OpenAI Responses items of the session (the OpenAI Agents adapter's
-    # storage): the sync Session does not have them publicly yet.
-
-    async def responses_items(self, limit: int | None = None, model_view: bool = False) -> list[object]:
-        """The latest ``limit`` Responses items (all with None), oldest first;
-        from the model view with ``model_view``."""
-        native = self._sync._native
-        items: list[object] = await self._run(lambda: native.responses_items(limit, model_view))
-        return items
-
-    async def append_responses_items(self, items: list[object]) -> None:
-        """Append Responses items in one write."""
-        native = self._sync._native
-        await self._run(lambda: native.append_responses_items(items))
-
-    async def pop_responses_item(self) -> object | None:
-        """Move the head back over the latest item and return it (None if none)."""
-        native = self._sync._native
-        item: object | None = await self._run(native.pop_responses_item)
-        return item
+    # storage).
+    responses_items = _Forward(_api.Session.responses_items)
+    append_responses_items = _Forward(_api.Session.append_responses_items)
+    replace_responses_items_with_compaction = _Forward(
+        _api.Session.replace_responses_items_with_compaction
+    )
+    pop_responses_item = _Forward(_api.Session.pop_responses_item)
 
 
 # -- store -----------------------------------------------------------------------
@@ -436,7 +429,7 @@ class Store(_Handle[_api.Store]):
 
     def __init__(
         self,
-        project: _api.StrPath = ".",
+        project: _api.StrPath = _default_str("project"),
         *,
         home: _api.StrPath | None = None,
         durability: Durability | str | None = None,
@@ -451,6 +444,7 @@ class Store(_Handle[_api.Store]):
         self._lock = threading.Lock()
         self._sync: _api.Store | None = None
         self._closed = False
+        self._owned = True
         self._project = os.fspath(project)
         self._open: Callable[[], _api.Store] = lambda: _api.Store(
             project,
@@ -472,6 +466,7 @@ class Store(_Handle[_api.Store]):
         new._lock = threading.Lock()
         new._sync = store
         new._closed = False
+        new._owned = False  # the caller's: closing this one leaves it open
         new._project = store.project_root
         new._open = lambda: store
         return new
@@ -495,12 +490,16 @@ class Store(_Handle[_api.Store]):
 
     async def aclose(self) -> None:
         """Refuse every later call (``InvalidInputError``), after the calls
-        started before it. Sessions opened from the store stay open. Twice
-        does nothing."""
+        started before it, and close the sync store this one opened (not one
+        given to :meth:`wrap`). Sessions opened from the store stay open.
+        Twice does nothing."""
 
         def close() -> None:
             with self._lock:
                 self._closed = True
+                sync = self._sync if self._owned else None
+            if sync is not None:
+                sync.close()
 
         await self._run(close)
 
@@ -568,6 +567,8 @@ class Store(_Handle[_api.Store]):
     update_memory = _Forward(_api.Store.update_memory)
     delete_memory = _Forward(_api.Store.delete_memory)
     list_memories = _Forward(_api.Store.list_memories)
+    memory_path = _Forward(_api.Store.memory_path)
+    checkpoint_summaries = _Forward(_api.Store.checkpoint_summaries)
     read_memory = _Forward(_api.Store.read_memory)
     search = _Forward(_api.Store.search)
     doctor = _Forward(_api.Store.doctor)
@@ -597,10 +598,18 @@ class Follower:
         self._pending: concurrent.futures.Future[list[bytes]] | None = None
         self._waiting = False
 
+    poll_seconds: float = _FOLLOW_WAIT
+    """How long iteration waits in each :meth:`next_lines` call."""
+
     @property
     def blocking(self) -> _SyncFollower:
         """The synchronous follower this one wraps (its calls block)."""
         return self._sync_follower
+
+    @property
+    def session_id(self) -> str:
+        """The session followed."""
+        return self._sync_follower.session_id
 
     @property
     def offset(self) -> int:
@@ -656,11 +665,13 @@ class Follower:
 
     async def aclose(self) -> None:
         """End the iteration (after the wait in progress, at most
-        half a second). Twice does nothing."""
+        half a second) and close the follower's connection. Twice does
+        nothing."""
         self._closed = True
         pending = self._pending
         if pending is not None:
             await asyncio.shield(asyncio.wrap_future(pending))
+        await asyncio.to_thread(self._sync_follower.close)
 
     async def __aenter__(self: _H) -> _H:
         return self
@@ -688,6 +699,21 @@ class BackgroundPush(_Opened[_api.BackgroundPush]):
     def pushed(self) -> int:
         """Bytes of the session's log the remote holds, as of the last push."""
         return self._sync.pushed
+
+    @property
+    def session_id(self) -> str:
+        """The session pushed."""
+        return self._sync.session_id
+
+    @property
+    def closed(self) -> bool:
+        """Whether it was stopped or closed."""
+        return self._sync.closed
+
+    async def aclose(self) -> None:
+        """Stop pushing (the rest is pushed, the lease given back) unless
+        stopped already. Twice does nothing."""
+        await self._run(self._sync.close)
 
     async def __aenter__(self: _H) -> _H:
         return self
@@ -745,11 +771,14 @@ class Remote(_Handle[_api.Remote]):
 
     async def aclose(self) -> None:
         """Refuse every later call (``InvalidInputError``), after the calls
-        started before it. Twice does nothing."""
+        started before it, and close the connection. Twice does nothing."""
 
         def close() -> None:
             with self._lock:
                 self._closed = True
+                sync = self._sync
+            if sync is not None:
+                sync.close()
 
         await self._run(close)
 

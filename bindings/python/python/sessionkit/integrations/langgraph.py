@@ -67,7 +67,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from .. import _native
 from .._api import Store
-from .._types import Durability
+from .._types import Durability, _default_str
 from ..errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class SessionkitSaver(BaseCheckpointSaver[str]):
     def __init__(
         self,
         *,
-        project: str | os.PathLike[str] = ".",
+        project: str | os.PathLike[str] = _default_str("project"),
         home: str | os.PathLike[str] | None = None,
         durability: Durability | str | None = None,
         serde: SerializerProtocol | None = None,

@@ -59,8 +59,7 @@ from __future__ import annotations
 
 import os
 import threading
-import time
-import uuid
+from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, cast
 
@@ -76,8 +75,9 @@ except ImportError as e:  # pragma: no cover - depends on the environment
         'pip install "sessionkit[openai-agents]"'
     ) from e
 
-from .. import aio
+from .. import _native, aio
 from .._api import Store as _SyncStore
+from .._types import _default_str
 from .._types import Durability, RewindMode
 from ..errors import InvalidInputError
 
@@ -86,17 +86,8 @@ if TYPE_CHECKING:
 
 
 def _new_session_id() -> str:
-    """A fresh UUIDv7 (the core's form of a session id), made without I/O."""
-    ms = time.time_ns() // 1_000_000
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (
-        (ms & ((1 << 48) - 1)) << 80
-        | 0x7 << 76
-        | ((rand >> 62) & 0xFFF) << 64
-        | 0b10 << 62
-        | (rand & ((1 << 62) - 1))
-    )
-    return str(uuid.UUID(int=value))
+    """A fresh session id from the core (a UUIDv7), made without I/O."""
+    return _native.new_session_id()
 
 
 class SessionkitSession:
@@ -127,7 +118,7 @@ class SessionkitSession:
         self,
         session_id: str | None = None,
         *,
-        project: str | os.PathLike[str] = ".",
+        project: str | os.PathLike[str] = _default_str("project"),
         home: str | os.PathLike[str] | None = None,
         durability: Durability | str | None = None,
         model_view: bool = False,
@@ -210,13 +201,13 @@ class SessionkitSession:
         if limit is not None and limit < 0:
             limit = None
         session = await self.open()
-        items = await session.responses_items(limit, self.model_view)
+        items = await session.responses_items(limit, model_view=self.model_view)
         return cast("list[TResponseInputItem]", items)
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append the items in one write; durable when this returns."""
         session = await self.open()
-        await session.append_responses_items(cast("list[object]", items))
+        await session.append_responses_items(cast("list[Mapping[str, object]]", items))
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Move the head back over the latest item and return it (None if empty)."""
