@@ -389,16 +389,7 @@ impl Session {
     }
 
     fn append_responses_items(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<()> {
-        let items = to_json(py, items, "items")?;
-        let Value::Array(items) = items else {
-            return Err(invalid(
-                py,
-                format!(
-                    "argument `items` must be a list, not {}",
-                    sessionkit::type_name(&items)
-                ),
-            ));
-        };
+        let items = arg_items(py, items)?;
         self.h
             .call(py, |s| s.append_responses_items(items).map(drop))
     }
@@ -408,16 +399,7 @@ impl Session {
         py: Python<'_>,
         items: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let items = to_json(py, items, "items")?;
-        let Value::Array(items) = items else {
-            return Err(invalid(
-                py,
-                format!(
-                    "argument `items` must be a list, not {}",
-                    sessionkit::type_name(&items)
-                ),
-            ));
-        };
+        let items = arg_items(py, items)?;
         self.h.call(py, |s| {
             s.replace_responses_items_with_compaction(items).map(drop)
         })
@@ -568,5 +550,19 @@ impl Subagent {
             "<sessionkit Subagent {} of session {} ({state})>",
             self.id, self.session_id
         )
+    }
+}
+
+/// The argument `items`: a list of Responses items (the core checks each).
+fn arg_items(py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
+    match to_json(py, items, "items")? {
+        Value::Array(items) => Ok(items),
+        other => Err(invalid(
+            py,
+            format!(
+                "argument `items` must be a list, not {}",
+                sessionkit::type_name(&other)
+            ),
+        )),
     }
 }

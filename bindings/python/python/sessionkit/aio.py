@@ -120,6 +120,71 @@ class _Handle(Generic[_S_co]):
         return await asyncio.wrap_future(self._serial.submit(fn))
 
 
+class _Closing:
+    """``async with`` closes the handle (its ``aclose``)."""
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self: _H) -> _H:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class _Lazy(_Handle[_S], _Closing):
+    """A handle opened by its first call (no I/O on construction): a store,
+    a remote. Closing refuses later calls and closes what it opened."""
+
+    _lock: threading.Lock
+    _sync: _S | None
+    _closed: bool
+    _owned: bool
+    _open: Callable[[], _S]
+    _what: str
+
+    def _lazy(self, open_: Callable[[], _S], what: str) -> None:
+        self._serial = _Serial()
+        self._lock = threading.Lock()
+        self._sync = None
+        self._closed = False
+        self._owned = True
+        self._open = open_
+        self._what = what
+
+    def _sync_handle(self) -> _S:
+        with self._lock:
+            if self._closed:
+                raise InvalidInputError(f"{self._what} is closed")
+            if self._sync is None:
+                self._sync = self._open()
+            return self._sync
+
+    async def aclose(self) -> None:
+        """Refuse every later call (``InvalidInputError``), after the calls
+        started before it, and close what this handle opened (not a handle
+        given to ``wrap``). Twice does nothing."""
+
+        def close() -> None:
+            with self._lock:
+                self._closed = True
+                sync = self._sync if self._owned else None
+            if sync is not None:
+                getattr(sync, "close")()
+
+        await self._run(close)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
 class _Forward(Generic[_S, _P, _R]):
     """A method of an async handle that runs the sync handle's method of the
     same name, with the same parameters and result, off the event loop."""
@@ -278,7 +343,7 @@ class SessionView(_Opened[_api.SessionView]):
 # -- writers ---------------------------------------------------------------------
 
 
-class _Writer(_Opened[_S_co]):
+class _Writer(_Opened[_S_co], _Closing):
     """What a session and a subagent share: a lock held until closed."""
 
     _sync: _api.Session | _api.Subagent  # type: ignore[assignment]  # narrowed by each subclass
@@ -293,17 +358,6 @@ class _Writer(_Opened[_S_co]):
     def closed(self) -> bool:
         """Whether the handle is closed (read without waiting for calls in flight)."""
         return self._sync.closed
-
-    async def __aenter__(self: _H) -> _H:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 class Subagent(_Writer[_api.Subagent]):
@@ -417,7 +471,7 @@ class Session(_Writer[_api.Session]):
 # -- store -----------------------------------------------------------------------
 
 
-class Store(_Handle[_api.Store]):
+class Store(_Lazy[_api.Store]):
     """:class:`sessionkit.Store`, off the event loop.
 
     Takes the arguments of :class:`sessionkit.Store` but does no I/O: the
@@ -440,44 +494,31 @@ class Store(_Handle[_api.Store]):
         deterministic: dict[str, int] | None = None,
         busy_timeout_ms: int | None = None,
     ) -> None:
-        self._serial = _Serial()
-        self._lock = threading.Lock()
-        self._sync: _api.Store | None = None
-        self._closed = False
-        self._owned = True
         self._project = os.fspath(project)
-        self._open: Callable[[], _api.Store] = lambda: _api.Store(
-            project,
+        self._lazy(
+            lambda: _api.Store(
+                project,
             home=home,
             durability=durability,
             max_sessions=max_sessions,
             trash_grace_secs=trash_grace_secs,
             blob_threshold=blob_threshold,
             max_record_bytes=max_record_bytes,
-            deterministic=deterministic,
-            busy_timeout_ms=busy_timeout_ms,
+                deterministic=deterministic,
+                busy_timeout_ms=busy_timeout_ms,
+            ),
+            f"the store of {self._project}",
         )
 
     @classmethod
     def wrap(cls, store: _api.Store) -> Store:
         """An async store around an open sync one (the two share everything)."""
         new = cls.__new__(cls)
-        new._serial = _Serial()
-        new._lock = threading.Lock()
-        new._sync = store
-        new._closed = False
-        new._owned = False  # the caller's: closing this one leaves it open
         new._project = store.project_root
-        new._open = lambda: store
+        new._lazy(lambda: store, f"the store of {new._project}")
+        new._sync = store
+        new._owned = False  # the caller's: closing this one leaves it open
         return new
-
-    def _sync_handle(self) -> _api.Store:
-        with self._lock:
-            if self._closed:
-                raise InvalidInputError(f"the store of {self._project} is closed")
-            if self._sync is None:
-                self._sync = self._open()
-            return self._sync
 
     async def open(self) -> _api.Store:
         """Open the store now, if no call did yet; returns the sync store."""
@@ -487,36 +528,6 @@ class Store(_Handle[_api.Store]):
     def opened(self) -> bool:
         """Whether the store was opened (by a call or :meth:`open`)."""
         return self._sync is not None
-
-    async def aclose(self) -> None:
-        """Refuse every later call (``InvalidInputError``), after the calls
-        started before it, and close the sync store this one opened (not one
-        given to :meth:`wrap`). Sessions opened from the store stay open.
-        Twice does nothing."""
-
-        def close() -> None:
-            with self._lock:
-                self._closed = True
-                sync = self._sync if self._owned else None
-            if sync is not None:
-                sync.close()
-
-        await self._run(close)
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    async def __aenter__(self: _H) -> _H:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open" if self._sync is not None else "not opened yet"
@@ -583,7 +594,7 @@ class Store(_Handle[_api.Store]):
 # -- remote ----------------------------------------------------------------------
 
 
-class Follower:
+class Follower(_Closing):
     """A session followed as others push it (:meth:`Remote.follow`), off the
     event loop: ``async for lines in follower`` yields each batch of lines
     pushed since (each line its bytes with its newline), as it arrives.
@@ -673,17 +684,6 @@ class Follower:
             await asyncio.shield(asyncio.wrap_future(pending))
         await asyncio.to_thread(self._sync_follower.close)
 
-    async def __aenter__(self: _H) -> _H:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
     def __repr__(self) -> str:
         return f"<sessionkit.aio.Follower at {self._offset}{' (closed)' if self._closed else ''}>"
 
@@ -731,7 +731,7 @@ def _follower(pair: tuple[_SyncFollower, int]) -> Follower:
     return Follower(*pair)
 
 
-class Remote(_Handle[_api.Remote]):
+class Remote(_Lazy[_api.Remote]):
     """:class:`sessionkit.Remote`, off the event loop.
 
     Takes the arguments of :class:`sessionkit.Remote` but does no I/O: the
@@ -749,53 +749,16 @@ class Remote(_Handle[_api.Remote]):
         holder: str | None = None,
         lease_ttl_ms: int | None = None,
     ) -> None:
-        self._serial = _Serial()
-        self._lock = threading.Lock()
-        self._sync: _api.Remote | None = None
-        self._closed = False
-        self._open: Callable[[], _api.Remote] = lambda: _api.Remote(
-            store._sync_handle(), url=url, project=project, holder=holder, lease_ttl_ms=lease_ttl_ms
+        self._lazy(
+            lambda: _api.Remote(
+                store._sync_handle(), url=url, project=project, holder=holder, lease_ttl_ms=lease_ttl_ms
+            ),
+            "the remote",
         )
-
-    def _sync_handle(self) -> _api.Remote:
-        with self._lock:
-            if self._closed:
-                raise InvalidInputError("the remote is closed")
-            if self._sync is None:
-                self._sync = self._open()
-            return self._sync
 
     async def open(self) -> _api.Remote:
         """Connect now, if no call did yet; returns the sync remote."""
         return await self._run(self._sync_handle)
-
-    async def aclose(self) -> None:
-        """Refuse every later call (``InvalidInputError``), after the calls
-        started before it, and close the connection. Twice does nothing."""
-
-        def close() -> None:
-            with self._lock:
-                self._closed = True
-                sync = self._sync
-            if sync is not None:
-                sync.close()
-
-        await self._run(close)
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    async def __aenter__(self: _H) -> _H:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "connected" if self._sync is not None else "not connected yet"
