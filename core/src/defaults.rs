@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::error::ErrorKind;
 use crate::history::RewindMode;
 use crate::index::Status;
 use crate::memory::MemoryScope;
@@ -16,18 +17,14 @@ use crate::ops::compaction::{DEFAULT_KEEP_LAST_TURNS, DEFAULT_SUMMARY_TOKENS};
 use crate::ops::export::ExportFormat;
 use crate::ops::import::ImportFormat;
 use crate::ops::search::DEFAULT_SEARCH_LIMIT;
-use crate::options::{Durability, StoreOptions};
+use crate::options::{Durability, StoreOptions, DEFAULT_LEASE_TTL};
 use crate::settings::SettingSource;
-use crate::ErrorKind;
 
 /// The project a store opens when none is named: the current directory.
 pub const DEFAULT_PROJECT: &str = ".";
 
 /// How often a background push sends what the log gained.
 pub const DEFAULT_PUSH_INTERVAL: Duration = Duration::from_millis(200);
-
-/// How long a lease on a shared session lasts unless renewed.
-pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(60);
 
 /// How many turns an undo goes back when not told.
 pub const DEFAULT_REWIND_TURNS: usize = 1;

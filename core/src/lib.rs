@@ -90,8 +90,8 @@ pub use api::{import, list_all_sessions, Session, SessionView, Store, Subagent};
 #[cfg(feature = "remote")]
 pub use api::{Remote, RemoteOptions};
 pub use defaults::{
-    defaults, defaults_json, DEFAULT_LEASE_TTL, DEFAULT_PROJECT, DEFAULT_PUSH_INTERVAL,
-    DEFAULT_REWIND_TURNS, DEFAULT_REWIND_TURNS_MODE,
+    defaults, defaults_json, DEFAULT_PROJECT, DEFAULT_PUSH_INTERVAL, DEFAULT_REWIND_TURNS,
+    DEFAULT_REWIND_TURNS_MODE,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use format::decode::parse_json;
@@ -140,7 +140,7 @@ pub mod responses {
         item_to_message, items_json, message_to_item_json, ItemsOptions,
     };
 }
-pub use options::{Deterministic, Durability, StoreOptions};
+pub use options::{Deterministic, Durability, StoreOptions, DEFAULT_LEASE_TTL};
 pub use store::session::CreateOptions;
 pub use store::trash::TrashedSession;
 pub use store::{BlobGcReport, RebuildReport, StoreGcReport, TempGcReport, BLOB_GC_GRACE};

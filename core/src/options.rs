@@ -54,6 +54,10 @@ pub struct StoreOptions {
     pub index_journal_min_bytes: Option<u64>,
 }
 
+/// How long a lease on a shared session lasts unless renewed: a holder that
+/// vanished (a killed process, a lost laptop) stops blocking others after this.
+pub const DEFAULT_LEASE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl Durability {
     /// Every durability, weakest first.
     pub const ALL: [Durability; 3] = [Durability::Never, Durability::OnSync, Durability::Always];

@@ -21,7 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["index", "view", "history"],
     &["store"],
     &["ops", "remote"],
-    &["api"],
+    &["api", "defaults"],
     &["testing"],
 ];
 

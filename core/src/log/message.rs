@@ -81,7 +81,7 @@ pub fn to_json_array(messages: &[Message]) -> String {
 /// the bindings).
 ///
 /// [`Session::append_groups`]: crate::Session::append_groups
-pub fn group_results_json(results: &[crate::Result<Vec<Message>>]) -> String {
+pub fn group_results_json(results: &[crate::error::Result<Vec<Message>>]) -> String {
     let mut out = String::from("[");
     for (i, r) in results.iter().enumerate() {
         if i > 0 {

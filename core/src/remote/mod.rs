@@ -59,7 +59,7 @@ const MIGRATION_LOCK: i64 = 0x5e55_1047_0001;
 
 /// A lease's default time to live: a holder that vanished (a killed process, a
 /// lost laptop) stops blocking others after this long.
-pub(crate) use crate::defaults::DEFAULT_LEASE_TTL;
+pub(crate) use crate::options::DEFAULT_LEASE_TTL;
 
 /// The biggest batch of log bytes one push transaction sends (whole lines; a
 /// longer single line goes alone, up to [`MAX_LINE_BYTES`]).
