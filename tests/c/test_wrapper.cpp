@@ -275,6 +275,22 @@ void test_sessions_views_and_subagents() {
     CHECK(contains(a.read().info(), "\"messageCount\":3"));
     CHECK(contains(sessionkit::defaults(), "\"rewindMode\":\"both\""));
     a.finish("\"done\"");
+    {
+        // The handle-returning calls: open-or-create, erase (the old handle goes).
+        Store other = open_store(fresh_dir("other"));
+        Session made = other.open_or_create_session("made-here");
+        made.append(user("x"));
+        std::uint64_t before = made.fsync_count();
+        made.sync();
+        CHECK(made.fsync_count() == before + 1);
+        CHECK(made.last_snapshot() == "null");
+        Session fresh = made.erase();
+        CHECK(!made);
+        CHECK(fresh.id() == "made-here");
+        CHECK(count(fresh.active_path(), "role") == 0);
+        CHECK(contains(other.session_ids(), "\"made-here\""));
+        CHECK(contains(other.log_path("made-here"), "made-here.jsonl"));
+    }
     a.close();
     Subagent b = s.spawn_subagent();  // a fresh id, no metadata
     CHECK(!b.id().empty());

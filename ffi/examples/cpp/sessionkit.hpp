@@ -383,6 +383,50 @@ public:
         return detail::string_result(
             [&](char **o) { return sk_session_rewind_plan(h_, message_id.c_str(), o); });
     }
+    // Undo the latest `turns` turns (default mode: the conversation only).
+    std::string rewind_turns(std::uint32_t turns = 1, RewindMode mode = RewindMode::Conversation,
+                             bool force = false) {
+        const char *m = mode == RewindMode::Files          ? "files"
+                        : mode == RewindMode::Conversation ? "conversation"
+                                                           : "both";
+        return detail::string_result(
+            [&](char **o) { return sk_session_rewind_turns(h_, turns, m, force, o); });
+    }
+    // The newest snapshot id (a JSON string), or "null".
+    std::string last_snapshot() const {
+        return detail::string_result([&](char **o) { return sk_session_last_snapshot(h_, o); });
+    }
+    void flush_index() { detail::check(sk_session_flush_index(h_)); }
+    std::uint64_t fsync_count() const {
+        std::uint64_t n = 0;
+        detail::check(sk_session_fsync_count(h_, &n));
+        return n;
+    }
+    // OpenAI Responses items: `options` "" or {"limit", "modelView"}.
+    std::string responses_items(const std::string &options = "") const {
+        return detail::string_result(
+            [&](char **o) { return sk_session_responses_items(h_, options.c_str(), o); });
+    }
+    std::string append_responses_items(const std::string &items) {
+        return detail::string_result(
+            [&](char **o) { return sk_session_append_responses_items(h_, items.c_str(), o); });
+    }
+    std::string replace_responses_items_with_compaction(const std::string &items) {
+        return detail::string_result([&](char **o) {
+            return sk_session_replace_responses_items_with_compaction(h_, items.c_str(), o);
+        });
+    }
+    // The popped item, or "null".
+    std::string pop_responses_item() {
+        return detail::string_result([&](char **o) { return sk_session_pop_responses_item(h_, o); });
+    }
+    // Delete the session for good and start it again, empty, under its id:
+    // this handle is closed whatever the outcome; the new one is returned.
+    Session erase() {
+        sk_session *fresh = nullptr;
+        detail::check(sk_session_erase(&h_, &fresh));
+        return Session(fresh);
+    }
     std::string rewind(const std::string &message_id, RewindMode mode, bool force = false) {
         const char *m = mode == RewindMode::Files          ? "files"
                         : mode == RewindMode::Conversation ? "conversation"
@@ -588,6 +632,11 @@ public:
     void memory_delete(const std::string &scope, const std::string &name) {
         detail::check(sk_store_memory_delete(h_, scope.c_str(), name.c_str()));
     }
+    // The directory of the memories of `scope` (a JSON string).
+    std::string memory_path(const std::string &scope) const {
+        return detail::string_result(
+            [&](char **o) { return sk_store_memory_path(h_, scope.c_str(), o); });
+    }
     std::string memory_list(const std::string &scope) const {
         return detail::string_result(
             [&](char **o) { return sk_store_memory_list(h_, scope.c_str(), o); });
@@ -602,6 +651,33 @@ public:
         sk_session *s = nullptr;
         detail::check(sk_session_create(h_, detail::opt(options), &s));
         return Session(s);
+    }
+    Session open_or_create_session(const std::string &session_id) {
+        sk_session *s = nullptr;
+        detail::check(sk_session_open_or_create(h_, session_id.c_str(), &s));
+        return Session(s);
+    }
+    // Where a session's log is (a JSON string).
+    std::string log_path(const std::string &session_id) const {
+        return detail::string_result(
+            [&](char **o) { return sk_store_log_path(h_, session_id.c_str(), o); });
+    }
+    std::string session_ids() const {
+        return detail::string_result([&](char **o) { return sk_store_session_ids(h_, o); });
+    }
+    std::string check_file_history() const {
+        return detail::string_result([&](char **o) { return sk_store_check_file_history(h_, o); });
+    }
+    std::string prune_orphan_file_history() {
+        return detail::string_result(
+            [&](char **o) { return sk_store_prune_orphan_file_history(h_, o); });
+    }
+    void branch_file_history(const std::string &session_id, const std::string &snapshot) {
+        detail::check(sk_store_branch_file_history(h_, session_id.c_str(), snapshot.c_str()));
+    }
+    std::string checkpoint_summaries(const std::string &session_id) const {
+        return detail::string_result(
+            [&](char **o) { return sk_checkpoint_summaries(h_, session_id.c_str(), o); });
     }
     Session open_session(const std::string &session_id) {
         sk_session *s = nullptr;
