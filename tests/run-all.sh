@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== [%s s] %s\n' "$SECONDS" "$*"; }
 
 # A clean checkout builds every suite once: incremental compilation would only
 # add gigabytes of caches that no second build reads.

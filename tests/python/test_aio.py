@@ -218,11 +218,14 @@ def test_a_call_cancelled_before_it_starts_never_runs(home: Path, project: Path)
             first = asyncio.ensure_future(shared.append({"role": "user", "content": "first"}))
             second = asyncio.ensure_future(shared.append({"role": "user", "content": "second"}))
             await asyncio.sleep(0.05)  # the first waits for the lock; the second is queued
+            assert not first.done() and not second.done()
             second.cancel()
-            await asyncio.to_thread(holder.close)
-            await first
+            # The cancel reaches the queued call before the lock is released:
+            # no race with the first call finishing.
             with pytest.raises(asyncio.CancelledError):
                 await second
+            await asyncio.to_thread(holder.close)
+            await first
             assert [m["content"] for m in await shared.active_path()] == ["first"]
 
     run(main())
