@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import enum
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TypedDict, Union
+from typing import TypeAlias, Union
 
-from typing_extensions import NotRequired, TypeAlias
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, TypedDict
+else:  # the package's one dependency, on 3.10 only (pyproject.toml)
+    from typing_extensions import NotRequired, TypedDict
 
 from . import _native
 from .errors import SessionkitError
