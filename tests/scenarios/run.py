@@ -12,7 +12,9 @@ same objects in different files). It prints a table of scenarios x runners.
     python3 tests/scenarios/run.py --runner rust=PATH [--runner python='python3 runner.py'] ...
     python3 tests/scenarios/run.py --self-test --runner rust=PATH
 
-Standard library only, so any Python >= 3.9 runs it.
+Every answer is checked against tests/scenarios/schemas/results.schema.json
+(with the `jsonschema` package, which tests/scenarios/run.sh installs); every
+UNSUPPORTED_OP must be listed in tests/scenarios/expected-na.json.
 """
 
 from __future__ import annotations
@@ -32,14 +34,84 @@ import threading
 from pathlib import Path
 from typing import Any
 
+try:
+    import jsonschema  # type: ignore[import-untyped]
+except ImportError:  # said when the schemas are loaded: the run cannot go on without them
+    jsonschema = None
+
 HERE = Path(__file__).resolve().parent
 ANSWER_TIMEOUT = 120  # seconds for one answer: a debug build's gc can be slow
 DRIVER_OPS = {"write_file", "delete_file", "expect_file"}
 EXPECTED_NA = HERE / "expected-na.json"  # the allowed n/a cells, not a scenario
 
 
+SCHEMAS = HERE / "schemas" / "results.schema.json"
+FORMAT_MD = HERE.parent.parent / "docs" / "FORMAT.md"
+
+
 def scenario_files() -> list[Path]:
     return sorted(p for p in HERE.glob("*.json") if p != EXPECTED_NA)
+
+
+def protocol_ops() -> list[str]:
+    """The ops of docs/FORMAT.md §21.2's table, from its first column."""
+    text = FORMAT_MD.read_text(encoding="utf-8")
+    start = text.index("### 21.2 Operations")
+    table = text[start : text.index("\n### ", start + 1)]
+    ops: list[str] = []
+    for row in table.splitlines():
+        if row.startswith("| ") and not row.startswith(("| op ", "| ---")):
+            ops += re.findall(r"`([a-z_]+)`", row.split(" | ")[0])
+    return ops
+
+
+class Schemas:
+    """The result schemas of tests/scenarios/schemas/results.schema.json: one
+    per op of §21.2 (checked when loaded), and the error answer's."""
+
+    def __init__(self) -> None:
+        if jsonschema is None:
+            raise ScenarioError(
+                "the jsonschema package is missing: tests/scenarios/run.sh installs it into its "
+                "virtualenv (or: python3 -m pip install jsonschema==4.26.0)"
+            )
+        root = json.loads(SCHEMAS.read_text(encoding="utf-8"))
+        jsonschema.Draft202012Validator.check_schema(root)
+        self.validator = jsonschema.Draft202012Validator(root)
+        self.error = jsonschema.Draft202012Validator({**root, **root["$defs"]["errorAnswer"]})
+        ops, schemas = protocol_ops(), set(root["properties"])
+        if not ops:
+            raise ScenarioError(f"no ops found in the table of {FORMAT_MD} §21.2")
+        missing, extra = [o for o in ops if o not in schemas], sorted(schemas - set(ops))
+        if missing or extra:
+            raise ScenarioError(
+                f"{SCHEMAS} and {FORMAT_MD} §21.2 disagree: ops without a result schema {missing}, "
+                f"schemas of no op {extra}"
+            )
+
+    def mismatch(self, op: str, answer: dict[str, Any]) -> str | None:
+        """Where an answer does not match its schema (None when it does)."""
+        if "error" in answer:
+            errors = list(self.error.iter_errors(answer["error"]))
+        elif op not in self.validator.schema["properties"]:
+            return f"no result schema for op {op!r}"
+        else:
+            errors = list(self.validator.iter_errors({op: answer["ok"]}))
+        if not errors:
+            return None
+        e = min(errors, key=lambda e: len(e.absolute_path))
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in list(e.absolute_path)[1 if "ok" in answer else 0 :])
+        return f"{'error' if 'error' in answer else 'result'}{where}: {e.message[:300]}"
+
+
+_schemas: Schemas | None = None
+
+
+def schemas() -> Schemas:
+    global _schemas
+    if _schemas is None:
+        _schemas = Schemas()
+    return _schemas
 
 
 class ScenarioError(Exception):
@@ -280,6 +352,9 @@ def run_once(
             opened = proc.request("open_store", {"project": str(project), "options": options})
             if "error" in opened:
                 raise ScenarioError(f"open_store: {opened['error']}")
+            bad = schemas().mismatch("open_store", opened)
+            if bad:
+                raise ScenarioError(f"open_store ({name}) answered outside {SCHEMAS.name}: {bad}")
             for i, step in enumerate(phase["steps"]):
                 label = f"phase {number} step {i} ({step['op']})" if "phases" in scenario else f"step {i} ({step['op']})"
                 args = substitute(step.get("args", {}), variables)
@@ -290,6 +365,9 @@ def run_once(
                         raise ScenarioError(f"{label}: {e}") from None
                     continue
                 answer = proc.request(step["op"], args)
+                bad = schemas().mismatch(step["op"], answer)
+                if bad:
+                    raise ScenarioError(f"{label} ({name}) answered outside {SCHEMAS.name}: {bad}")
                 if "error" in answer:
                     err = answer["error"]
                     code = err.get("code") if isinstance(err, dict) else None
@@ -620,13 +698,27 @@ def self_test(runners: dict[str, list[str]], base: Path) -> int:
     if line is None or f"{log} line 3:" not in line:
         print(f"self-test FAILED: a changed byte in {log} was reported as {line!r}")
         return 1
+    # The schemas see a member too many, one missing, and an unknown error kind.
+    report: dict[str, Any] = {"skipped": [], "tornTail": None, "brokenChains": [], "duplicateIds": [], "unknownRecords": 0,
+              "missingBlobs": [], "warnings": []}
+    cases: list[tuple[dict[str, Any], bool]] = [
+        ({"ok": report}, False),
+        ({"ok": {**report, "extra": 1}}, True),
+        ({"ok": {k: v for k, v in report.items() if k != "warnings"}}, True),
+        ({"error": {"code": "NOPE", "message": ""}}, True),
+    ]
+    for answer, caught in cases:
+        if (schemas().mismatch("read_report", answer) is not None) != caught:
+            print(f"self-test FAILED: the result schema of read_report {'missed' if caught else 'refused'} {answer}")
+            return 1
     failure = compare_self_test(runners, base, path)
     if failure is not None:
         print(f"self-test FAILED: {failure}")
         return 1
     print(f"self-test ok: ids as §21.5 says; another seed is caught ({diff.splitlines()[0]}); "
           f"a changed byte is named ({line.splitlines()[0]}); two runners and an unchanged copy match, "
-          f"a one-byte difference in an answer or the store is DIFF, an unlisted n/a fails, a listed one passes")
+          f"a one-byte difference in an answer or the store is DIFF, an unlisted n/a fails, a listed one passes; "
+          f"the result schemas catch a wrong answer")
     return 0
 
 
@@ -744,8 +836,9 @@ def main() -> int:
         return 2
     try:
         expected_na = load_expected_na([EXPECTED_NA, *opts.expected_na])
+        schemas()
     except (OSError, ValueError, ScenarioError) as e:
-        print(f"expected n/a cells: {e}", file=sys.stderr)
+        print(f"tests/scenarios/run.py: {e}", file=sys.stderr)
         return 2
     base = Path(tempfile.mkdtemp(prefix="sk-scenarios-"))
     try:

@@ -39,6 +39,12 @@ if [ "${SCENARIOS_REUSE_BUILDS:-}" != 1 ] || [ ! -x "$venv/bin/python" ]; then
     "$venv/bin/python" -m pip --disable-pip-version-check -q install --force-reinstall --no-deps ./bindings/python
 fi
 
+# The driver checks every answer against tests/scenarios/schemas/ with jsonschema.
+if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("jsonschema") != "4.26.0")' 2>/dev/null; then
+    echo "-- jsonschema into $venv"
+    "$venv/bin/python" -m pip --disable-pip-version-check -q install jsonschema==4.26.0
+fi
+
 pkg="$root/bindings/node"
 # The addon the build script makes: sessionkit.<platform>.node (napi-rs's name).
 addons() { compgen -G "$pkg/sessionkit.*.node" || true; }
