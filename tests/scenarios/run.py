@@ -827,6 +827,8 @@ def main() -> int:
         name, sep, command = spec.partition("=")
         if not sep or not command:
             ap.error(f"--runner {spec!r}: expected NAME=COMMAND")
+        if name in runners or name == "mixed":
+            ap.error(f"--runner {spec!r}: the name {name!r} is taken (runner names must differ, and not be mixed)")
         # Runners start in the work directory: paths given relative to here are made absolute.
         runners[name] = [os.path.abspath(w) if os.path.exists(w) else w for w in shlex.split(command)]
     if not runners:

@@ -14,7 +14,14 @@
 # tests/node/run.sh when SCENARIOS_REUSE_BUILDS=1 (tests/run-all.sh runs those
 # first); otherwise installs and builds them the same way. Needs what those
 # two need, plus gcc and git.
+#
+# Another implementation's runner (docs/FORMAT.md §21.6), against the
+# reference (the Rust runner, built here if needed) over every scenario:
+#   bash tests/scenarios/run.sh --runner NAME='COMMAND' [--expected-na FILE] [SCENARIO.json ...]
+# Paths are taken from the directory it is called in. Needs cargo, Python >= 3.10
+# and git; nothing else is built.
 set -euo pipefail
+caller="$PWD"
 cd "$(dirname "$0")/../.."
 root="$PWD"
 
@@ -23,6 +30,27 @@ case "$target" in /*) ;; *) target="$root/$target" ;; esac
 export CARGO_TARGET_DIR="$target"
 out="$target/scenarios"
 mkdir -p "$out"
+venv="$target/py-venv"
+
+# The driver checks every answer against tests/scenarios/schemas/ with jsonschema.
+need_jsonschema() {
+    [ -x "$venv/bin/python" ] || "${PYTHON:-python3}" -m venv "$venv"
+    if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("jsonschema") != "4.26.0")' 2>/dev/null; then
+        echo "-- jsonschema into $venv"
+        "$venv/bin/python" -m pip --disable-pip-version-check -q install jsonschema==4.26.0
+    fi
+}
+
+kit=
+for a in "$@"; do case "$a" in --runner | --runner=*) kit=1 ;; esac; done
+if [ -n "$kit" ]; then
+    echo "-- build: the reference runner (core/examples/scenario_runner.rs)"
+    cargo build -q ${CARGO_LOCKED:+--locked} -p sessionkit --example scenario_runner
+    need_jsonschema
+    echo "-- scenarios: $* against the reference (rust)"
+    cd "$caller"
+    exec "$venv/bin/python" "$root/tests/scenarios/run.py" --runner "rust=$target/debug/examples/scenario_runner" "$@"
+fi
 
 echo "-- build: the Rust runner, the C library, the CLI"
 cargo build -q ${CARGO_LOCKED:+--locked} -p sessionkit --example scenario_runner
@@ -31,7 +59,6 @@ lib="$target/debug"
 gcc -std=c11 -g -Wall -Wextra -Werror -Iinclude -Itests/c tests/scenarios/runners/runner.c \
     -L"$lib" -lsessionkit -Wl,-rpath,"$lib" -o "$out/runner_c"
 
-venv="$target/py-venv"
 if [ "${SCENARIOS_REUSE_BUILDS:-}" != 1 ] || [ ! -x "$venv/bin/python" ]; then
     echo "-- Python package: pip install ./bindings/python into $venv"
     [ -x "$venv/bin/python" ] || "${PYTHON:-python3}" -m venv "$venv"
@@ -39,11 +66,7 @@ if [ "${SCENARIOS_REUSE_BUILDS:-}" != 1 ] || [ ! -x "$venv/bin/python" ]; then
     "$venv/bin/python" -m pip --disable-pip-version-check -q install --force-reinstall --no-deps ./bindings/python
 fi
 
-# The driver checks every answer against tests/scenarios/schemas/ with jsonschema.
-if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("jsonschema") != "4.26.0")' 2>/dev/null; then
-    echo "-- jsonschema into $venv"
-    "$venv/bin/python" -m pip --disable-pip-version-check -q install jsonschema==4.26.0
-fi
+need_jsonschema
 
 pkg="$root/bindings/node"
 # The addon the build script makes: sessionkit.<platform>.node (napi-rs's name).
