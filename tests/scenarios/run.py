@@ -580,8 +580,8 @@ def run_scenario(
             else:
                 cells[column] = "FAIL"
                 notes.append(
-                    f"{name} [{column}] {e.runner} answered UNSUPPORTED_OP, which is no expected n/a "
-                    f"(tests/scenarios/expected-na.json lists none for this scenario, column and op): {e}"
+                    f"{name} [{column}] {e.runner} answered UNSUPPORTED_OP, which is no expected n/a (neither "
+                    f"tests/scenarios/expected-na.json nor an --expected-na file lists this scenario, column and op): {e}"
                 )
         except NotGiven as e:
             cells[column] = "skip"
@@ -595,7 +595,7 @@ def run_scenario(
                 cells[column] = "FAIL"
                 notes.append(
                     f"{name} [{column}] was expected to answer UNSUPPORTED_OP to {op} ({reason}), "
-                    f"and did not: remove it from tests/scenarios/expected-na.json"
+                    f"and did not: remove it from the expected n/a cells"
                 )
     # Every run that finished must match the first one byte for byte.
     done = [c for c, _ in columns if c in outputs]
