@@ -12,7 +12,9 @@ same objects in different files). It prints a table of scenarios x runners.
     python3 tests/scenarios/run.py --runner rust=PATH [--runner python='python3 runner.py'] ...
     python3 tests/scenarios/run.py --self-test --runner rust=PATH
 
-Standard library only, so any Python >= 3.9 runs it.
+Every answer is checked against tests/scenarios/schemas/results.schema.json
+(with the `jsonschema` package, which tests/scenarios/run.sh installs); every
+UNSUPPORTED_OP must be listed in tests/scenarios/expected-na.json.
 """
 
 from __future__ import annotations
@@ -32,9 +34,82 @@ import threading
 from pathlib import Path
 from typing import Any
 
+
 HERE = Path(__file__).resolve().parent
 ANSWER_TIMEOUT = 120  # seconds for one answer: a debug build's gc can be slow
 DRIVER_OPS = {"write_file", "delete_file", "expect_file"}
+EXPECTED_NA = HERE / "expected-na.json"  # the allowed n/a cells, not a scenario
+
+
+SCHEMAS = HERE / "schemas" / "results.schema.json"
+FORMAT_MD = HERE.parent.parent / "docs" / "FORMAT.md"
+
+
+def scenario_files() -> list[Path]:
+    return sorted(p for p in HERE.glob("*.json") if p != EXPECTED_NA)
+
+
+def protocol_ops() -> list[str]:
+    """The ops of docs/FORMAT.md §21.2's table, from its first column."""
+    text = FORMAT_MD.read_text(encoding="utf-8")
+    start = text.index("### 21.2 Operations")
+    table = text[start : text.index("\n### ", start + 1)]
+    ops: list[str] = []
+    for row in table.splitlines():
+        if row.startswith("| ") and not row.startswith(("| op ", "| ---")):
+            ops += re.findall(r"`([a-z_]+)`", row.split(" | ")[0])
+    return ops
+
+
+class Schemas:
+    """The result schemas of tests/scenarios/schemas/results.schema.json: one
+    per op of §21.2 (checked when loaded), and the error answer's."""
+
+    def __init__(self) -> None:
+        # Imported here: the self-test's wrapped runners import this module too.
+        try:
+            import jsonschema  # type: ignore[import-untyped]
+        except ImportError:
+            raise ScenarioError(
+                "the jsonschema package is missing: tests/scenarios/run.sh installs it into its "
+                "virtualenv (or: python3 -m pip install jsonschema==4.26.0)"
+            ) from None
+        root = json.loads(SCHEMAS.read_text(encoding="utf-8"))
+        self.validator = jsonschema.Draft202012Validator(root)
+        self.error = jsonschema.Draft202012Validator({**root, **root["$defs"]["errorAnswer"]})
+        ops, schemas = protocol_ops(), set(root["properties"])
+        if not ops:
+            raise ScenarioError(f"no ops found in the table of {FORMAT_MD} §21.2")
+        missing, extra = [o for o in ops if o not in schemas], sorted(schemas - set(ops))
+        if missing or extra:
+            raise ScenarioError(
+                f"{SCHEMAS} and {FORMAT_MD} §21.2 disagree: ops without a result schema {missing}, "
+                f"schemas of no op {extra}"
+            )
+
+    def mismatch(self, op: str, answer: dict[str, Any]) -> str | None:
+        """Where an answer does not match its schema (None when it does)."""
+        if "error" in answer:
+            errors = list(self.error.iter_errors(answer["error"]))
+        elif op not in self.validator.schema["properties"]:
+            return f"no result schema for op {op!r}"
+        else:
+            errors = list(self.validator.iter_errors({op: answer["ok"]}))
+        if not errors:
+            return None
+        e = min(errors, key=lambda e: len(e.absolute_path))
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in list(e.absolute_path)[1 if "ok" in answer else 0 :])
+        return f"{'error' if 'error' in answer else 'result'}{where}: {e.message[:300]}"
+
+
+_schemas: Schemas | None = None
+
+
+def schemas() -> Schemas:
+    global _schemas
+    if _schemas is None:
+        _schemas = Schemas()
+    return _schemas
 
 
 class ScenarioError(Exception):
@@ -42,7 +117,17 @@ class ScenarioError(Exception):
 
 
 class Unsupported(Exception):
-    """The runner does not implement an op the scenario needs."""
+    """The runner answered UNSUPPORTED_OP to an op the scenario needs."""
+
+    def __init__(self, runner: str, op: str, label: str, message: str) -> None:
+        super().__init__(f"{label}: {message}")
+        self.runner = runner
+        self.op = op
+
+
+class NotGiven(Exception):
+    """A phase names a runner that this run was not given (a hand-off scenario
+    run with some of the runners only)."""
 
 
 # -- talking to a runner -------------------------------------------------------
@@ -257,7 +342,7 @@ def run_once(
         if name is None:
             raise ScenarioError(f"phase {number} names no runner (by)")
         if name not in runners:
-            raise Unsupported(f"phase {number} wants runner {name}, not given")
+            raise NotGiven(f"phase {number} wants runner {name}, not given")
         options = {**scenario.get("store", {}), **phase.get("store", {}), **(store_override or {})}
         options["home"] = str(home)
         proc = RunnerProcess(name, runners[name], work)
@@ -265,6 +350,9 @@ def run_once(
             opened = proc.request("open_store", {"project": str(project), "options": options})
             if "error" in opened:
                 raise ScenarioError(f"open_store: {opened['error']}")
+            bad = schemas().mismatch("open_store", opened)
+            if bad:
+                raise ScenarioError(f"open_store ({name}) answered outside {SCHEMAS.name}: {bad}")
             for i, step in enumerate(phase["steps"]):
                 label = f"phase {number} step {i} ({step['op']})" if "phases" in scenario else f"step {i} ({step['op']})"
                 args = substitute(step.get("args", {}), variables)
@@ -275,11 +363,14 @@ def run_once(
                         raise ScenarioError(f"{label}: {e}") from None
                     continue
                 answer = proc.request(step["op"], args)
+                bad = schemas().mismatch(step["op"], answer)
+                if bad:
+                    raise ScenarioError(f"{label} ({name}) answered outside {SCHEMAS.name}: {bad}")
                 if "error" in answer:
                     err = answer["error"]
                     code = err.get("code") if isinstance(err, dict) else None
                     if code == "UNSUPPORTED_OP":
-                        raise Unsupported(f"{label}: {err.get('message', '')}")
+                        raise Unsupported(name, step["op"], label, str(err.get("message", "")))
                     if step.get("expectError") != code:
                         raise ScenarioError(f"{label} ({name}): error {code}: {err.get('message', '')}")
                     results.append({"error": code})
@@ -431,8 +522,39 @@ def first_result_difference(a: list[Any], b: list[Any]) -> str | None:
 # -- the table ---------------------------------------------------------------------
 
 
-def run_scenario(path: Path, runners: dict[str, list[str]], base: Path) -> tuple[dict[str, str], list[str]]:
-    """Cells ("ok", "FAIL", "n/a") by column, and the failures' explanations."""
+NaKey = tuple[str, str, str]  # (scenario, column, op)
+
+
+def load_expected_na(paths: list[Path]) -> dict[NaKey, str]:
+    """The cells allowed to be `n/a`, with their reasons: a runner may answer
+    UNSUPPORTED_OP only to the ops these files list, for that scenario and
+    runner column (tests/scenarios/expected-na.json; docs/FORMAT.md §21)."""
+    out: dict[NaKey, str] = {}
+    for path in paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for i, cell in enumerate(data.get("cells", [])):
+            where = f"{path} cells[{i}]"
+            if not isinstance(cell, dict) or set(cell) != {"scenario", "runner", "op", "reason"}:
+                raise ScenarioError(f"{where}: expected exactly scenario, runner, op and reason")
+            if not all(isinstance(v, str) and v for v in cell.values()):
+                raise ScenarioError(f"{where}: every field must be a non-empty string")
+            if not (HERE / f"{cell['scenario']}.json").is_file():
+                raise ScenarioError(f"{where}: no scenario {cell['scenario']!r} in {HERE}")
+            key = (cell["scenario"], cell["runner"], cell["op"])
+            if key in out:
+                raise ScenarioError(f"{where}: {key} is listed twice")
+            out[key] = cell["reason"]
+    return out
+
+
+def run_scenario(
+    path: Path, runners: dict[str, list[str]], base: Path, expected_na: dict[NaKey, str] | None = None
+) -> tuple[dict[str, str], list[str]]:
+    """Cells ("ok", "FAIL", "DIFF", "n/a", "skip") by column, and the
+    failures' explanations. A cell is `n/a` only when its runner answered
+    UNSUPPORTED_OP to an op that `expected_na` lists for it; any other
+    UNSUPPORTED_OP fails, and so does a listed cell whose runner did the op."""
+    expected_na = expected_na or {}
     scenario = json.loads(path.read_text(encoding="utf-8"))
     name = path.stem
     work = base / "work"
@@ -443,16 +565,37 @@ def run_scenario(path: Path, runners: dict[str, list[str]], base: Path) -> tuple
     if any("by" in p for p in phases_of(scenario)):
         columns.append(("mixed", None))
     for column, by in columns:
+        unsupported_op = None
         try:
             results = run_once(scenario, work, runners, by)
             outputs[column] = (without_journal_bookkeeping(results), snapshot(work))
             cells[column] = "ok"
         except Unsupported as e:
-            cells[column] = "n/a"
-            notes.append(f"n/a [{column}] {str(e).split(': ', 1)[-1]}\t{name}")
+            unsupported_op = e.op
+            reason = expected_na.get((name, column, e.op))
+            if reason is not None:
+                cells[column] = "n/a"
+                notes.append(f"n/a [{column}] {e.op}: {reason}\t{name}")
+            else:
+                cells[column] = "FAIL"
+                notes.append(
+                    f"{name} [{column}] {e.runner} answered UNSUPPORTED_OP, which is no expected n/a (neither "
+                    f"tests/scenarios/expected-na.json nor an --expected-na file lists this scenario, column and op): {e}"
+                )
+        except NotGiven as e:
+            cells[column] = "skip"
+            notes.append(f"skip [{column}] {e}\t{name}")
         except ScenarioError as e:
             cells[column] = "FAIL"
             notes.append(f"{name} [{column}] {e}")
+        # A listed n/a that did not happen: the list must say what runners lack.
+        for (s, c, op), reason in expected_na.items():
+            if s == name and c == column and op != unsupported_op and cells[column] != "skip":
+                cells[column] = "FAIL"
+                notes.append(
+                    f"{name} [{column}] was expected to answer UNSUPPORTED_OP to {op} ({reason}), "
+                    f"and did not: remove it from the expected n/a cells"
+                )
     # Every run that finished must match the first one byte for byte.
     done = [c for c, _ in columns if c in outputs]
     if done:
@@ -525,9 +668,12 @@ def check_deterministic_ids(results: list[Any], det: dict[str, int]) -> str | No
 
 def self_test(runners: dict[str, list[str]], base: Path) -> int:
     """The comparison must catch one runner writing different bytes: run a
-    scenario twice with one runner, the second time with another id seed."""
+    scenario twice with one runner, the second time with another id seed; then
+    through two runners and copies of the first that differ in one byte of an
+    answer, one byte of the store, or one op answered UNSUPPORTED_OP."""
     name = next(iter(runners))
-    scenario = json.loads((HERE / "create-append.json").read_text(encoding="utf-8"))
+    path = HERE / "create-append.json"
+    scenario = json.loads(path.read_text(encoding="utf-8"))
     work = base / "work"
     results = run_once(scenario, work, runners, name)
     bad_id = check_deterministic_ids(results, scenario["store"]["deterministic"])
@@ -535,10 +681,6 @@ def self_test(runners: dict[str, list[str]], base: Path) -> int:
         print(f"self-test FAILED: {name} does not make ids as docs/FORMAT.md §21.5 says: {bad_id}")
         return 1
     same = snapshot(work)
-    run_once(scenario, work, runners, name)
-    if first_difference(same, snapshot(work)) is not None:
-        print(f"self-test FAILED: two identical runs of {name} differ")
-        return 1
     seed = dict(scenario["store"]["deterministic"])
     seed["seed"] = seed.get("seed", 0) + 1
     run_once(scenario, work, runners, name, {"deterministic": seed})
@@ -554,16 +696,129 @@ def self_test(runners: dict[str, list[str]], base: Path) -> int:
     if line is None or f"{log} line 3:" not in line:
         print(f"self-test FAILED: a changed byte in {log} was reported as {line!r}")
         return 1
-    print(f"self-test ok: ids as §21.5 says; identical runs match; another seed is caught ({diff.splitlines()[0]}); "
-          f"a changed byte is named ({line.splitlines()[0]})")
+    # The schemas see a member too many, one missing, and an unknown error kind.
+    report: dict[str, Any] = {"skipped": [], "tornTail": None, "brokenChains": [], "duplicateIds": [], "unknownRecords": 0,
+              "missingBlobs": [], "warnings": []}
+    cases: list[tuple[dict[str, Any], bool]] = [
+        ({"ok": report}, False),
+        ({"ok": {**report, "extra": 1}}, True),
+        ({"ok": {k: v for k, v in report.items() if k != "warnings"}}, True),
+        ({"error": {"code": "NOPE", "message": ""}}, True),
+    ]
+    for answer, caught in cases:
+        if (schemas().mismatch("read_report", answer) is not None) != caught:
+            print(f"self-test FAILED: the result schema of read_report {'missed' if caught else 'refused'} {answer}")
+            return 1
+    failure = compare_self_test(runners, base, path)
+    if failure is not None:
+        print(f"self-test FAILED: {failure}")
+        return 1
+    print(f"self-test ok: ids as §21.5 says; another seed is caught ({diff.splitlines()[0]}); "
+          f"a changed byte is named ({line.splitlines()[0]}); two runners and an unchanged copy match, "
+          f"a one-byte difference in an answer or the store is DIFF, an unlisted n/a fails, a listed one passes; "
+          f"the result schemas catch a wrong answer")
     return 0
 
 
+# What `perturbed` changes: one byte of the answer to this op, or of the store.
+PERTURBED_OP = "list_sessions"
+UNSUPPORTED_IN_SELF_TEST = "read_report"
+
+
+def compare_self_test(runners: dict[str, list[str]], base: Path, path: Path) -> str | None:
+    """Two runners, and copies of the first that differ by one byte, through the
+    same comparison as a real run (`run_scenario`); what went unnoticed."""
+    names = list(runners)[:2]
+    first = runners[names[0]]
+
+    def copy(mode: str) -> list[str]:
+        return [sys.executable, str(Path(__file__).resolve()), "--perturbed", mode, "--", *first]
+
+    # "lacks" and "listed" answer UNSUPPORTED_OP to one op; only "listed" and
+    # "stale" are listed as n/a there, and "stale" does the op.
+    listed = {(path.stem, c, UNSUPPORTED_IN_SELF_TEST): "self-test" for c in ("listed", "stale")}
+    table = {n: runners[n] for n in names}
+    table.update({"same": copy("none"), "differs": copy("answer+store"), "lacks": copy("unsupported"),
+                  "listed": copy("unsupported"), "stale": copy("none")})
+    cells, notes = run_scenario(path, table, base, listed)
+    want = {**{n: "ok" for n in names}, "same": "ok", "differs": "DIFF", "lacks": "FAIL", "listed": "n/a", "stale": "FAIL"}
+    said = "\n".join(notes)
+    if cells != want:
+        return f"expected cells {want}, got {cells}; notes:\n{said}"
+    if f"[differs] differs from [{names[0]}]: result" not in said:
+        return f"a changed byte in the answer to {PERTURBED_OP} was not named as a result:\n{said}"
+    if ".jsonl line " not in said:
+        return f"a changed byte in the store was not named by file and line:\n{said}"
+    if "UNSUPPORTED_OP, which is no expected n/a" not in said:
+        return f"an unlisted UNSUPPORTED_OP was not reported as such:\n{said}"
+    if "[stale] was expected to answer UNSUPPORTED_OP" not in said:
+        return f"a listed n/a whose runner did the op was not reported:\n{said}"
+    return None
+
+
+def flip_first_letter(value: Any) -> tuple[Any, bool]:
+    """`value` with the case of the first ASCII letter of its first string that
+    has one swapped (one byte), depth first; and whether one was found."""
+    if isinstance(value, str):
+        for i, ch in enumerate(value):
+            if ch.isascii() and ch.isalpha():
+                return value[:i] + ch.swapcase() + value[i + 1 :], True
+        return value, False
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            new, done = flip_first_letter(v)
+            if done:
+                return value[:i] + [new] + value[i + 1 :], True
+    if isinstance(value, dict):
+        for k, v in value.items():
+            new, done = flip_first_letter(v)
+            if done:
+                return {**value, k: new}, True
+    return value, False
+
+
+def perturbed(mode: str, command: list[str]) -> int:
+    """A runner for the self-test: passes every request to `command` and its
+    answers back, except with "answer" in `mode` (modes joined by "+") one byte
+    of the answer to PERTURBED_OP, with "store" one byte of the first session log
+    (after the real runner exits), with "unsupported" an UNSUPPORTED_OP for
+    UNSUPPORTED_IN_SELF_TEST; "none" changes nothing."""
+    modes = set(mode.split("+"))
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
+    assert proc.stdin is not None and proc.stdout is not None
+    home: str | None = None
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["op"] == "open_store":
+            home = request["args"]["options"]["home"]
+        if "unsupported" in modes and request["op"] == UNSUPPORTED_IN_SELF_TEST:
+            answer = json.dumps({"error": {"code": "UNSUPPORTED_OP", "message": "the self-test's copy lacks it"}})
+        else:
+            proc.stdin.write(line)
+            proc.stdin.flush()
+            answer = proc.stdout.readline().rstrip("\n")
+            if "answer" in modes and request["op"] == PERTURBED_OP:
+                parsed = json.loads(answer)
+                parsed["ok"], _ = flip_first_letter(parsed["ok"])
+                answer = json.dumps(parsed, ensure_ascii=False)
+        print(answer, flush=True)
+    proc.stdin.close()
+    rc = proc.wait()
+    if "store" in modes and home is not None:
+        log = sorted(Path(home).glob("projects/*/*.jsonl"))[0]
+        log.write_bytes(log.read_bytes().replace(b'"role":"user"', b'"role":"User"', 1))
+    return rc
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--perturbed"] and sys.argv[3:4] == ["--"]:
+        return perturbed(sys.argv[2], sys.argv[4:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runner", action="append", default=[], metavar="NAME=COMMAND",
                     help="a runner and the command that starts it (shell words); repeatable")
     ap.add_argument("--self-test", action="store_true", help="check that the comparison catches a difference")
+    ap.add_argument("--expected-na", action="append", default=[], type=Path, metavar="FILE",
+                    help="more allowed n/a cells, as in tests/scenarios/expected-na.json (which always applies); repeatable")
     ap.add_argument("scenarios", nargs="*", type=Path, help="scenario files [default: tests/scenarios/*.json]")
     opts = ap.parse_args()
     runners: dict[str, list[str]] = {}
@@ -571,6 +826,8 @@ def main() -> int:
         name, sep, command = spec.partition("=")
         if not sep or not command:
             ap.error(f"--runner {spec!r}: expected NAME=COMMAND")
+        if name in runners or name == "mixed":
+            ap.error(f"--runner {spec!r}: the name {name!r} is taken (runner names must differ, and not be mixed)")
         # Runners start in the work directory: paths given relative to here are made absolute.
         runners[name] = [os.path.abspath(w) if os.path.exists(w) else w for w in shlex.split(command)]
     if not runners:
@@ -578,15 +835,21 @@ def main() -> int:
     if shutil.which("git") is None:
         print("git is needed to compare the file-history repositories", file=sys.stderr)
         return 2
+    try:
+        expected_na = load_expected_na([EXPECTED_NA, *opts.expected_na])
+        schemas()
+    except (OSError, ValueError, ScenarioError) as e:
+        print(f"tests/scenarios/run.py: {e}", file=sys.stderr)
+        return 2
     base = Path(tempfile.mkdtemp(prefix="sk-scenarios-"))
     try:
         if opts.self_test:
             return self_test(runners, base)
-        paths = opts.scenarios or sorted(HERE.glob("*.json"))
+        paths = opts.scenarios or scenario_files()
         rows: list[tuple[str, dict[str, str]]] = []
         notes: list[str] = []
         for path in paths:
-            cells, scenario_notes = run_scenario(path, runners, base)
+            cells, scenario_notes = run_scenario(path, runners, base, expected_na)
             rows.append((path.stem, cells))
             notes.extend(scenario_notes)
             print(f"{path.stem}: " + " ".join(f"{c}={v}" for c, v in cells.items()), flush=True)
@@ -597,7 +860,7 @@ def main() -> int:
         # Why a runner could not take part, once per reason.
         not_applicable: dict[str, list[str]] = {}
         for n in notes:
-            if n.startswith("n/a "):
+            if n.startswith(("n/a ", "skip ")):
                 reason, _, scenario = n.partition("\t")
                 not_applicable.setdefault(reason, []).append(scenario)
             else:
@@ -605,7 +868,8 @@ def main() -> int:
         for reason, scenarios in not_applicable.items():
             print(f"\n{reason}\n  ({', '.join(scenarios)})")
         failed = sum(v in ("FAIL", "DIFF") for _, c in rows for v in c.values())
-        print(f"\n{len(rows)} scenarios, {len(runners)} runners: {failed} failed")
+        na = sum(v == "n/a" for _, c in rows for v in c.values())
+        print(f"\n{len(rows)} scenarios, {len(runners)} runners: {failed} failed, {na} expected n/a")
         return 1 if failed else 0
     finally:
         shutil.rmtree(base, ignore_errors=True)
