@@ -396,6 +396,25 @@ fn a_relative_home_is_resolved_once_at_open() {
 }
 
 #[test]
+fn subagents_spawned_at_the_same_time_list_by_id() {
+    // A clock that stands still: every subagent has the same createdAt.
+    let e = env_with(|o| o.deterministic = Some(Deterministic::new(1_800_000_000_000, 0, 1)));
+    let s = e.store.create_session(CreateOptions::default()).unwrap();
+    for a in ["b-2", "c-3", "a-1", "B-0"] {
+        s.spawn_subagent(Some(a), json!({})).unwrap();
+    }
+    let metas = e.store.list_subagents(s.id()).unwrap();
+    let ids: Vec<&str> = metas
+        .iter()
+        .map(|m| m["agentId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["B-0", "a-1", "b-2", "c-3"]);
+    assert!(metas
+        .iter()
+        .all(|m| m["createdAt"] == metas[0]["createdAt"]));
+}
+
+#[test]
 fn subagents_have_their_own_log() {
     let e = env();
     let s = e.store.create_session(CreateOptions::default()).unwrap();

@@ -1134,23 +1134,31 @@ impl StoreCore {
             return Err(Error::NotFound(format!("session {session_id}")));
         }
         let dir = self.inner.layout.subagents_dir(session_id);
-        let mut out = Vec::new();
+        // With the file name, which breaks ties of `createdAt` (FORMAT.md §11):
+        // directory order differs between file systems.
+        let mut out: Vec<(String, Value)> = Vec::new();
         let rd = match fs::read_dir(&dir) {
             Ok(rd) => rd,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(Error::io(&dir, e)),
         };
         for d in rd {
             let p = d.at(&dir)?.path();
-            if p.to_string_lossy().ends_with(".meta.json") {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if name.ends_with(".meta.json") {
                 let bytes = fs::read(&p).at(&p)?;
                 let v: Value = serde_json::from_slice(&bytes)
                     .map_err(|e| Error::Corrupt(format!("{}: {e}", p.display())))?;
-                out.push(v);
+                out.push((name, v));
             }
         }
-        out.sort_by(|a, b| a["createdAt"].as_str().cmp(&b["createdAt"].as_str()));
-        Ok(out)
+        out.sort_by(|(an, a), (bn, b)| {
+            (a["createdAt"].as_str(), an).cmp(&(b["createdAt"].as_str(), bn))
+        });
+        Ok(out.into_iter().map(|(_, v)| v).collect())
     }
 
     /// Load a subagent's sidechain log for reading.
