@@ -3227,8 +3227,14 @@ int main(int argc, char **argv) {
     run("fixtures: golden store replayed", test_fixture_golden_store);
     run("remote: NULL for every pointer argument", test_remote_null_arguments);
     g_pg = getenv("SESSIONKIT_TEST_PG");
+    const char *require_pg = getenv("SESSIONKIT_REQUIRE_PG");
     if (g_pg && *g_pg) {
         run("remote: two machines push, pull, lease, follow", test_remote_two_machines);
+    } else if (require_pg && *require_pg && strcmp(require_pg, "0") != 0) {
+        /* The test command (SESSIONKIT_REQUIRE_PG=1) fails what it cannot run. */
+        printf("FAILED remote: two machines (SESSIONKIT_REQUIRE_PG=%s, and SESSIONKIT_TEST_PG "
+               "is not set; tests/pg/server.sh starts a server)\n", require_pg);
+        n_failed++;
     } else {
         printf("skip   remote: two machines (SESSIONKIT_TEST_PG is not set; "
                "tests/pg/server.sh starts a server)\n");

@@ -1,4 +1,7 @@
-"""Shared fixtures: a temporary home and project, and a store on them."""
+"""Shared fixtures: a temporary home and project, and a store on them; and the
+rule for tests marked ``pg`` (they need the PostgreSQL test server,
+``SESSIONKIT_TEST_PG``): without it they are skipped, and they fail instead
+under ``SESSIONKIT_REQUIRE_PG=1``, which the test command exports."""
 
 from __future__ import annotations
 
@@ -11,6 +14,33 @@ from pathlib import Path
 import pytest
 
 import sessionkit
+
+
+def _pg_missing() -> tuple[bool, str] | None:
+    """None when the server is there; else whether to fail, and why."""
+    if os.environ.get("SESSIONKIT_TEST_PG"):
+        return None
+    why = "SESSIONKIT_TEST_PG is not set (tests/pg/server.sh starts a server; tests/run-all.sh sets it)"
+    required = os.environ.get("SESSIONKIT_REQUIRE_PG", "")
+    if required in ("", "0"):
+        return False, why
+    if required == "1":
+        return True, f"SESSIONKIT_REQUIRE_PG=1, and {why}"
+    return True, f"SESSIONKIT_REQUIRE_PG must be 1 or 0, not {required!r}"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    missing = _pg_missing() if item.get_closest_marker("pg") else None
+    if missing is not None and not missing[0]:
+        pytest.skip(missing[1])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    # A failure of the test itself, not an error of its setup.
+    missing = _pg_missing() if item.get_closest_marker("pg") else None
+    if missing is not None:
+        pytest.fail(missing[1], pytrace=False)
 
 
 @pytest.fixture

@@ -252,9 +252,7 @@ def test_typed_results_and_handles(store: sessionkit.Store) -> None:
     run(main())
 
 
-@pytest.mark.skipif(
-    not URL, reason="SESSIONKIT_TEST_PG is not set (tests/pg/server.sh starts a server)"
-)
+@pytest.mark.pg
 def test_a_follower_is_an_async_iterator(tmp_path: Path) -> None:
     name = f"py-aio-{uuid.uuid4()}"
     stores = []

@@ -335,7 +335,7 @@ def test_one_saver_serves_many_threads_at_once_from_an_event_loop(tmp_path: Path
 PG_URL = os.environ.get("SESSIONKIT_TEST_PG")
 
 
-@pytest.mark.skipif(not PG_URL, reason="SESSIONKIT_TEST_PG is not set (tests/pg/server.sh starts a server)")
+@pytest.mark.pg
 def test_a_thread_pushed_from_one_machine_is_resumed_on_another(tmp_path: Path) -> None:
     # Two homes stand for two machines sharing through one PostgreSQL server.
     project = f"py-lg-{uuid.uuid4()}"
