@@ -32,8 +32,9 @@ step "PostgreSQL for the remote suites (tests/pg/server.sh: a temporary server, 
 # Every suite below that tests sharing through PostgreSQL reads SESSIONKIT_TEST_PG
 # (a libpq connection string) and SESSIONKIT_TEST_PG_DIR (to stop and restart it;
 # its tls/ holds the certificates the TLS tests connect with over TCP). Run on
-# its own, such a test without them is reported as skipped; SESSIONKIT_REQUIRE_PG=1
-# makes it fail instead, so that here none can pass without its server.
+# its own, a Python or C test without them is reported as skipped;
+# SESSIONKIT_REQUIRE_PG=1 makes it fail instead, so that here it cannot pass
+# without its server.
 pg_dir="$(bash tests/pg/server.sh start --tls)"
 trap 'bash tests/pg/server.sh stop "$pg_dir"' EXIT
 SESSIONKIT_TEST_PG="$(bash tests/pg/server.sh url "$pg_dir")"
