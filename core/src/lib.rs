@@ -161,7 +161,7 @@ pub use settings::migrate::{
 pub use settings::{
     SettingSource, SettingValue, Settings, SettingsOptions, SettingsSourceReport, SettingsWrite,
     SourceStatus, MAX_SETTINGS_BYTES as SETTINGS_MAX_BYTES,
-    MAX_SETTINGS_REPAIR_BYTES as SETTINGS_MAX_REPAIR_BYTES,
+    MAX_SETTINGS_NESTING as SETTINGS_MAX_NESTING, MAX_SETTINGS_REPAIR_BYTES as SETTINGS_MAX_REPAIR_BYTES,
 };
 
 /// Checks and helpers the test suites and fixtures generators use; not part of

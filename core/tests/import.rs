@@ -634,3 +634,15 @@ fn a_source_naming_a_relative_project_is_refused_and_lands_nowhere() {
         assert_eq!(r.failed, 0, "{cwd:?}: {r:#?}");
     }
 }
+
+#[test]
+fn an_empty_path_or_one_holding_a_nul_is_invalid_input() {
+    let env = Env::new();
+    let before = snapshot(env.home.path());
+    for p in ["", "/tmp/a\u{0}b"] {
+        let err = import(&[PathBuf::from(p)], &env.options(), &mut |_| {}).unwrap_err();
+        assert_eq!(err.kind(), sessionkit::ErrorKind::InvalidInput, "{p:?}: {err}");
+        assert!(err.to_string().contains("NUL"), "{p:?}: {err}");
+    }
+    assert_eq!(snapshot(env.home.path()), before);
+}

@@ -361,6 +361,8 @@ fn a_write_that_would_pass_the_size_limit_is_refused_and_writes_nothing() {
     // No file yet: none is created.
     check(&e, SettingSource::User, "a", json!(big), "a huge value, no file");
     assert!(!e.path(SettingSource::User).exists());
+    check(&e, SettingSource::Local, &big, json!(1), "a huge key, no directory");
+    assert!(!e.project.path().join(".sessionkit").exists());
     // An existing file keeps its bytes, whether the value or the key is huge.
     e.put(SettingSource::Project, br#"{"schemaVersion": 3, "a": 1}"#);
     check(&e, SettingSource::Project, "b", json!(big), "a huge value");
@@ -394,6 +396,47 @@ fn a_write_that_would_pass_the_size_limit_is_refused_and_writes_nothing() {
         s.sources
     );
     assert_eq!(s.get("k2").unwrap().value, json!(chunk));
+}
+
+fn nested_array(levels: usize) -> Value {
+    let mut v = json!(1);
+    for _ in 0..levels {
+        v = json!([v]);
+    }
+    v
+}
+
+#[test]
+fn a_write_nested_deeper_than_a_reader_accepts_is_refused_and_writes_nothing() {
+    let max = sessionkit::SETTINGS_MAX_NESTING;
+    let e = env();
+    e.put(SettingSource::User, br#"{"schemaVersion": 3, "a": 1}"#);
+    let before = fs::read(e.path(SettingSource::User)).unwrap();
+    let deep_key = vec!["k"; max + 20].join(".");
+    let huge_key = "k.".repeat(500_000) + "k";
+    let cases: [(&str, &str, Value); 4] = [
+        ("a key of many parts", &deep_key, json!(1)),
+        ("a key of a million parts", &huge_key, json!(1)),
+        ("a deep value", "v", nested_array(max + 20)),
+        ("a value just too deep under a key", "x.y", nested_array(max - 1)),
+    ];
+    for (what, key, value) in cases {
+        let err = e
+            .store
+            .set_setting(SettingSource::User, key, value)
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{what}: {err}");
+        assert!(err.to_string().contains(&max.to_string()), "{what}: {err}");
+        assert!(err.to_string().len() < 1000, "{what}: the message quotes the key whole");
+        assert_eq!(fs::read(e.path(SettingSource::User)).unwrap(), before, "{what}");
+    }
+    // At the limit: written, and read back.
+    e.store
+        .set_setting(SettingSource::User, "x.y", nested_array(max - 2))
+        .unwrap();
+    let s = e.load();
+    assert_eq!(s.sources[0].status, SourceStatus::Loaded, "{:?}", s.sources[0]);
+    assert_eq!(s.get("x.y").unwrap().value, nested_array(max - 2));
 }
 
 #[test]

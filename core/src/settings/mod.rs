@@ -27,6 +27,11 @@ pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
 /// of what made it so; larger files are refused without being read whole.
 pub const MAX_SETTINGS_REPAIR_BYTES: u64 = 16 * MAX_SETTINGS_BYTES;
 
+/// The deepest a settings file may nest objects and arrays (a container
+/// counts one level, the top object too). The reader (serde_json) refuses a
+/// 128th level; a write that would pass this is refused, key parts included.
+pub const MAX_SETTINGS_NESTING: usize = 100;
+
 /// Where a setting comes from, lowest precedence first: a nearer source wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -219,6 +224,15 @@ impl SettingsFiles {
         }
     }
 
+    /// The file of a source that can be written: not the host's.
+    fn writable_path(&self, source: SettingSource) -> Result<PathBuf> {
+        self.path(source).ok_or_else(|| {
+            Error::invalid(
+                "the host source lives in memory: pass it as overrides, it is never written",
+            )
+        })
+    }
+
     /// Load and merge the selected sources.
     pub fn load(&self, options: &SettingsOptions) -> Settings {
         let mut merged = Merged::default();
@@ -281,12 +295,26 @@ impl SettingsFiles {
     /// is backed up once and rewritten in the current shape.
     pub fn set(&self, source: SettingSource, key: &str, value: Value) -> Result<SettingsWrite> {
         let parts = key_parts(key)?;
+        // The file's object, one per parent part, then the value's own levels.
+        let above = 1 + parts.len() - 1;
+        if above >= MAX_SETTINGS_NESTING || deeper(&value, MAX_SETTINGS_NESTING - above) {
+            return Err(Error::invalid(format!(
+                "settings key {} with its value would nest objects and arrays more than \
+                 {MAX_SETTINGS_NESTING} levels deep, more than a settings file may",
+                shorten(key)
+            )));
+        }
         // Said when the file would grow past the limit: what was too big.
-        let what = format!(
-            "setting {} to a value of {} bytes",
-            shorten(key),
-            serde_json::to_vec(&value).map_or(0, |v| v.len())
-        );
+        let value_len = serde_json::to_vec(&value).map_or(0, |v| v.len());
+        let what = format!("setting {} to a value of {value_len} bytes", shorten(key));
+        // Too large whatever the file holds: refused before its directory is made.
+        if (key.len() + value_len) as u64 > MAX_SETTINGS_BYTES {
+            return Err(Error::invalid(format!(
+                "settings file {}: {what} would make it larger than the limit of \
+                 {MAX_SETTINGS_BYTES} bytes; nothing was written",
+                self.writable_path(source)?.display()
+            )));
+        }
         self.edit(source, &what, |doc| {
             let (last, parents) = parts
                 .split_last()
@@ -340,11 +368,7 @@ impl SettingsFiles {
         what: &str,
         change: impl FnOnce(&mut Map<String, Value>) -> Result<bool>,
     ) -> Result<SettingsWrite> {
-        let path = self.path(source).ok_or_else(|| {
-            Error::invalid(
-                "the host source lives in memory: pass it as overrides, it is never written",
-            )
-        })?;
+        let path = self.writable_path(source)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         self.confine(source, &path)?;
         fsutil::create_private_dir(dir)?;
@@ -365,6 +389,14 @@ impl SettingsFiles {
         let mut bytes = serde_json::to_vec_pretty(&Value::Object(out))
             .map_err(|e| Error::Internal(format!("settings to JSON: {e}")))?;
         bytes.push(b'\n');
+        // Never write what the reader would refuse (a hand-written part may
+        // already nest near the parser's limit).
+        if let Err(e) = serde_json::from_slice::<Value>(&bytes) {
+            return Err(Error::invalid(format!(
+                "settings file {}: {what} would make it unreadable ({e}); nothing was written",
+                path.display()
+            )));
+        }
         // The reader refuses a file past the limit: never write one.
         if bytes.len() as u64 > MAX_SETTINGS_BYTES {
             let was = if before as u64 > MAX_SETTINGS_BYTES {
@@ -530,6 +562,16 @@ fn key_parts(key: &str) -> Result<Vec<&str>> {
         )));
     }
     Ok(parts)
+}
+
+/// Whether `v` nests arrays and objects more than `levels` deep (bounded:
+/// never recurses past `levels`).
+fn deeper(v: &Value, levels: usize) -> bool {
+    match v {
+        Value::Array(a) => levels == 0 || a.iter().any(|c| deeper(c, levels - 1)),
+        Value::Object(m) => levels == 0 || m.values().any(|c| deeper(c, levels - 1)),
+        _ => false,
+    }
 }
 
 /// A key as it goes into a message: a huge one cut to its start.

@@ -24,6 +24,11 @@ pub const MAX_IMPORT_SOURCE_BYTES: u64 = 1 << 30;
 pub(super) fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
+        if p.as_os_str().is_empty() || p.as_os_str().as_encoded_bytes().contains(&0) {
+            return Err(Error::invalid(format!(
+                "import source {p:?}: a path must be non-empty and hold no NUL byte"
+            )));
+        }
         let meta = fs::metadata(p).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {
                 Error::NotFound(format!("import source {}", p.display()))
