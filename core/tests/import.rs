@@ -562,10 +562,17 @@ fn only_regular_files_are_imported_and_special_files_never_block() {
         assert!(msg.contains(&given.display().to_string()), "{msg}");
         assert!(msg.contains("only regular files"), "{msg}");
     }
+    // A loop of links is named as one.
+    let loop_a = sources.path().join("loop-a.jsonl");
+    std::os::unix::fs::symlink(sources.path().join("loop-b.jsonl"), &loop_a).unwrap();
+    std::os::unix::fs::symlink(&loop_a, sources.path().join("loop-b.jsonl")).unwrap();
+    let err = import(std::slice::from_ref(&loop_a), &env.options(), &mut |_| {}).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert!(err.to_string().contains("loop"), "{err}");
     assert_eq!(snapshot(env.home.path()), before, "nothing was written");
 
-    // In a directory, a FIFO (and a link to one) is passed over, and a link
-    // to a regular file given by name is followed.
+    // In a directory, a FIFO (and links, looping or not) are passed over,
+    // and a link to a regular file given by name is followed.
     let real = transcript_in(sources.path(), &env.project.path().to_string_lossy());
     let options = env.options();
     let dir = sources.path().to_path_buf();

@@ -2295,7 +2295,7 @@ static void test_bad_import_input(void) {
     snprintf(p, sizeof p, "[\"%s\"]", fifo);
     ERR(sk_import(p, opts, &report), SK_INVALID_INPUT, "FIFO");
     snprintf(p, sizeof p, "[\"%s\"]", link);
-    ERR(sk_import(p, opts, &report), SK_INVALID_INPUT, "pipe.jsonl");
+    ERR(sk_import(p, opts, &report), SK_INVALID_INPUT, "link.jsonl");
     ERR(sk_import("[\"/dev/zero\"]", opts, &report), SK_INVALID_INPUT, "/dev/zero");
     ERR(sk_import("[\"/dev/urandom\"]", opts, &report), SK_INVALID_INPUT, "device");
     ERR(sk_import("[\"\"]", opts, &report), SK_INVALID_INPUT, "NUL");

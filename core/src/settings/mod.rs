@@ -389,14 +389,6 @@ impl SettingsFiles {
         let mut bytes = serde_json::to_vec_pretty(&Value::Object(out))
             .map_err(|e| Error::Internal(format!("settings to JSON: {e}")))?;
         bytes.push(b'\n');
-        // Never write what the reader would refuse (a hand-written part may
-        // already nest near the parser's limit).
-        if let Err(e) = serde_json::from_slice::<Value>(&bytes) {
-            return Err(Error::invalid(format!(
-                "settings file {}: {what} would make it unreadable ({e}); nothing was written",
-                path.display()
-            )));
-        }
         // The reader refuses a file past the limit: never write one.
         if bytes.len() as u64 > MAX_SETTINGS_BYTES {
             let was = if before as u64 > MAX_SETTINGS_BYTES {
@@ -409,6 +401,14 @@ impl SettingsFiles {
                  {MAX_SETTINGS_BYTES} bytes{was}; nothing was written",
                 path.display(),
                 bytes.len()
+            )));
+        }
+        // Never write what the reader would refuse (a hand-written part may
+        // already nest near the parser's limit).
+        if let Err(e) = serde_json::from_slice::<Value>(&bytes) {
+            return Err(Error::invalid(format!(
+                "settings file {}: {what} would make it unreadable ({e}); nothing was written",
+                path.display()
             )));
         }
         let mut backup = None;

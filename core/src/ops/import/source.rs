@@ -33,6 +33,10 @@ pub(super) fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
             std::io::ErrorKind::NotFound => {
                 Error::NotFound(format!("import source {}", p.display()))
             }
+            _ if e.raw_os_error() == Some(libc::ELOOP) => Error::invalid(format!(
+                "import source {}: a loop of symbolic links",
+                p.display()
+            )),
             _ => Error::io(p, e),
         })?;
         if meta.is_dir() {
