@@ -295,8 +295,8 @@ impl SettingsFiles {
     /// is backed up once and rewritten in the current shape.
     pub fn set(&self, source: SettingSource, key: &str, value: Value) -> Result<SettingsWrite> {
         let parts = key_parts(key)?;
-        // The file's object, one per parent part, then the value's own levels.
-        let above = 1 + parts.len() - 1;
+        // Levels above the value: the file's object and one per parent part.
+        let above = parts.len();
         if above >= MAX_SETTINGS_NESTING || deeper(&value, MAX_SETTINGS_NESTING - above) {
             return Err(Error::invalid(format!(
                 "settings key {} with its value would nest objects and arrays more than \
