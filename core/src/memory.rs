@@ -86,10 +86,21 @@ impl MemoryDir {
     /// The directory, created 0700 if missing; refused if any part below the
     /// home is a symbolic link (it could lead anywhere).
     fn ensure(&self) -> Result<PathBuf> {
+        self.walk(true).map(|p| p.unwrap_or_else(|| self.path()))
+    }
+
+    /// The directory if it exists (`None` if not), refused as [`Self::ensure`]
+    /// refuses it; creates nothing.
+    fn existing(&self) -> Result<Option<PathBuf>> {
+        self.walk(false)
+    }
+
+    fn walk(&self, create: bool) -> Result<Option<PathBuf>> {
         let mut p = self.home.clone();
         for c in &self.below {
             p.push(c);
             match fs::symlink_metadata(&p) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => return Ok(None),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     fsutil::create_private_dir(&p)?;
                 }
@@ -109,7 +120,7 @@ impl MemoryDir {
                 Ok(_) => {}
             }
         }
-        Ok(p)
+        Ok(Some(p))
     }
 
     /// Create a memory; `Conflict` if the name is taken.
@@ -169,7 +180,10 @@ impl MemoryDir {
     pub fn read(&self, name: &str) -> Result<String> {
         let name = validate_name(name)?;
         self.must_exist(name)?;
-        let path = self.ensure()?.join(format!("{name}.md"));
+        let Some(dir) = self.existing()? else {
+            return Err(not_found(name, &self.path().join(format!("{name}.md"))));
+        };
+        let path = dir.join(format!("{name}.md"));
         if !regular_file(&path)? {
             return Err(not_found(name, &path));
         }
@@ -187,9 +201,13 @@ impl MemoryDir {
         }
     }
 
-    /// Every memory, by name.
+    /// Every memory, by name. Reading: a missing directory is no memories,
+    /// and is not created.
     pub fn list(&self) -> Result<Vec<MemoryEntry>> {
-        list_in(&self.ensure()?)
+        match self.existing()? {
+            Some(dir) => list_in(&dir),
+            None => Ok(Vec::new()),
+        }
     }
 }
 

@@ -399,3 +399,257 @@ fn list_all_sessions_spans_the_projects_of_a_home() {
         .iter()
         .all(|p| p.sessions.len() == 1 && p.error.is_none()));
 }
+
+/// A one-message Claude Code transcript whose working directory is `cwd`.
+fn transcript_in(dir: &Path, cwd: &str) -> PathBuf {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let id = format!("4c1d2e3f-0a1b-4c2d-8e3f-{n:012x}");
+    let line = serde_json::json!({
+        "parentUuid": null, "cwd": cwd, "sessionId": id, "type": "user",
+        "message": {"role": "user", "content": "hello"},
+        "uuid": "c0000000-0000-4000-8000-000000000001",
+        "timestamp": "2025-07-01T09:00:00.000Z",
+    });
+    let path = dir.join(format!("{id}.jsonl"));
+    std::fs::write(&path, format!("{line}\n")).unwrap();
+    path
+}
+
+/// Run `f` on another thread and fail if it takes over 20 seconds: an import
+/// that blocks (on a FIFO) fails its test instead of hanging the suite.
+fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the import blocked for 20 seconds")
+}
+
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+#[test]
+fn options_that_cannot_work_are_refused_before_anything_is_written() {
+    use sessionkit::ErrorKind;
+    let env = Env::new();
+    let sources = tempfile::tempdir().unwrap();
+    let file = transcript_in(sources.path(), &env.project.path().to_string_lossy());
+    let a_file = env.project.path().join("a-file");
+    std::fs::write(&a_file, "x").unwrap();
+    let cases: Vec<(&str, ImportOptions, ErrorKind, &str)> = vec![
+        (
+            "an empty project",
+            ImportOptions {
+                project: Some(PathBuf::new()),
+                ..env.options()
+            },
+            ErrorKind::InvalidInput,
+            "project is empty",
+        ),
+        (
+            "a project that does not exist",
+            ImportOptions {
+                project: Some(env.project.path().join("nope")),
+                ..env.options()
+            },
+            ErrorKind::NotFound,
+            "nope",
+        ),
+        (
+            "a project that is a file",
+            ImportOptions {
+                project: Some(a_file.clone()),
+                ..env.options()
+            },
+            ErrorKind::InvalidInput,
+            "not a directory",
+        ),
+        (
+            "an empty home",
+            ImportOptions {
+                store: StoreOptions {
+                    home: Some(PathBuf::new()),
+                    ..StoreOptions::default()
+                },
+                ..env.options()
+            },
+            ErrorKind::InvalidInput,
+            "home is empty",
+        ),
+        (
+            "an empty home, the project from the source",
+            ImportOptions {
+                project: None,
+                store: StoreOptions {
+                    home: Some(PathBuf::new()),
+                    ..StoreOptions::default()
+                },
+                ..ImportOptions::default()
+            },
+            ErrorKind::InvalidInput,
+            "home is empty",
+        ),
+        (
+            "invalid store options",
+            ImportOptions {
+                store: StoreOptions {
+                    blob_threshold: 0,
+                    ..env.store_options()
+                },
+                ..env.options()
+            },
+            ErrorKind::InvalidInput,
+            "blobThreshold",
+        ),
+    ];
+    let stray = std::env::current_dir().unwrap().join("projects");
+    assert!(!stray.exists(), "{} exists before the test", stray.display());
+    for (what, options, kind, needle) in cases {
+        let before = (snapshot(env.home.path()), snapshot(env.project.path()));
+        let err = import(std::slice::from_ref(&file), &options, &mut |_| {}).unwrap_err();
+        assert_eq!(err.kind(), kind, "{what}: {err}");
+        assert!(err.to_string().contains(needle), "{what}: {err}");
+        let after = (snapshot(env.home.path()), snapshot(env.project.path()));
+        assert!(before == after, "{what}: something was written");
+    }
+    // The JSON form the bindings pass is refused the same way.
+    for (json, kind) in [
+        (r#"{"project": ""}"#, ErrorKind::InvalidInput),
+        (r#"{"store": {"home": ""}}"#, ErrorKind::InvalidInput),
+        (r#"{"project": "/nonexistent/sessionkit-project"}"#, ErrorKind::NotFound),
+    ] {
+        let options = ImportOptions::from_json(json).unwrap();
+        let err = import(std::slice::from_ref(&file), &options, &mut |_| {}).unwrap_err();
+        assert_eq!(err.kind(), kind, "{json}: {err}");
+    }
+    assert!(
+        !stray.exists(),
+        "an empty home must not put a store in the current directory"
+    );
+    // The same options, valid, import the source.
+    assert_eq!(env.import(&[file]).failed, 0);
+}
+
+#[test]
+fn only_regular_files_are_imported_and_special_files_never_block() {
+    use sessionkit::ErrorKind;
+    let env = Env::new();
+    let sources = tempfile::tempdir().unwrap();
+    let fifo = sources.path().join("pipe.jsonl");
+    mkfifo(&fifo);
+    let link_to_fifo = sources.path().join("to-pipe.jsonl");
+    std::os::unix::fs::symlink(&fifo, &link_to_fifo).unwrap();
+    let before = snapshot(env.home.path());
+    for given in [
+        fifo.clone(),
+        link_to_fifo.clone(),
+        PathBuf::from("/dev/zero"),
+        PathBuf::from("/dev/urandom"),
+        PathBuf::from("/dev/null"),
+    ] {
+        let options = env.options();
+        let g = given.clone();
+        let err = within_seconds(move || import(&[g], &options, &mut |_| {})).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{}: {err}", given.display());
+        let msg = err.to_string();
+        assert!(msg.contains(&given.display().to_string()), "{msg}");
+        assert!(msg.contains("only regular files"), "{msg}");
+    }
+    // A loop of links is named as one.
+    let loop_a = sources.path().join("loop-a.jsonl");
+    std::os::unix::fs::symlink(sources.path().join("loop-b.jsonl"), &loop_a).unwrap();
+    std::os::unix::fs::symlink(&loop_a, sources.path().join("loop-b.jsonl")).unwrap();
+    let err = import(std::slice::from_ref(&loop_a), &env.options(), &mut |_| {}).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert!(err.to_string().contains("loop"), "{err}");
+    assert_eq!(snapshot(env.home.path()), before, "nothing was written");
+
+    // In a directory, a FIFO (and links, looping or not) are passed over,
+    // and a link to a regular file given by name is followed.
+    let real = transcript_in(sources.path(), &env.project.path().to_string_lossy());
+    let options = env.options();
+    let dir = sources.path().to_path_buf();
+    let r = within_seconds(move || import(&[dir], &options, &mut |_| {})).unwrap();
+    let paths: Vec<&Path> = r.sources.iter().map(|s| s.path.as_path()).collect();
+    assert_eq!(paths, [real.as_path()], "{r:#?}");
+    assert_eq!(r.failed, 0, "{r:#?}");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let link = elsewhere.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let r = env.import(&[link]);
+    assert_eq!(r.failed, 0, "{r:#?}");
+}
+
+#[test]
+fn a_source_past_the_size_limit_fails_unread_and_writes_nothing() {
+    let env = Env::new();
+    let sources = tempfile::tempdir().unwrap();
+    let big = sources.path().join("big.jsonl");
+    // Sparse: the size is seen before any byte is read.
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(sessionkit::MAX_IMPORT_SOURCE_BYTES + 1).unwrap();
+    drop(f);
+    let small = transcript_in(sources.path(), &env.project.path().to_string_lossy());
+    let before = snapshot(env.home.path());
+    let r = env.import(std::slice::from_ref(&big));
+    let s = &r.sources[0];
+    assert_eq!(s.outcome, SourceOutcome::Failed, "{s:#?}");
+    let msg = s.error.as_deref().unwrap();
+    assert!(msg.contains(&big.display().to_string()), "{msg}");
+    assert!(
+        msg.contains(&sessionkit::MAX_IMPORT_SOURCE_BYTES.to_string()),
+        "{msg}"
+    );
+    assert_eq!(snapshot(env.home.path()), before, "nothing was written");
+    // The other sources of the call still import.
+    let r = env.import(&[big, small]);
+    assert_eq!(r.failed, 1);
+    assert_eq!(r.sources[1].outcome, SourceOutcome::Imported, "{r:#?}");
+}
+
+#[test]
+fn a_source_naming_a_relative_project_is_refused_and_lands_nowhere() {
+    let env = Env::new();
+    let sources = tempfile::tempdir().unwrap();
+    let options = ImportOptions {
+        store: env.store_options(),
+        ..ImportOptions::default()
+    };
+    for cwd in ["../../etc", "", ".", "sub/dir", "/tmp/a\u{0}b"] {
+        let file = transcript_in(sources.path(), cwd);
+        let before = snapshot(env.home.path());
+        let r = import(std::slice::from_ref(&file), &options, &mut |_| {}).unwrap();
+        let s = &r.sources[0];
+        assert_eq!(s.outcome, SourceOutcome::Failed, "{cwd:?}: {s:#?}");
+        assert_eq!(r.failed, 1);
+        let msg = s.error.as_deref().unwrap();
+        assert!(
+            msg.contains("give the project to import it into"),
+            "{cwd:?}: {msg}"
+        );
+        assert!(s.project.is_none(), "{cwd:?}: {s:#?}");
+        assert_eq!(snapshot(env.home.path()), before, "{cwd:?}: written");
+        // Given a project, the caller chooses: it imports.
+        let r = env.import(&[file]);
+        assert_eq!(r.failed, 0, "{cwd:?}: {r:#?}");
+    }
+}
+
+#[test]
+fn an_empty_path_or_one_holding_a_nul_is_invalid_input() {
+    let env = Env::new();
+    let before = snapshot(env.home.path());
+    for p in ["", "/tmp/a\u{0}b"] {
+        let err = import(&[PathBuf::from(p)], &env.options(), &mut |_| {}).unwrap_err();
+        assert_eq!(err.kind(), sessionkit::ErrorKind::InvalidInput, "{p:?}: {err}");
+        assert!(err.to_string().contains("NUL"), "{p:?}: {err}");
+    }
+    assert_eq!(snapshot(env.home.path()), before);
+}

@@ -167,6 +167,39 @@ fn symlinked_directories_and_files_are_refused() {
 }
 
 #[test]
+fn reading_memories_creates_nothing() {
+    let (home, _p, store) = env();
+    let before: Vec<_> = walk(home.path());
+    for scope in MemoryScope::ALL {
+        assert!(store.list_memories(scope).unwrap().is_empty());
+        let err = store.read_memory(scope, "absent").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+        let err = store.delete_memory(scope, "absent").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+        let err = store.update_memory(scope, "absent", "x").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    }
+    assert_eq!(walk(home.path()), before, "a read created something");
+}
+
+/// Every path under `dir` (directories too), sorted.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
 fn a_huge_memory_is_refused() {
     let (_h, _p, store) = env();
     let huge = "x".repeat((1 << 20) + 1);
@@ -181,6 +214,7 @@ fn a_huge_memory_is_refused() {
 
     // One put there by hand is listed, refused on reading, and stops nothing else.
     let dir = store.memory_path(MemoryScope::Project);
+    fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("big.md"), format!("# Big\n{huge}")).unwrap();
     store
         .add_memory(MemoryScope::Project, "small", "# Small")

@@ -322,6 +322,190 @@ fn a_huge_file_is_refused_and_the_others_still_load() {
         .contains("larger than"));
 }
 
+/// Every file under `dir` with its bytes, for "nothing was written" checks.
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_write_that_would_pass_the_size_limit_is_refused_and_writes_nothing() {
+    let limit = sessionkit::SETTINGS_MAX_BYTES as usize;
+    let e = env();
+    let big = "x".repeat(2 * limit);
+    let check = |e: &Env, source: SettingSource, key: &str, value: Value, what: &str| {
+        let before_home = files_under(e.home.path());
+        let before_project = files_under(e.project.path());
+        let err = e.store.set_setting(source, key, value).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{what}: {err}");
+        let msg = err.to_string();
+        for needle in [&limit.to_string(), "nothing was written", "bytes"] {
+            assert!(msg.contains(needle), "{what}: {msg:?} lacks {needle:?}");
+        }
+        assert!(msg.len() < 1000, "{what}: the message quotes the input whole");
+        assert_eq!(files_under(e.home.path()), before_home, "{what}");
+        assert_eq!(files_under(e.project.path()), before_project, "{what}");
+    };
+    // No file yet: none is created.
+    check(&e, SettingSource::User, "a", json!(big), "a huge value, no file");
+    assert!(!e.path(SettingSource::User).exists());
+    check(&e, SettingSource::Local, &big, json!(1), "a huge key, no directory");
+    assert!(!e.project.path().join(".sessionkit").exists());
+    // An existing file keeps its bytes, whether the value or the key is huge.
+    e.put(SettingSource::Project, br#"{"schemaVersion": 3, "a": 1}"#);
+    check(&e, SettingSource::Project, "b", json!(big), "a huge value");
+    check(&e, SettingSource::Project, &big, json!(1), "a huge key");
+    check(
+        &e,
+        SettingSource::Project,
+        &format!("n.{big}"),
+        json!(1),
+        "a huge nested key",
+    );
+    // Many writes that each fit, until the next would not.
+    let chunk = "y".repeat(limit / 4);
+    for i in 0..3 {
+        e.store
+            .set_setting(SettingSource::Local, &format!("k{i}"), json!(chunk))
+            .unwrap();
+    }
+    check(&e, SettingSource::Local, "k3", json!(chunk), "the write past the limit");
+    // An older file is not backed up for a write that is refused.
+    e.put(SettingSource::User, &fixture("v1.json"));
+    // (a value that fits alone, not beside what the file holds)
+    let almost = "z".repeat(limit - 50);
+    check(&e, SettingSource::User, "a", json!(almost), "an older file");
+    assert!(!e.home.path().join("settings.json.v1.bak").exists());
+    // What was written reads back: every file still loads.
+    let s = e.load();
+    assert!(
+        s.sources[..3]
+            .iter()
+            .all(|r| r.status == SourceStatus::Loaded),
+        "{:?}",
+        s.sources
+    );
+    assert_eq!(s.get("k2").unwrap().value, json!(chunk));
+}
+
+fn nested_array(levels: usize) -> Value {
+    let mut v = json!(1);
+    for _ in 0..levels {
+        v = json!([v]);
+    }
+    v
+}
+
+#[test]
+fn a_write_nested_deeper_than_a_reader_accepts_is_refused_and_writes_nothing() {
+    let max = sessionkit::SETTINGS_MAX_NESTING;
+    let e = env();
+    e.put(SettingSource::User, br#"{"schemaVersion": 3, "a": 1}"#);
+    let before = fs::read(e.path(SettingSource::User)).unwrap();
+    let deep_key = vec!["k"; max + 20].join(".");
+    let huge_key = "k.".repeat(500_000) + "k";
+    let cases: [(&str, &str, Value); 4] = [
+        ("a key of many parts", &deep_key, json!(1)),
+        ("a key of a million parts", &huge_key, json!(1)),
+        ("a deep value", "v", nested_array(max + 20)),
+        ("a value just too deep under a key", "x.y", nested_array(max - 1)),
+    ];
+    for (what, key, value) in cases {
+        let err = e
+            .store
+            .set_setting(SettingSource::User, key, value)
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{what}: {err}");
+        assert!(err.to_string().contains(&max.to_string()), "{what}: {err}");
+        assert!(err.to_string().len() < 1000, "{what}: the message quotes the key whole");
+        assert_eq!(fs::read(e.path(SettingSource::User)).unwrap(), before, "{what}");
+    }
+    // At the limit: written, and read back.
+    e.store
+        .set_setting(SettingSource::User, "x.y", nested_array(max - 2))
+        .unwrap();
+    let s = e.load();
+    assert_eq!(s.sources[0].status, SourceStatus::Loaded, "{:?}", s.sources[0]);
+    assert_eq!(s.get("x.y").unwrap().value, nested_array(max - 2));
+}
+
+#[test]
+fn a_file_made_too_large_by_hand_is_repaired_by_unsetting_what_made_it_so() {
+    let limit = sessionkit::SETTINGS_MAX_BYTES as usize;
+    let e = env();
+    let huge = format!(
+        r#"{{"schemaVersion": 3, "keep": 1, "big": "{}"}}"#,
+        "x".repeat(limit + 10)
+    );
+    e.put(SettingSource::Project, huge.as_bytes());
+    let path = e.path(SettingSource::Project);
+    assert_eq!(e.load().sources[1].status, SourceStatus::Error);
+
+    // A change that leaves it too large is refused, naming its size, and
+    // writes nothing.
+    for (what, r) in [
+        (
+            "set",
+            e.store
+                .set_setting(SettingSource::Project, "other", json!(2)),
+        ),
+        (
+            "unset of another key",
+            e.store.unset_setting(SettingSource::Project, "keep"),
+        ),
+        ("migrate", e.store.migrate_settings(SettingSource::Project)),
+    ] {
+        let err = r.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{what}: {err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&format!("it is {} bytes now", huge.len())),
+            "{what}: {msg}"
+        );
+        assert_eq!(fs::read(&path).unwrap(), huge.as_bytes(), "{what}");
+    }
+
+    // Unsetting the key that made it too large brings it back.
+    let w = e
+        .store
+        .unset_setting(SettingSource::Project, "big")
+        .unwrap();
+    assert!(w.existed);
+    let s = e.load();
+    assert_eq!(s.sources[1].status, SourceStatus::Loaded);
+    assert_eq!(s.get("keep").unwrap().value, json!(1));
+    assert!(s.get("big").is_none());
+
+    // A file past the repair limit is not read whole, even by a write.
+    let mut monster = b"{\"big\": \"".to_vec();
+    monster.resize(sessionkit::SETTINGS_MAX_REPAIR_BYTES as usize + 10, b'x');
+    monster.extend_from_slice(b"\"}");
+    e.put(SettingSource::Local, &monster);
+    let err = e
+        .store
+        .unset_setting(SettingSource::Local, "big")
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert!(
+        err.to_string()
+            .contains(&sessionkit::SETTINGS_MAX_REPAIR_BYTES.to_string()),
+        "{err}"
+    );
+    assert_eq!(fs::read(e.path(SettingSource::Local)).unwrap(), monster);
+}
+
 fn fixture(name: &str) -> Vec<u8> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/settings")

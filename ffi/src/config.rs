@@ -55,9 +55,11 @@ pub unsafe extern "C" fn sk_store_settings(
 /// - `out_write_json` receives `{"path", "existed", "backup", "migrations"}`.
 ///
 /// Errors: `SK_INVALID_INPUT` (unknown source, `host`, bad key or JSON, a
-/// non-object on the key's path); `SK_CORRUPT` (the file is malformed: file,
-/// line, column); `SK_UNSUPPORTED` (the file is of a newer version, never
-/// rewritten).
+/// non-object on the key's path, a file that would be larger than 1 MiB or
+/// nest more than 100 levels, a file that is not a regular file or resolves
+/// outside the project; nothing is written);
+/// `SK_CORRUPT` (the file is malformed: file, line, column); `SK_UNSUPPORTED`
+/// (the file is of a newer version, never rewritten).
 ///
 /// # Safety
 ///
@@ -86,6 +88,9 @@ pub unsafe extern "C" fn sk_store_set_setting(
 
 /// Remove the dotted `key` from the settings file of `source`, so the sources
 /// below show through; `existed` in `out_write_json` says whether it was there.
+/// A file made larger than 1 MiB by hand (which readers report in error) is
+/// repaired by unsetting what made it so: the write is accepted when the file
+/// it leaves is within the limit.
 ///
 /// Errors: as `sk_store_set_setting`.
 ///

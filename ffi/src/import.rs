@@ -24,8 +24,14 @@ use crate::{arg_handle, arg_out, arg_str, guard, opt_str, put_json, put_string, 
 ///   "messagesAdded", "failed"}`. A source that could not be imported is in the
 ///   report, not the status.
 ///
-/// Errors: `SK_NULL_ARGUMENT`, `SK_INVALID_UTF8`, `SK_INVALID_INPUT` (bad JSON
-/// or options), `SK_NOT_FOUND` (a path that does not exist), `SK_IO`.
+/// Only regular files are read (a link to one is followed); a source larger
+/// than 1 GiB, or naming a relative working directory, fails in the report.
+///
+/// Errors, before anything is read or written: `SK_NULL_ARGUMENT`,
+/// `SK_INVALID_UTF8`, `SK_INVALID_INPUT` (bad JSON or options, an empty
+/// `project` or one that is not a directory, an empty `store.home`, an empty
+/// path, a path that is a FIFO, a device or a socket), `SK_NOT_FOUND` (a path
+/// or the `project` that does not exist), `SK_IO`.
 ///
 /// # Safety
 ///

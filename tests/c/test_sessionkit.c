@@ -1977,6 +1977,372 @@ static void test_import_export(void) {
     free(root);
 }
 
+/* ---- tests: bad input at settings, memory and import ------------------------
+ * Each refusal is checked for its status, its message and that nothing was
+ * written: the files under the home (and the project's .sessionkit) are the
+ * same, byte for byte, before and after. */
+
+/* Every file under `dir` with its size and a checksum of its bytes, and every
+ * directory, as one string (malloc'd): equal strings, equal trees. */
+static void tree_sig_into(const char *dir, char **out, size_t *len, size_t *cap) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char *p = path_join(dir, e->d_name);
+        struct stat st;
+        char line[4608];
+        if (lstat(p, &st) != 0) {
+            free(p);
+            continue;
+        }
+        unsigned long sum = 0;
+        if (S_ISREG(st.st_mode)) {
+            size_t n = 0;
+            char *bytes = read_file(p, &n);
+            for (size_t i = 0; bytes && i < n; i++) sum = sum * 31 + (unsigned char)bytes[i];
+            free(bytes);
+        }
+        snprintf(line, sizeof line, "%s %o %lld %lu\n", p, (unsigned)st.st_mode,
+                 (long long)st.st_size, sum);
+        size_t n = strlen(line);
+        if (*len + n + 1 > *cap) {
+            *cap = (*len + n + 1) * 2;
+            *out = realloc(*out, *cap);
+        }
+        memcpy(*out + *len, line, n + 1);
+        *len += n;
+        if (S_ISDIR(st.st_mode)) tree_sig_into(p, out, len, cap);
+        free(p);
+    }
+    closedir(d);
+}
+
+static char *tree_sig(const char *dir) {
+    size_t len = 0, cap = 256;
+    char *out = calloc(1, cap);
+    tree_sig_into(dir, &out, &len, &cap);
+    return out;
+}
+
+#define SAME_TREE(before, dir)                                         \
+    do {                                                               \
+        char *after_ = tree_sig(dir);                                  \
+        if (strcmp((before), after_) != 0)                             \
+            FAILF("%s changed:\n--- before\n%s--- after\n%s", (dir),   \
+                  (before), after_);                                   \
+        free(after_);                                                  \
+    } while (0)
+
+/* A JSON string of `n` 'x' (malloc'd, quoted). */
+static char *json_x(size_t n) {
+    char *s = malloc(n + 3);
+    s[0] = '"';
+    memset(s + 1, 'x', n);
+    s[n + 1] = '"';
+    s[n + 2] = 0;
+    return s;
+}
+
+/* `part` repeated `n` times joined with '.' (malloc'd). */
+static char *dotted(const char *part, size_t n) {
+    size_t k = strlen(part);
+    char *s = malloc(n * (k + 1) + 1);
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i) s[at++] = '.';
+        memcpy(s + at, part, k);
+        at += k;
+    }
+    s[at] = 0;
+    return s;
+}
+
+static void test_bad_settings_sizes_and_keys(void) {
+    char *root = fresh_dir("bad-settings-root");
+    char *home = fresh_dir("bad-settings-home");
+    char opts[1024];
+    snprintf(opts, sizeof opts, "{\"home\": \"%s\"}", home);
+    sk_store *store = NULL;
+    OK(sk_store_open(root, opts, &store));
+    char *dot = path_join(root, ".sessionkit");
+    mkdir_p(dot);
+    char *w = NULL;
+
+    /* A value, a key, a nested key past the 1 MiB a file may hold: refused, no
+     * file created, an existing one unchanged. */
+    char *big = json_x(2u << 20);
+    char *big_key = malloc((2u << 20) + 1);
+    memset(big_key, 'k', 2u << 20);
+    big_key[2u << 20] = 0;
+    char *before = tree_sig(home);
+    ERR(sk_store_set_setting(store, "user", "a", big, &w), SK_INVALID_INPUT, "1048576");
+    ERR(sk_store_set_setting(store, "user", big_key, "1", &w), SK_INVALID_INPUT, "1048576");
+    SAME_TREE(before, home);
+    free(before);
+    write_text(dot, "settings.json", "{\"schemaVersion\": 3, \"a\": 1}");
+    before = tree_sig(dot);
+    ERR(sk_store_set_setting(store, "project", "b", big, &w), SK_INVALID_INPUT,
+        "nothing was written");
+    ERR(sk_store_set_setting(store, "project", big_key, "1", &w), SK_INVALID_INPUT, "1048576");
+    SAME_TREE(before, dot);
+
+    /* Keys nested past what a reader parses, up to a million parts: refused,
+     * no crash. */
+    char *deep = dotted("k", 200);
+    char *deepest = dotted("k", 1000000);
+    ERR(sk_store_set_setting(store, "project", deep, "1", &w), SK_INVALID_INPUT, "100 levels");
+    ERR(sk_store_set_setting(store, "project", deepest, "1", &w), SK_INVALID_INPUT, "100 levels");
+    char value[1024] = "";
+    for (int i = 0; i < 120; i++) strcat(value, "[");
+    for (int i = 0; i < 120; i++) strcat(value, "]");
+    ERR(sk_store_set_setting(store, "project", "v", value, &w), SK_INVALID_INPUT, "");
+    SAME_TREE(before, dot);
+    free(before);
+    CHECK(w == NULL);
+
+    /* A local file made too large by hand: a change that leaves it so is
+     * refused; unsetting what made it so repairs it. */
+    size_t n = (1u << 20) + 64;
+    char *huge = malloc(n + 64);
+    int k = snprintf(huge, n + 64, "{\"keep\": 1, \"big\": \"");
+    memset(huge + k, 'x', n);
+    strcpy(huge + k + n, "\"}");
+    write_text(dot, "settings.local.json", huge);
+    before = tree_sig(dot);
+    ERR(sk_store_set_setting(store, "local", "other", "2", &w), SK_INVALID_INPUT, "bytes now");
+    ERR(sk_store_migrate_settings(store, "local", &w), SK_INVALID_INPUT, "bytes now");
+    SAME_TREE(before, dot);
+    free(before);
+    OK(sk_store_unset_setting(store, "local", "big", &w));
+    CHECK(mj_is_true(mj_get(w, "existed")));
+    sk_string_free(w);
+    w = NULL;
+    char *s = NULL;
+    OK(sk_store_settings(store, NULL, &s));
+    CHECK(mj_is(mj_get(mj_at(mj_get(s, "sources"), 2), "status"), "\"loaded\""));
+    CHECK(mj_is(mj_get(mj_get(s, "values"), "keep"), "1"));
+    sk_string_free(s);
+
+    /* Hostile strings: invalid UTF-8 and traversal are refused; control
+     * characters and an escaped NUL are only text inside the JSON. */
+    before = tree_sig(dot);
+    ERR(sk_store_set_setting(store, "project", "a\xff", "1", &w), SK_INVALID_UTF8, "key");
+    ERR(sk_store_set_setting(store, "project", "a", "\"\xc3\"", &w), SK_INVALID_UTF8, "value_json");
+    ERR(sk_store_set_setting(store, "../../etc", "a", "1", &w), SK_INVALID_INPUT, "source");
+    ERR(sk_store_set_setting(store, "project", "../../etc/passwd", "1", &w), SK_INVALID_INPUT,
+        "none empty");
+    ERR(sk_store_set_setting(store, "project", "schemaVersion", "9", &w), SK_INVALID_INPUT,
+        "schemaVersion");
+    SAME_TREE(before, dot);
+    free(before);
+    OK(sk_store_set_setting(store, "project", "ctl\x01\n\x1b[31m", "\"a\\u0000b\"", &w));
+    sk_string_free(w);
+    w = NULL;
+    OK(sk_store_settings(store, "{\"sources\": [\"project\"]}", &s));
+    CHECK(mj_is(mj_get(mj_at(mj_get(s, "sources"), 1), "status"), "\"loaded\""));
+    sk_string_free(s);
+
+    /* A FIFO and a directory where the settings file should be: refused
+     * without blocking, nothing written. */
+    char *local = path_join(dot, "settings.local.json");
+    unlink(local);
+    CHECK(mkfifo(local, 0600) == 0);
+    alarm(30); /* a call that blocks kills the test instead of hanging it */
+    ERR(sk_store_set_setting(store, "local", "a", "1", &w), SK_INVALID_INPUT, "regular file");
+    OK(sk_store_settings(store, NULL, &s));
+    alarm(0);
+    CHECK(mj_is(mj_get(mj_at(mj_get(s, "sources"), 2), "status"), "\"error\""));
+    sk_string_free(s);
+    unlink(local);
+    mkdir(local, 0700);
+    ERR(sk_store_set_setting(store, "local", "a", "1", &w), SK_INVALID_INPUT, "regular file");
+    CHECK(w == NULL);
+    rmdir(local);
+
+    free(local);
+    free(huge);
+    free(deep);
+    free(deepest);
+    free(big_key);
+    free(big);
+    free(dot);
+    sk_store_close(&store);
+    free(home);
+    free(root);
+}
+
+static void test_bad_memory_input(void) {
+    char *root = fresh_dir("bad-memory-root");
+    char *home = fresh_dir("bad-memory-home");
+    char opts[1024];
+    snprintf(opts, sizeof opts, "{\"home\": \"%s\"}", home);
+    sk_store *store = NULL;
+    OK(sk_store_open(root, opts, &store));
+    char *m = NULL;
+
+    /* Reading on a fresh home creates nothing. */
+    char *before = tree_sig(home);
+    OK(sk_store_memory_list(store, "project", &m));
+    CHECK_STR(m, "[]");
+    sk_string_free(m);
+    m = NULL;
+    OK(sk_store_memory_list(store, "user", &m));
+    sk_string_free(m);
+    m = NULL;
+    ERR(sk_store_memory_read(store, "user", "absent", &m), SK_NOT_FOUND, "absent");
+    SAME_TREE(before, home);
+
+    /* Hostile names, scopes, contents: refused, nothing written. */
+    const char *names[] = {"../x", "a/b", "..", ".x", "tab\tname", "nl\nname", "MEMORY",
+                           "/etc/passwd", "x\x1b[2J"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        ERR(sk_store_memory_write(store, "project", names[i], "x", false, &m), SK_INVALID_INPUT,
+            "memory name");
+    ERR(sk_store_memory_write(store, "project", "a\xff", "x", false, &m), SK_INVALID_UTF8, "name");
+    ERR(sk_store_memory_write(store, "project", "a", "x\xc3", false, &m), SK_INVALID_UTF8,
+        "content");
+    ERR(sk_store_memory_write(store, "../user", "a", "x", false, &m), SK_INVALID_INPUT, "scope");
+    char *big = malloc((1u << 20) + 2);
+    memset(big, 'x', (1u << 20) + 1);
+    big[(1u << 20) + 1] = 0;
+    ERR(sk_store_memory_write(store, "project", "big", big, false, &m), SK_INVALID_INPUT,
+        "1048576");
+    CHECK(m == NULL);
+    SAME_TREE(before, home);
+    free(before);
+
+    /* A FIFO and a directory named as memories: refused or passed over,
+     * never blocking. */
+    OK(sk_store_memory_write(store, "project", "real", "# Real", false, &m));
+    sk_string_free(m);
+    m = NULL;
+    char *dir_json = NULL;
+    OK(sk_store_memory_path(store, "project", &dir_json));
+    char *dir = mj_str(dir_json);
+    sk_string_free(dir_json);
+    char *fifo = path_join(dir, "pipe.md");
+    char *sub = path_join(dir, "sub.md");
+    CHECK(mkfifo(fifo, 0600) == 0);
+    mkdir(sub, 0700);
+    alarm(30);
+    ERR(sk_store_memory_read(store, "project", "pipe", &m), SK_INVALID_INPUT, "regular file");
+    ERR(sk_store_memory_read(store, "project", "sub", &m), SK_INVALID_INPUT, "regular file");
+    ERR(sk_store_memory_write(store, "project", "pipe", "x", true, &m), SK_INVALID_INPUT,
+        "regular file");
+    OK(sk_store_memory_list(store, "project", &m));
+    alarm(0);
+    CHECK(mj_len(m) == 1);
+    sk_string_free(m);
+    unlink(fifo);
+    rmdir(sub);
+    free(fifo);
+    free(sub);
+    free(dir);
+    free(big);
+    sk_store_close(&store);
+    free(home);
+    free(root);
+}
+
+/* A one-message Claude Code transcript whose working directory is `cwd`. */
+static char *transcript(const char *dir, const char *id, const char *cwd) {
+    char name[128], text[1024];
+    snprintf(name, sizeof name, "%s.jsonl", id);
+    snprintf(text, sizeof text,
+             "{\"parentUuid\":null,\"cwd\":\"%s\",\"sessionId\":\"%s\",\"type\":\"user\","
+             "\"message\":{\"role\":\"user\",\"content\":\"hi\"},"
+             "\"uuid\":\"c0000000-0000-4000-8000-000000000001\","
+             "\"timestamp\":\"2025-07-01T09:00:00.000Z\"}\n",
+             cwd, id);
+    write_text(dir, name, text);
+    return path_join(dir, name);
+}
+
+static void test_bad_import_input(void) {
+    char *root = fresh_dir("bad-import-root");
+    char *home = fresh_dir("bad-import-home");
+    char *src = fresh_dir("bad-import-src");
+    char *file = transcript(src, "4c1d2e3f-0a1b-4c2d-8e3f-000000000001", root);
+    char paths[1024], opts[2048];
+    snprintf(paths, sizeof paths, "[\"%s\"]", file);
+    char *report = NULL;
+    char *before = tree_sig(home);
+    char *root_before = tree_sig(root);
+
+    /* Options no source could be imported with: the call's error. */
+    snprintf(opts, sizeof opts, "{\"project\": \"\", \"store\": {\"home\": \"%s\"}}", home);
+    ERR(sk_import(paths, opts, &report), SK_INVALID_INPUT, "project is empty");
+    ERR(sk_import(paths, "{\"store\": {\"home\": \"\"}}", &report), SK_INVALID_INPUT,
+        "home is empty");
+    snprintf(opts, sizeof opts, "{\"project\": \"%s/nope\", \"store\": {\"home\": \"%s\"}}", root,
+             home);
+    ERR(sk_import(paths, opts, &report), SK_NOT_FOUND, "nope");
+    snprintf(opts, sizeof opts, "{\"project\": \"%s\", \"store\": {\"home\": \"%s\"}}", file, home);
+    ERR(sk_import(paths, opts, &report), SK_INVALID_INPUT, "not a directory");
+    CHECK(report == NULL);
+    SAME_TREE(before, home);
+
+    /* Special files: refused by name, without blocking. */
+    snprintf(opts, sizeof opts, "{\"project\": \"%s\", \"store\": {\"home\": \"%s\"}}", root, home);
+    char *fifo = path_join(src, "pipe.jsonl");
+    char *link = path_join(src, "link.jsonl");
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(symlink(fifo, link) == 0);
+    char p[1024];
+    alarm(30);
+    snprintf(p, sizeof p, "[\"%s\"]", fifo);
+    ERR(sk_import(p, opts, &report), SK_INVALID_INPUT, "FIFO");
+    snprintf(p, sizeof p, "[\"%s\"]", link);
+    ERR(sk_import(p, opts, &report), SK_INVALID_INPUT, "link.jsonl");
+    ERR(sk_import("[\"/dev/zero\"]", opts, &report), SK_INVALID_INPUT, "/dev/zero");
+    ERR(sk_import("[\"/dev/urandom\"]", opts, &report), SK_INVALID_INPUT, "device");
+    ERR(sk_import("[\"\"]", opts, &report), SK_INVALID_INPUT, "NUL");
+    ERR(sk_import("[\"/tmp/a\\u0000b\"]", opts, &report), SK_INVALID_INPUT, "NUL");
+    ERR(sk_import("[\"/tmp/\xff\"]", opts, &report), SK_INVALID_UTF8, "paths_json");
+    CHECK(report == NULL);
+    SAME_TREE(before, home);
+    /* In a directory the FIFO and the link to it are passed over. */
+    unlink(file);
+    snprintf(p, sizeof p, "[\"%s\"]", src);
+    OK(sk_import(p, opts, &report));
+    alarm(0);
+    CHECK(mj_len(mj_get(report, "sources")) == 0);
+    sk_string_free(report);
+    report = NULL;
+    SAME_TREE(before, home);
+
+    /* A transcript naming a relative working directory lands nowhere: its
+     * source fails in the report; the call's other sources go on. */
+    free(file);
+    file = transcript(src, "4c1d2e3f-0a1b-4c2d-8e3f-000000000002", "../../etc");
+    snprintf(p, sizeof p, "[\"%s\"]", file);
+    snprintf(opts, sizeof opts, "{\"store\": {\"home\": \"%s\"}}", home);
+    OK(sk_import(p, opts, &report));
+    CHECK(mj_int(mj_get(report, "failed")) == 1);
+    const char *s0 = mj_at(mj_get(report, "sources"), 0);
+    CHECK(mj_is(mj_get(s0, "outcome"), "\"failed\""));
+    char *why = mj_get_str(s0, "error");
+    CHECK(why && strstr(why, "relative path") != NULL);
+    free(why);
+    sk_string_free(report);
+    report = NULL;
+    SAME_TREE(before, home);
+    SAME_TREE(root_before, root);
+
+    unlink(link);
+    unlink(fifo);
+    free(link);
+    free(fifo);
+    free(before);
+    free(root_before);
+    free(file);
+    free(src);
+    free(home);
+    free(root);
+}
+
 /* ---- tests: shared fixtures (tests/fixtures/manifest.json) ---------------- */
 
 static sk_status kind_status(const char *kind) {
@@ -3223,6 +3589,9 @@ int main(int argc, char **argv) {
     run("a forked child may read, not write", test_forked_child);
     run("import transcripts, export a session", test_import_export);
     run("graph checkpoints (LangGraph's saver)", test_checkpoints);
+    run("bad input: settings sizes, depths and hostile keys", test_bad_settings_sizes_and_keys);
+    run("bad input: memory names, contents and special files", test_bad_memory_input);
+    run("bad input: import options, special files, relative projects", test_bad_import_input);
     run("fixtures: logs replayed", test_fixture_logs);
     run("fixtures: golden store replayed", test_fixture_golden_store);
     run("remote: NULL for every pointer argument", test_remote_null_arguments);

@@ -18,8 +18,19 @@ use crate::error::{Error, IoContext, Result};
 use crate::fsutil;
 use migrate::{CURRENT_VERSION, VERSION_KEY};
 
-/// A settings file larger than this is refused (reported, not read).
+/// A settings file larger than this is refused (reported, not read), and no
+/// write leaves a file larger than this.
 pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
+
+/// A write reads a file up to this size, so that a file made too large by hand
+/// can be brought back under [`MAX_SETTINGS_BYTES`] by the `unset` (or `set`)
+/// of what made it so; larger files are refused without being read whole.
+pub const MAX_SETTINGS_REPAIR_BYTES: u64 = 16 * MAX_SETTINGS_BYTES;
+
+/// The deepest a settings file may nest objects and arrays (a container
+/// counts one level, the top object too). The reader (serde_json) refuses a
+/// 128th level; a write that would pass this is refused, key parts included.
+pub const MAX_SETTINGS_NESTING: usize = 100;
 
 /// Where a setting comes from, lowest precedence first: a nearer source wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -213,6 +224,15 @@ impl SettingsFiles {
         }
     }
 
+    /// The file of a source that can be written: not the host's.
+    fn writable_path(&self, source: SettingSource) -> Result<PathBuf> {
+        self.path(source).ok_or_else(|| {
+            Error::invalid(
+                "the host source lives in memory: pass it as overrides, it is never written",
+            )
+        })
+    }
+
     /// Load and merge the selected sources.
     pub fn load(&self, options: &SettingsOptions) -> Settings {
         let mut merged = Merged::default();
@@ -238,7 +258,10 @@ impl SettingsFiles {
                             report.status = SourceStatus::Loaded;
                         }
                     }
-                    Some(p) => match self.confine(source, &p).and_then(|()| read_file(&p)) {
+                    Some(p) => match self
+                        .confine(source, &p)
+                        .and_then(|()| read_file(&p, MAX_SETTINGS_BYTES))
+                    {
                         Ok(None) => report.status = SourceStatus::Missing,
                         Err(e) => {
                             report.status = SourceStatus::Error;
@@ -272,7 +295,27 @@ impl SettingsFiles {
     /// is backed up once and rewritten in the current shape.
     pub fn set(&self, source: SettingSource, key: &str, value: Value) -> Result<SettingsWrite> {
         let parts = key_parts(key)?;
-        self.edit(source, |doc| {
+        // Levels above the value: the file's object and one per parent part.
+        let above = parts.len();
+        if above >= MAX_SETTINGS_NESTING || deeper(&value, MAX_SETTINGS_NESTING - above) {
+            return Err(Error::invalid(format!(
+                "settings key {} with its value would nest objects and arrays more than \
+                 {MAX_SETTINGS_NESTING} levels deep, more than a settings file may",
+                shorten(key)
+            )));
+        }
+        // Said when the file would grow past the limit: what was too big.
+        let value_len = serde_json::to_vec(&value).map_or(0, |v| v.len());
+        let what = format!("setting {} to a value of {value_len} bytes", shorten(key));
+        // Too large whatever the file holds: refused before its directory is made.
+        if (key.len() + value_len) as u64 > MAX_SETTINGS_BYTES {
+            return Err(Error::invalid(format!(
+                "settings file {}: {what} would make it larger than the limit of \
+                 {MAX_SETTINGS_BYTES} bytes; nothing was written",
+                self.writable_path(source)?.display()
+            )));
+        }
+        self.edit(source, &what, |doc| {
             let (last, parents) = parts
                 .split_last()
                 .ok_or_else(|| Error::invalid("empty key"))?;
@@ -295,7 +338,8 @@ impl SettingsFiles {
     /// Remove `key` from the file of `source` (lower sources then show through).
     pub fn unset(&self, source: SettingSource, key: &str) -> Result<SettingsWrite> {
         let parts = key_parts(key)?;
-        self.edit(source, |doc| {
+        let what = format!("removing key {}", shorten(key));
+        self.edit(source, &what, |doc| {
             let (last, parents) = parts
                 .split_last()
                 .ok_or_else(|| Error::invalid("empty key"))?;
@@ -312,31 +356,61 @@ impl SettingsFiles {
 
     /// Rewrite the file of `source` in the current shape (nothing else changes).
     pub fn migrate(&self, source: SettingSource) -> Result<SettingsWrite> {
-        self.edit(source, |_| Ok(false))
+        self.edit(source, "rewriting it in the current shape", |_| Ok(false))
     }
 
-    /// Read-modify-write one file under the lock of its directory.
+    /// Read-modify-write one file under the lock of its directory. `what`
+    /// names the change for the error when its result would be too large.
+    /// Nothing is written (neither backup nor file) unless the result fits.
     fn edit(
         &self,
         source: SettingSource,
+        what: &str,
         change: impl FnOnce(&mut Map<String, Value>) -> Result<bool>,
     ) -> Result<SettingsWrite> {
-        let path = self.path(source).ok_or_else(|| {
-            Error::invalid(
-                "the host source lives in memory: pass it as overrides, it is never written",
-            )
-        })?;
+        let path = self.writable_path(source)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         self.confine(source, &path)?;
         fsutil::create_private_dir(dir)?;
         let _lock = fsutil::lock_dir(dir)?;
-        let (mut doc, version, original, migrations) = match read_file(&path)? {
-            None => (Map::new(), CURRENT_VERSION, None, Vec::new()),
-            Some(f) if f.version > CURRENT_VERSION => {
-                return Err(Error::Unsupported(newer_message(&path, f.version)))
-            }
-            Some(f) => (f.doc, f.version, Some(f.bytes), f.migrations),
-        };
+        let (mut doc, version, original, migrations) =
+            match read_file(&path, MAX_SETTINGS_REPAIR_BYTES)? {
+                None => (Map::new(), CURRENT_VERSION, None, Vec::new()),
+                Some(f) if f.version > CURRENT_VERSION => {
+                    return Err(Error::Unsupported(newer_message(&path, f.version)))
+                }
+                Some(f) => (f.doc, f.version, Some(f.bytes), f.migrations),
+            };
+        let before = original.as_ref().map_or(0, Vec::len);
+        let existed = change(&mut doc)?;
+        let mut out = Map::new();
+        out.insert(VERSION_KEY.into(), Value::from(CURRENT_VERSION));
+        out.extend(doc.into_iter().filter(|(k, _)| k != VERSION_KEY));
+        let mut bytes = serde_json::to_vec_pretty(&Value::Object(out))
+            .map_err(|e| Error::Internal(format!("settings to JSON: {e}")))?;
+        bytes.push(b'\n');
+        // The reader refuses a file past the limit: never write one.
+        if bytes.len() as u64 > MAX_SETTINGS_BYTES {
+            let was = if before as u64 > MAX_SETTINGS_BYTES {
+                format!(" (it is {before} bytes now: unset or shorten what made it so)")
+            } else {
+                String::new()
+            };
+            return Err(Error::invalid(format!(
+                "settings file {}: {what} would make it {} bytes, over the limit of \
+                 {MAX_SETTINGS_BYTES} bytes{was}; nothing was written",
+                path.display(),
+                bytes.len()
+            )));
+        }
+        // Never write what the reader would refuse (a hand-written part may
+        // already nest near the parser's limit).
+        if let Err(e) = serde_json::from_slice::<Value>(&bytes) {
+            return Err(Error::invalid(format!(
+                "settings file {}: {what} would make it unreadable ({e}); nothing was written",
+                path.display()
+            )));
+        }
         let mut backup = None;
         if let Some(bytes) = original.filter(|_| version < CURRENT_VERSION) {
             let b = backup_path(&path, version);
@@ -346,13 +420,6 @@ impl SettingsFiles {
             }
             backup = Some(b);
         }
-        let existed = change(&mut doc)?;
-        let mut out = Map::new();
-        out.insert(VERSION_KEY.into(), Value::from(CURRENT_VERSION));
-        out.extend(doc.into_iter().filter(|(k, _)| k != VERSION_KEY));
-        let mut bytes = serde_json::to_vec_pretty(&Value::Object(out))
-            .map_err(|e| Error::Internal(format!("settings to JSON: {e}")))?;
-        bytes.push(b'\n');
         fsutil::atomic_write(&path, &bytes, true, true)?;
         Ok(SettingsWrite {
             path,
@@ -420,8 +487,9 @@ struct SettingsFile {
     bytes: Vec<u8>,
 }
 
-/// Read, parse and migrate one file; `None` if it does not exist.
-fn read_file(path: &Path) -> Result<Option<SettingsFile>> {
+/// Read, parse and migrate one file of at most `limit` bytes; `None` if it
+/// does not exist.
+fn read_file(path: &Path, limit: u64) -> Result<Option<SettingsFile>> {
     // Opening a FIFO (or a device) would block or never end: only a regular
     // file is read.
     match fs::metadata(path) {
@@ -441,12 +509,10 @@ fn read_file(path: &Path) -> Result<Option<SettingsFile>> {
         Err(e) => return Err(Error::io(path, e)),
     };
     let mut bytes = Vec::new();
-    file.take(MAX_SETTINGS_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .at(path)?;
-    if bytes.len() as u64 > MAX_SETTINGS_BYTES {
+    file.take(limit + 1).read_to_end(&mut bytes).at(path)?;
+    if bytes.len() as u64 > limit {
         return Err(Error::invalid(format!(
-            "settings file {} is larger than {MAX_SETTINGS_BYTES} bytes",
+            "settings file {} is larger than {limit} bytes",
             path.display()
         )));
     }
@@ -496,6 +562,25 @@ fn key_parts(key: &str) -> Result<Vec<&str>> {
         )));
     }
     Ok(parts)
+}
+
+/// Whether `v` nests arrays and objects more than `levels` deep (bounded:
+/// never recurses past `levels`).
+fn deeper(v: &Value, levels: usize) -> bool {
+    match v {
+        Value::Array(a) => levels == 0 || a.iter().any(|c| deeper(c, levels - 1)),
+        Value::Object(m) => levels == 0 || m.values().any(|c| deeper(c, levels - 1)),
+        _ => false,
+    }
+}
+
+/// A key as it goes into a message: a huge one cut to its start.
+fn shorten(key: &str) -> String {
+    if key.len() <= 100 {
+        return format!("{key:?}");
+    }
+    let cut = (0..=100).rev().find(|&i| key.is_char_boundary(i)).unwrap_or(0);
+    format!("{:?}... ({} bytes)", &key[..cut], key.len())
 }
 
 fn is_under(key: &str, prefix: &str) -> bool {

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::options::StoreOptions;
+pub use source::MAX_IMPORT_SOURCE_BYTES;
 
 /// The transcript formats an import reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -85,6 +86,38 @@ impl ImportOptions {
     /// text gives the defaults. Fails with `InvalidInput` on unknown fields.
     pub fn from_json(json: &str) -> Result<ImportOptions> {
         crate::format::json::options_from_json("import options", json)
+    }
+
+    /// Refuse options no source could be imported with: invalid store
+    /// options or home (`InvalidInput`), an empty project (`InvalidInput`), a
+    /// project that does not exist (`NotFound`) or is not a directory
+    /// (`InvalidInput`). Reads only.
+    fn check(&self) -> Result<()> {
+        self.store.validate()?;
+        self.store.resolve_home()?;
+        let Some(project) = &self.project else {
+            return Ok(());
+        };
+        if project.as_os_str().is_empty() {
+            return Err(Error::invalid(
+                "import options: project is empty (leave it out to import each source \
+                 into the project it names)",
+            ));
+        }
+        let meta = std::fs::metadata(project).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::NotFound(format!(
+                "import options: project directory {}",
+                project.display()
+            )),
+            _ => Error::io(project, e),
+        })?;
+        if !meta.is_dir() {
+            return Err(Error::invalid(format!(
+                "import options: project {} is not a directory",
+                project.display()
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -200,6 +233,9 @@ pub(crate) fn import(
     options: &ImportOptions,
     progress: &mut dyn FnMut(ImportProgress),
 ) -> Result<ImportReport> {
+    // Options that could never work are the call's error, before any source
+    // is read or anything written; a source's own problems are in its report.
+    options.check()?;
     let files = source::expand(paths)?;
     let mut store_options = options.store.clone();
     // An import must not delete anything: the oldest sessions it brings in

@@ -2,6 +2,8 @@
 //! lines, telling their format. Sources are only ever read.
 
 use std::fs;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -10,16 +12,31 @@ use sha2::{Digest, Sha256};
 use super::{ImportFormat, LineNote};
 use crate::error::{Error, Result};
 
+/// The largest source file imported (1 GiB): a source is read whole, so a
+/// larger one fails (in its report) instead of exhausting memory.
+pub const MAX_IMPORT_SOURCE_BYTES: u64 = 1 << 30;
+
 /// The source files under `paths`: a file as given, a directory searched
 /// (without following links) for `*.jsonl`. Sidechain files (`agent-*.jsonl`)
-/// come after the others, so that their sessions exist first.
+/// come after the others, so that their sessions exist first. A path given
+/// that is neither a regular file nor a directory (after its links are
+/// followed) is refused: a FIFO would block, a device never end.
 pub(super) fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
+        if p.as_os_str().is_empty() || p.as_os_str().as_encoded_bytes().contains(&0) {
+            return Err(Error::invalid(format!(
+                "import source {p:?}: a path must be non-empty and hold no NUL byte"
+            )));
+        }
         let meta = fs::metadata(p).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {
                 Error::NotFound(format!("import source {}", p.display()))
             }
+            _ if e.raw_os_error() == Some(libc::ELOOP) => Error::invalid(format!(
+                "import source {}: a loop of symbolic links",
+                p.display()
+            )),
             _ => Error::io(p, e),
         })?;
         if meta.is_dir() {
@@ -27,8 +44,10 @@ pub(super) fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
             walk(p, &mut found)?;
             found.sort_by_cached_key(|p| (is_sidechain_file(p), p.clone()));
             out.extend(found);
-        } else {
+        } else if meta.is_file() {
             out.push(p.clone());
+        } else {
+            return Err(not_regular(p, meta.file_type()));
         }
     }
     Ok(out)
@@ -46,6 +65,22 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn not_regular(path: &Path, kind: fs::FileType) -> Error {
+    let what = if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Error::invalid(format!(
+        "import source {} is {what}: only regular files (and directories of them) are imported",
+        path.display()
+    ))
 }
 
 /// Whether `path` is a Claude Code subagent transcript (`agent-<id>.jsonl`).
@@ -74,12 +109,33 @@ pub(super) struct SourceFile {
 
 impl SourceFile {
     pub(super) fn read(path: &Path) -> Result<SourceFile> {
-        let bytes = fs::read(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                Error::NotFound(format!("import source {}", path.display()))
-            }
-            _ => Error::io(path, e),
-        })?;
+        // Non-blocking, so that a file replaced by a FIFO since it was listed
+        // is opened without waiting for a writer, and then refused by type.
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    Error::NotFound(format!("import source {}", path.display()))
+                }
+                _ => Error::io(path, e),
+            })?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        if !meta.is_file() {
+            return Err(not_regular(path, meta.file_type()));
+        }
+        if meta.len() > MAX_IMPORT_SOURCE_BYTES {
+            return Err(too_large(path, meta.len()));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        // A file that grows while it is read is still cut at the limit.
+        file.take(MAX_IMPORT_SOURCE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(path, e))?;
+        if bytes.len() as u64 > MAX_IMPORT_SOURCE_BYTES {
+            return Err(too_large(path, bytes.len() as u64));
+        }
         let complete = memchr::memrchr(b'\n', &bytes).map_or(0, |i| i + 1);
         let mut lines = Vec::new();
         let mut skipped = Vec::new();
@@ -146,6 +202,14 @@ impl SourceFile {
             .iter()
             .filter_map(|l| l.value.as_ref().ok().map(|m| (l.number, m)))
     }
+}
+
+fn too_large(path: &Path, len: u64) -> Error {
+    Error::invalid(format!(
+        "import source {} is {len} bytes, larger than the {MAX_IMPORT_SOURCE_BYTES} bytes \
+         an import reads",
+        path.display()
+    ))
 }
 
 /// The format of a source, from its first objects.

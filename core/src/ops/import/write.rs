@@ -59,6 +59,28 @@ pub(super) fn import_file(
     }
 }
 
+/// The project a source names, if it can be taken as it is: a transcript is
+/// not trusted to choose where it lands relative to whoever imports it, so a
+/// relative working directory (`../../etc`, empty) is refused, as is one
+/// holding a NUL.
+fn source_project(path: &Path, named: &Path) -> Result<std::path::PathBuf> {
+    let bytes = named.as_os_str().as_encoded_bytes();
+    if bytes.contains(&0) {
+        return Err(Error::invalid(format!(
+            "{} names a working directory holding a NUL byte: give the project to import it into",
+            path.display()
+        )));
+    }
+    if !named.is_absolute() {
+        return Err(Error::invalid(format!(
+            "{} names the working directory {:?}, a relative path: give the project to import it into",
+            path.display(),
+            named
+        )));
+    }
+    Ok(named.to_path_buf())
+}
+
 /// How much of a source an earlier import took in.
 #[derive(Debug, Clone, Deserialize)]
 struct Progress {
@@ -138,16 +160,16 @@ fn write(
     store_options: &StoreOptions,
     report: &mut SourceReport,
 ) -> Result<()> {
-    let project = options
-        .project
-        .clone()
-        .or(conv.project.clone())
-        .ok_or_else(|| {
-            Error::invalid(format!(
+    let project = match (&options.project, &conv.project) {
+        (Some(given), _) => given.clone(),
+        (None, Some(named)) => source_project(path, named)?,
+        (None, None) => {
+            return Err(Error::invalid(format!(
                 "{} names no working directory: give the project to import it into",
                 path.display()
-            ))
-        })?;
+            )))
+        }
+    };
     let store = StoreCore::open(&project, store_options.clone()).map_err(|e| match e {
         Error::NotFound(_) => Error::NotFound(format!(
             "project directory {} (named by {}); give the project to import it into",
