@@ -371,6 +371,26 @@ void test_file_history() {
     CHECK(contains(store.gc(), "\"bytesFreed\""));
 }
 
+// A std::string may hold a NUL byte; its C string would end there and the
+// library would act on the part before it. The wrapper refuses it instead,
+// before any call, so nothing is written.
+void test_strings_with_a_nul_are_refused() {
+    const std::string root = fresh_dir("root");
+    EXPECT_ERROR(Store(root + std::string("\0/elsewhere", 11)), SK_INVALID_INPUT, "NUL byte at offset");
+    Store store = open_store(root);
+    Session s = store.create_session();
+    const std::string sessions = store.list_sessions();
+    const std::string message = "{\"role\": \"user\", \"content\": \"kept\"}";
+    EXPECT_ERROR(s.append(message + std::string("\0{\"role\": \"user\"}", 17)), SK_INVALID_INPUT,
+                 "offset " + std::to_string(message.size()));
+    EXPECT_ERROR(store.open_session(s.id() + std::string("\0x", 2)), SK_INVALID_INPUT, "NUL byte");
+    EXPECT_ERROR(store.instructions(root + std::string("\0/etc", 5)), SK_INVALID_INPUT, "NUL byte");
+    // An options string goes through the same check.
+    EXPECT_ERROR(store.create_session(std::string("{}\0{\"nope\": 1}", 15)), SK_INVALID_INPUT, "NUL byte");
+    CHECK(s.active_path() == "[]");
+    CHECK(store.list_sessions() == sessions);
+}
+
 }  // namespace
 
 int main() {
@@ -392,6 +412,7 @@ int main() {
         {"shared writers on one conversation", test_shared_writers},
         {"sessions, views and subagents", test_sessions_views_and_subagents},
         {"file history", test_file_history},
+        {"strings with a NUL are refused", test_strings_with_a_nul_are_refused},
     };
     int passed = 0, failed = 0;
     for (auto &t : tests) {

@@ -11,6 +11,8 @@
 // - JSON crosses as std::string, as in the C ABI (parse it with the JSON
 //   library of your choice). An empty options string means the defaults (NULL
 //   in C). Paths and message ids are passed as std::vector<std::string>.
+// - A string argument holding a NUL byte throws Error with SK_INVALID_INPUT
+//   before the call: the C string would end at it.
 // - Strings the library returns are copied into std::string and freed at once,
 //   also when the copy throws.
 // - Threads: like the C handles, an object may be used from several threads at
@@ -86,8 +88,21 @@ std::string string_result(F call) {
     return owned ? std::string(owned.get()) : std::string();
 }
 
+// The C string of `s`. A std::string may hold a NUL byte, where the C string
+// would end and the library would read only what comes before it: refused as
+// SK_INVALID_INPUT (before the call) instead of cut silently.
+inline const char *c_str(const std::string &s) {
+    std::string::size_type at = s.find('\0');
+    if (at != std::string::npos) {
+        throw Error(SK_INVALID_INPUT, "a string argument holds a NUL byte at offset " +
+                                          std::to_string(at) +
+                                          " (a C string would end there); nothing was done");
+    }
+    return s.c_str();
+}
+
 // NULL for an empty string: the C ABI's "absent" for options and optional ids.
-inline const char *opt(const std::string &s) noexcept { return s.empty() ? nullptr : s.c_str(); }
+inline const char *opt(const std::string &s) { return s.empty() ? nullptr : c_str(s); }
 
 // A JSON string literal for `s` (UTF-8 passes through; the library checks it).
 inline std::string json_string(const std::string &s) {
@@ -195,7 +210,7 @@ public:
     // The id of the message whose id is `prefix`, else of the only one starting with it.
     std::string resolve_message(const std::string &prefix) const {
         return detail::string_result(
-            [&](char **o) { return sk_view_resolve_message(h_, prefix.c_str(), o); });
+            [&](char **o) { return sk_view_resolve_message(h_, detail::c_str(prefix), o); });
     }
     std::string active_path() const {
         return detail::string_result([&](char **o) { return sk_view_active_path(h_, o); });
@@ -210,7 +225,7 @@ public:
     }
     std::string message(const std::string &message_id) const {
         return detail::string_result(
-            [&](char **o) { return sk_view_message(h_, message_id.c_str(), o); });
+            [&](char **o) { return sk_view_message(h_, detail::c_str(message_id), o); });
     }
     std::string tree() const {
         return detail::string_result([&](char **o) { return sk_view_tree(h_, o); });
@@ -232,21 +247,21 @@ public:
     }
     std::string append(const std::string &message) {
         return detail::string_result(
-            [&](char **o) { return sk_subagent_append(h_, message.c_str(), o); });
+            [&](char **o) { return sk_subagent_append(h_, detail::c_str(message), o); });
     }
     std::string append_batch(const std::string &messages) {
         return detail::string_result(
-            [&](char **o) { return sk_subagent_append_batch(h_, messages.c_str(), o); });
+            [&](char **o) { return sk_subagent_append_batch(h_, detail::c_str(messages), o); });
     }
     // `groups`: a JSON array of arrays of messages, one write; a JSON array
     // of {"ok": [messages]} or {"error": {"code", "message", "errno"}}, one per group.
     std::string append_groups(const std::string &groups) {
         return detail::string_result(
-            [&](char **o) { return sk_subagent_append_groups(h_, groups.c_str(), o); });
+            [&](char **o) { return sk_subagent_append_groups(h_, detail::c_str(groups), o); });
     }
     // `result`: any JSON value, e.g. "\"done\"".
     void finish(const std::string &result, bool failed = false) {
-        detail::check(sk_subagent_finish(h_, result.c_str(), failed));
+        detail::check(sk_subagent_finish(h_, detail::c_str(result), failed));
     }
     View read() const {
         sk_view *v = nullptr;
@@ -274,36 +289,36 @@ public:
     }
     std::string append(const std::string &message) {
         return detail::string_result(
-            [&](char **o) { return sk_session_append(h_, message.c_str(), o); });
+            [&](char **o) { return sk_session_append(h_, detail::c_str(message), o); });
     }
     std::string append_batch(const std::string &messages) {
         return detail::string_result(
-            [&](char **o) { return sk_session_append_batch(h_, messages.c_str(), o); });
+            [&](char **o) { return sk_session_append_batch(h_, detail::c_str(messages), o); });
     }
     // `groups`: a JSON array of arrays of messages, one write; a JSON array
     // of {"ok": [messages]} or {"error": {"code", "message", "errno"}}, one per group.
     std::string append_groups(const std::string &groups) {
         return detail::string_result(
-            [&](char **o) { return sk_session_append_groups(h_, groups.c_str(), o); });
+            [&](char **o) { return sk_session_append_groups(h_, detail::c_str(groups), o); });
     }
     std::string update_state(const std::string &state) {
         return detail::string_result(
-            [&](char **o) { return sk_session_update_state(h_, state.c_str(), o); });
+            [&](char **o) { return sk_session_update_state(h_, detail::c_str(state), o); });
     }
     void patch(const std::string &message_id, const std::string &patch) {
-        detail::check(sk_session_patch(h_, message_id.c_str(), patch.c_str()));
+        detail::check(sk_session_patch(h_, detail::c_str(message_id), detail::c_str(patch)));
     }
     void set_head(const std::string &message_id) {
-        detail::check(sk_session_set_head(h_, message_id.c_str()));
+        detail::check(sk_session_set_head(h_, detail::c_str(message_id)));
     }
     // Move the head to before the first message.
     void set_head_to_start() { detail::check(sk_session_set_head(h_, nullptr)); }
     void resume_at(const std::string &message_id) {
-        detail::check(sk_session_resume_at(h_, message_id.c_str()));
+        detail::check(sk_session_resume_at(h_, detail::c_str(message_id)));
     }
     std::string rename(const std::string &title) {
         return detail::string_result(
-            [&](char **o) { return sk_session_rename(h_, title.c_str(), o); });
+            [&](char **o) { return sk_session_rename(h_, detail::c_str(title), o); });
     }
     void sync() { detail::check(sk_session_sync(h_)); }
     View read() const {
@@ -321,14 +336,14 @@ public:
     // The plan as JSON, or "null" when nothing needs compacting.
     std::string select_compaction(const std::string &policy) const {
         return detail::string_result(
-            [&](char **o) { return sk_session_select_compaction(h_, policy.c_str(), o); });
+            [&](char **o) { return sk_session_select_compaction(h_, detail::c_str(policy), o); });
     }
     // `summary`: JSON, a string ("\"...\"") or an array of content blocks.
     std::string apply_compaction(const std::vector<std::string> &replaces,
                                  const std::string &summary) {
         const std::string ids = detail::json_array(replaces);
         return detail::string_result([&](char **o) {
-            return sk_session_apply_compaction(h_, ids.c_str(), summary.c_str(), o);
+            return sk_session_apply_compaction(h_, detail::c_str(ids), detail::c_str(summary), o);
         });
     }
     // `agent_id` "" for a fresh id; `meta` "" for {}.
@@ -340,12 +355,12 @@ public:
     }
     Subagent open_subagent(const std::string &agent_id) {
         sk_subagent *a = nullptr;
-        detail::check(sk_session_open_subagent(h_, agent_id.c_str(), &a));
+        detail::check(sk_session_open_subagent(h_, detail::c_str(agent_id), &a));
         return Subagent(a);
     }
     std::string user_input(const std::string &message) {
         return detail::string_result(
-            [&](char **o) { return sk_session_user_input(h_, message.c_str(), o); });
+            [&](char **o) { return sk_session_user_input(h_, detail::c_str(message), o); });
     }
     void track_read(const std::vector<std::string> &paths) {
         detail::check(sk_session_track_read(h_, detail::json_array(paths).c_str()));
@@ -354,12 +369,12 @@ public:
     std::string before_edit(const std::vector<std::string> &paths) {
         const std::string p = detail::json_array(paths);
         return detail::string_result(
-            [&](char **o) { return sk_session_before_edit(h_, p.c_str(), o); });
+            [&](char **o) { return sk_session_before_edit(h_, detail::c_str(p), o); });
     }
     std::string after_edit(const std::vector<std::string> &paths) {
         const std::string p = detail::json_array(paths);
         return detail::string_result(
-            [&](char **o) { return sk_session_after_edit(h_, p.c_str(), o); });
+            [&](char **o) { return sk_session_after_edit(h_, detail::c_str(p), o); });
     }
     std::string tracked_files() const {
         return detail::string_result(
@@ -368,7 +383,7 @@ public:
     std::string external_changes(const std::vector<std::string> &paths) const {
         const std::string p = detail::json_array(paths);
         return detail::string_result(
-            [&](char **o) { return sk_session_external_changes(h_, p.c_str(), o); });
+            [&](char **o) { return sk_session_external_changes(h_, detail::c_str(p), o); });
     }
     // Throws Error with SK_CONFLICT, naming the files, if any changed on disk
     // since the agent read it.
@@ -381,7 +396,7 @@ public:
     }
     std::string rewind_plan(const std::string &message_id) const {
         return detail::string_result(
-            [&](char **o) { return sk_session_rewind_plan(h_, message_id.c_str(), o); });
+            [&](char **o) { return sk_session_rewind_plan(h_, detail::c_str(message_id), o); });
     }
     // Undo the latest `turns` turns (default mode: the conversation only).
     std::string rewind_turns(std::uint32_t turns = 1, RewindMode mode = RewindMode::Conversation,
@@ -405,15 +420,15 @@ public:
     // OpenAI Responses items: `options` "" or {"limit", "modelView"}.
     std::string responses_items(const std::string &options = "") const {
         return detail::string_result(
-            [&](char **o) { return sk_session_responses_items(h_, options.c_str(), o); });
+            [&](char **o) { return sk_session_responses_items(h_, detail::c_str(options), o); });
     }
     std::string append_responses_items(const std::string &items) {
         return detail::string_result(
-            [&](char **o) { return sk_session_append_responses_items(h_, items.c_str(), o); });
+            [&](char **o) { return sk_session_append_responses_items(h_, detail::c_str(items), o); });
     }
     std::string replace_responses_items_with_compaction(const std::string &items) {
         return detail::string_result([&](char **o) {
-            return sk_session_replace_responses_items_with_compaction(h_, items.c_str(), o);
+            return sk_session_replace_responses_items_with_compaction(h_, detail::c_str(items), o);
         });
     }
     // The popped item, or "null".
@@ -432,7 +447,7 @@ public:
                         : mode == RewindMode::Conversation ? "conversation"
                                                            : "both";
         return detail::string_result(
-            [&](char **o) { return sk_session_rewind(h_, message_id.c_str(), m, force, o); });
+            [&](char **o) { return sk_session_rewind(h_, detail::c_str(message_id), m, force, o); });
     }
     // What rewind(message_id, mode) would do, changing nothing: the file plan and
     // where the head goes.
@@ -441,15 +456,15 @@ public:
                         : mode == RewindMode::Conversation ? "conversation"
                                                            : "both";
         return detail::string_result(
-            [&](char **o) { return sk_session_rewind_preview(h_, message_id.c_str(), m, o); });
+            [&](char **o) { return sk_session_rewind_preview(h_, detail::c_str(message_id), m, o); });
     }
     std::string snapshot_plan(const std::string &snapshot) const {
         return detail::string_result(
-            [&](char **o) { return sk_session_snapshot_plan(h_, snapshot.c_str(), o); });
+            [&](char **o) { return sk_session_snapshot_plan(h_, detail::c_str(snapshot), o); });
     }
     std::string restore_snapshot(const std::string &snapshot, bool force = false) {
         return detail::string_result([&](char **o) {
-            return sk_session_restore_snapshot(h_, snapshot.c_str(), force, o);
+            return sk_session_restore_snapshot(h_, detail::c_str(snapshot), force, o);
         });
     }
 };
@@ -463,7 +478,7 @@ public:
     // every session kept), or a JSON object such as {"home": "...", "maxSessions": 50}
     // (the oldest beyond 50 move to the trash).
     explicit Store(const std::string &project_root, const std::string &options = "") {
-        detail::check(sk_store_open(project_root.c_str(), detail::opt(options), &h_));
+        detail::check(sk_store_open(detail::c_str(project_root), detail::opt(options), &h_));
     }
 
     void close() noexcept { reset(); }
@@ -474,7 +489,7 @@ public:
     // The id of the session whose id is `prefix`, else of the only one starting with it.
     std::string resolve_session(const std::string &prefix) const {
         return detail::string_result(
-            [&](char **o) { return sk_store_resolve_session(h_, prefix.c_str(), o); });
+            [&](char **o) { return sk_store_resolve_session(h_, detail::c_str(prefix), o); });
     }
     // Check the store (and repair it when options_json says {"repair": true}): the report.
     std::string doctor(const std::string &options_json = "") {
@@ -485,7 +500,7 @@ public:
     // "until", "tool", "limit"}): {"hits": [...], ...}.
     std::string search(const std::string &query_json) const {
         return detail::string_result(
-            [&](char **o) { return sk_store_search(h_, query_json.c_str(), o); });
+            [&](char **o) { return sk_store_search(h_, detail::c_str(query_json), o); });
     }
     std::string list_sessions() const {
         return detail::string_result([&](char **o) { return sk_store_list_sessions(h_, o); });
@@ -493,12 +508,12 @@ public:
     // The active path as "jsonl", "markdown" or "json" text.
     std::string export_session(const std::string &session_id, const std::string &format) const {
         return detail::string_result([&](char **o) {
-            return sk_store_export_session(h_, session_id.c_str(), format.c_str(), o);
+            return sk_store_export_session(h_, detail::c_str(session_id), detail::c_str(format), o);
         });
     }
     std::string session_entry(const std::string &session_id) const {
         return detail::string_result(
-            [&](char **o) { return sk_store_session_entry(h_, session_id.c_str(), o); });
+            [&](char **o) { return sk_store_session_entry(h_, detail::c_str(session_id), o); });
     }
     // An index entry, or "null".
     std::string continue_session() const {
@@ -507,11 +522,11 @@ public:
     }
     std::string rename_session(const std::string &session_id, const std::string &title) {
         return detail::string_result([&](char **o) {
-            return sk_store_rename_session(h_, session_id.c_str(), title.c_str(), o);
+            return sk_store_rename_session(h_, detail::c_str(session_id), detail::c_str(title), o);
         });
     }
     void delete_session(const std::string &session_id) {
-        detail::check(sk_store_delete_session(h_, session_id.c_str()));
+        detail::check(sk_store_delete_session(h_, detail::c_str(session_id)));
     }
     // The sessions pruned into the trash: [{"id", "trashedAt", "reason", "title",
     // "updatedAt", "messageCount", "purgeAfter"}, ...], most recently trashed first.
@@ -521,21 +536,21 @@ public:
     // Move a trashed session back; its index entry.
     std::string restore_session(const std::string &session_id) {
         return detail::string_result(
-            [&](char **o) { return sk_store_restore_session(h_, session_id.c_str(), o); });
+            [&](char **o) { return sk_store_restore_session(h_, detail::c_str(session_id), o); });
     }
     // A graph checkpointer's threads (LangGraph's saver; FORMAT.md §24). JSON in
     // and out, the serializer's bytes in base64.
     void checkpoint_put(const std::string &thread_id, const std::string &put_json) {
-        detail::check(sk_checkpoint_put(h_, thread_id.c_str(), put_json.c_str()));
+        detail::check(sk_checkpoint_put(h_, detail::c_str(thread_id), detail::c_str(put_json)));
     }
     void checkpoint_put_writes(const std::string &thread_id, const std::string &writes_json) {
-        detail::check(sk_checkpoint_put_writes(h_, thread_id.c_str(), writes_json.c_str()));
+        detail::check(sk_checkpoint_put_writes(h_, detail::c_str(thread_id), detail::c_str(writes_json)));
     }
     // A checkpoint, or "null"; the newest of `ns` when `checkpoint_id` is empty.
     std::string checkpoint_get(const std::string &thread_id, const std::string &ns = "",
                                const std::string &checkpoint_id = "") const {
         return detail::string_result([&](char **o) {
-            return sk_checkpoint_get(h_, thread_id.c_str(), ns.c_str(), detail::opt(checkpoint_id), o);
+            return sk_checkpoint_get(h_, detail::c_str(thread_id), detail::c_str(ns), detail::opt(checkpoint_id), o);
         });
     }
     std::string checkpoint_list(const std::string &query_json = "") const {
@@ -543,14 +558,14 @@ public:
             [&](char **o) { return sk_checkpoint_list(h_, detail::opt(query_json), o); });
     }
     void checkpoint_delete_thread(const std::string &thread_id) {
-        detail::check(sk_checkpoint_delete_thread(h_, thread_id.c_str()));
+        detail::check(sk_checkpoint_delete_thread(h_, detail::c_str(thread_id)));
     }
     void checkpoint_copy_thread(const std::string &source, const std::string &target) {
-        detail::check(sk_checkpoint_copy_thread(h_, source.c_str(), target.c_str()));
+        detail::check(sk_checkpoint_copy_thread(h_, detail::c_str(source), detail::c_str(target)));
     }
     void checkpoint_prune(const std::vector<std::string> &thread_ids,
                           const std::string &strategy = "keep_latest") {
-        detail::check(sk_checkpoint_prune(h_, detail::json_array(thread_ids).c_str(), strategy.c_str()));
+        detail::check(sk_checkpoint_prune(h_, detail::json_array(thread_ids).c_str(), detail::c_str(strategy)));
     }
     void checkpoint_delete_for_runs(const std::vector<std::string> &run_ids) {
         detail::check(sk_checkpoint_delete_for_runs(h_, detail::json_array(run_ids).c_str()));
@@ -560,27 +575,27 @@ public:
                                          const std::vector<std::string> &channels) const {
         const std::string channels_json = detail::json_array(channels);
         return detail::string_result([&](char **o) {
-            return sk_checkpoint_delta_history(h_, thread_id.c_str(), ns.c_str(),
-                                               detail::opt(checkpoint_id), channels_json.c_str(), o);
+            return sk_checkpoint_delta_history(h_, detail::c_str(thread_id), detail::c_str(ns),
+                                               detail::opt(checkpoint_id), detail::c_str(channels_json), o);
         });
     }
     View read_session(const std::string &session_id) const {
         sk_view *v = nullptr;
-        detail::check(sk_store_read_session(h_, session_id.c_str(), &v));
+        detail::check(sk_store_read_session(h_, detail::c_str(session_id), &v));
         return View(v);
     }
     std::string model_view(const std::string &session_id, const std::string &options = "") const {
         return detail::string_result([&](char **o) {
-            return sk_store_model_view(h_, session_id.c_str(), detail::opt(options), o);
+            return sk_store_model_view(h_, detail::c_str(session_id), detail::opt(options), o);
         });
     }
     std::string list_subagents(const std::string &session_id) const {
         return detail::string_result(
-            [&](char **o) { return sk_store_list_subagents(h_, session_id.c_str(), o); });
+            [&](char **o) { return sk_store_list_subagents(h_, detail::c_str(session_id), o); });
     }
     View read_subagent(const std::string &session_id, const std::string &agent_id) const {
         sk_view *v = nullptr;
-        detail::check(sk_store_read_subagent(h_, session_id.c_str(), agent_id.c_str(), &v));
+        detail::check(sk_store_read_subagent(h_, detail::c_str(session_id), detail::c_str(agent_id), &v));
         return View(v);
     }
     std::string rebuild_index() {
@@ -602,48 +617,48 @@ public:
     std::string set_setting(const std::string &source, const std::string &key,
                             const std::string &value_json) {
         return detail::string_result([&](char **o) {
-            return sk_store_set_setting(h_, source.c_str(), key.c_str(), value_json.c_str(), o);
+            return sk_store_set_setting(h_, detail::c_str(source), detail::c_str(key), detail::c_str(value_json), o);
         });
     }
     std::string unset_setting(const std::string &source, const std::string &key) {
         return detail::string_result([&](char **o) {
-            return sk_store_unset_setting(h_, source.c_str(), key.c_str(), o);
+            return sk_store_unset_setting(h_, detail::c_str(source), detail::c_str(key), o);
         });
     }
     // Rewrite the file of `source` in the current shape, backing up an older one.
     std::string migrate_settings(const std::string &source) {
         return detail::string_result(
-            [&](char **o) { return sk_store_migrate_settings(h_, source.c_str(), o); });
+            [&](char **o) { return sk_store_migrate_settings(h_, detail::c_str(source), o); });
     }
     // The instruction files that apply to `dir`, with their includes and problems.
     std::string instructions(const std::string &dir, const std::string &options_json = "") const {
         return detail::string_result([&](char **o) {
-            return sk_store_instructions(h_, dir.c_str(), detail::opt(options_json), o);
+            return sk_store_instructions(h_, detail::c_str(dir), detail::opt(options_json), o);
         });
     }
     // Memory: `scope` "project" or "user"; `replace` false adds, true updates.
     std::string memory_write(const std::string &scope, const std::string &name,
                              const std::string &content, bool replace) {
         return detail::string_result([&](char **o) {
-            return sk_store_memory_write(h_, scope.c_str(), name.c_str(), content.c_str(),
+            return sk_store_memory_write(h_, detail::c_str(scope), detail::c_str(name), detail::c_str(content),
                                          replace, o);
         });
     }
     void memory_delete(const std::string &scope, const std::string &name) {
-        detail::check(sk_store_memory_delete(h_, scope.c_str(), name.c_str()));
+        detail::check(sk_store_memory_delete(h_, detail::c_str(scope), detail::c_str(name)));
     }
     // The directory of the memories of `scope` (a JSON string).
     std::string memory_path(const std::string &scope) const {
         return detail::string_result(
-            [&](char **o) { return sk_store_memory_path(h_, scope.c_str(), o); });
+            [&](char **o) { return sk_store_memory_path(h_, detail::c_str(scope), o); });
     }
     std::string memory_list(const std::string &scope) const {
         return detail::string_result(
-            [&](char **o) { return sk_store_memory_list(h_, scope.c_str(), o); });
+            [&](char **o) { return sk_store_memory_list(h_, detail::c_str(scope), o); });
     }
     std::string memory_read(const std::string &scope, const std::string &name) const {
         return detail::string_result(
-            [&](char **o) { return sk_store_memory_read(h_, scope.c_str(), name.c_str(), o); });
+            [&](char **o) { return sk_store_memory_read(h_, detail::c_str(scope), detail::c_str(name), o); });
     }
     // `options`: "" or {"title": "...", "id": "..."}. May prune old sessions:
     // see "pruned" in Session::info().
@@ -654,13 +669,13 @@ public:
     }
     Session open_or_create_session(const std::string &session_id) {
         sk_session *s = nullptr;
-        detail::check(sk_session_open_or_create(h_, session_id.c_str(), &s));
+        detail::check(sk_session_open_or_create(h_, detail::c_str(session_id), &s));
         return Session(s);
     }
     // Where a session's log is (a JSON string).
     std::string log_path(const std::string &session_id) const {
         return detail::string_result(
-            [&](char **o) { return sk_store_log_path(h_, session_id.c_str(), o); });
+            [&](char **o) { return sk_store_log_path(h_, detail::c_str(session_id), o); });
     }
     std::string session_ids() const {
         return detail::string_result([&](char **o) { return sk_store_session_ids(h_, o); });
@@ -673,34 +688,34 @@ public:
             [&](char **o) { return sk_store_prune_orphan_file_history(h_, o); });
     }
     void branch_file_history(const std::string &session_id, const std::string &snapshot) {
-        detail::check(sk_store_branch_file_history(h_, session_id.c_str(), snapshot.c_str()));
+        detail::check(sk_store_branch_file_history(h_, detail::c_str(session_id), detail::c_str(snapshot)));
     }
     std::string checkpoint_summaries(const std::string &session_id) const {
         return detail::string_result(
-            [&](char **o) { return sk_checkpoint_summaries(h_, session_id.c_str(), o); });
+            [&](char **o) { return sk_checkpoint_summaries(h_, detail::c_str(session_id), o); });
     }
     Session open_session(const std::string &session_id) {
         sk_session *s = nullptr;
-        detail::check(sk_session_open(h_, session_id.c_str(), &s));
+        detail::check(sk_session_open(h_, detail::c_str(session_id), &s));
         return Session(s);
     }
     // A shared writer: the session's lock is taken only for each write.
     Session open_shared(const std::string &session_id) {
         sk_session *s = nullptr;
-        detail::check(sk_session_open_shared(h_, session_id.c_str(), &s));
+        detail::check(sk_session_open_shared(h_, detail::c_str(session_id), &s));
         return Session(s);
     }
     // The conversation `conversation_id` (any string up to 1,024 bytes) as a
     // shared writer, created on first use.
     Session open_conversation(const std::string &conversation_id) {
         sk_session *s = nullptr;
-        detail::check(sk_session_open_conversation(h_, conversation_id.c_str(), &s));
+        detail::check(sk_session_open_conversation(h_, detail::c_str(conversation_id), &s));
         return Session(s);
     }
     // `options`: "" or {"at": messageId, "title": "..."}.
     Session fork_session(const std::string &source_id, const std::string &options = "") {
         sk_session *s = nullptr;
-        detail::check(sk_session_fork(h_, source_id.c_str(), detail::opt(options), &s));
+        detail::check(sk_session_fork(h_, detail::c_str(source_id), detail::opt(options), &s));
         return Session(s);
     }
 };
@@ -776,36 +791,36 @@ public:
     // A lease: {"sessionId", "holder", "token", "expiresMs"}.
     std::string acquire(const std::string &session_id) {
         return detail::string_result(
-            [&](char **o) { return sk_remote_acquire(h_, session_id.c_str(), o); });
+            [&](char **o) { return sk_remote_acquire(h_, detail::c_str(session_id), o); });
     }
     std::string renew(const std::string &lease_json) {
         return detail::string_result(
-            [&](char **o) { return sk_remote_renew(h_, lease_json.c_str(), o); });
+            [&](char **o) { return sk_remote_renew(h_, detail::c_str(lease_json), o); });
     }
     void release(const std::string &lease_json) {
-        detail::check(sk_remote_release(h_, lease_json.c_str()));
+        detail::check(sk_remote_release(h_, detail::c_str(lease_json)));
     }
     // `lease_json`: "" to take the lease for the push, or one held. The report.
     std::string push(const std::string &session_id, const std::string &lease_json = "") {
         return detail::string_result([&](char **o) {
-            return sk_remote_push(h_, session_id.c_str(), detail::opt(lease_json), o);
+            return sk_remote_push(h_, detail::c_str(session_id), detail::opt(lease_json), o);
         });
     }
     std::string pull(const std::string &session_id) {
         return detail::string_result(
-            [&](char **o) { return sk_remote_pull(h_, session_id.c_str(), o); });
+            [&](char **o) { return sk_remote_pull(h_, detail::c_str(session_id), o); });
     }
     // From byte `from_offset` of the log; negative: where the remote stands.
     Follower follow(const std::string &session_id, std::int64_t from_offset = -1) const {
         sk_follower *f = nullptr;
-        detail::check(sk_remote_follow(h_, session_id.c_str(), from_offset, &f));
+        detail::check(sk_remote_follow(h_, detail::c_str(session_id), from_offset, &f));
         return Follower(f);
     }
     // Push `session_id` every `interval_ms` while this process writes it.
     BackgroundPush push_in_background(const std::string &session_id,
                                       std::uint32_t interval_ms = 200) const {
         sk_background_push *p = nullptr;
-        detail::check(sk_remote_push_in_background(h_, session_id.c_str(), interval_ms, &p));
+        detail::check(sk_remote_push_in_background(h_, detail::c_str(session_id), interval_ms, &p));
         return BackgroundPush(p);
     }
 };
@@ -816,14 +831,14 @@ inline std::string import_transcripts(const std::vector<std::string> &paths,
                                       const std::string &options_json = "") {
     const std::string paths_json = detail::json_array(paths);
     return detail::string_result([&](char **o) {
-        return sk_import(paths_json.c_str(), detail::opt(options_json), o);
+        return sk_import(detail::c_str(paths_json), detail::opt(options_json), o);
     });
 }
 
 // The session id that holds the conversation `conversation_id`.
 inline std::string conversation_session_id(const std::string &conversation_id) {
     return detail::string_result(
-        [&](char **o) { return sk_conversation_session_id(conversation_id.c_str(), o); });
+        [&](char **o) { return sk_conversation_session_id(detail::c_str(conversation_id), o); });
 }
 
 // The sessions of every project in the home the store options name.
