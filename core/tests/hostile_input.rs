@@ -72,7 +72,10 @@ fn refused<T: Debug>(e: &Env, kind: ErrorKind, needles: &[&str], f: impl FnOnce(
         after.keys().collect::<Vec<_>>(),
         "files appeared or vanished after the refused call ({msg})"
     );
-    assert!(before == after, "a file changed after the refused call ({msg})");
+    assert!(
+        before == after,
+        "a file changed after the refused call ({msg})"
+    );
 }
 
 fn env() -> Env {
@@ -123,15 +126,24 @@ fn instruction_names_and_directories_with_a_nul_or_control_character_are_refused
     let e = env();
     let p = e.project.path();
     fs::write(p.join("AGENTS.md"), "project rules").unwrap();
-    for bad in ["AGENTS.md\0x", "\0", "AGENTS\n.md", "A\u{1b}[31m.md", "a\u{7f}"] {
+    for bad in [
+        "AGENTS.md\0x",
+        "\0",
+        "AGENTS\n.md",
+        "A\u{1b}[31m.md",
+        "a\u{7f}",
+    ] {
         let shown = format!("{bad:?}");
-        refused(&e, ErrorKind::InvalidInput, &[&shown, "plain file name"], || {
-            e.store.instructions(p, &names(&["AGENTS.md", bad]))
-        });
+        refused(
+            &e,
+            ErrorKind::InvalidInput,
+            &[&shown, "plain file name"],
+            || e.store.instructions(p, &names(&["AGENTS.md", bad])),
+        );
     }
     // Through JSON, as the C ABI and the bindings pass them.
-    let o = InstructionOptions::from_json(r#"{"names": ["AGENTS.md\u0000../../etc/passwd"]}"#)
-        .unwrap();
+    let o =
+        InstructionOptions::from_json(r#"{"names": ["AGENTS.md\u0000../../etc/passwd"]}"#).unwrap();
     refused(&e, ErrorKind::InvalidInput, &["plain file name"], || {
         e.store.instructions(p, &o)
     });
@@ -203,7 +215,9 @@ fn q(text: &str) -> SearchQuery {
 fn a_nul_in_a_search_query_is_invalid_input_before_the_cache_is_touched() {
     let e = searchable();
     for text in ["parse\0config", "\0", "parse_config \0"] {
-        refused(&e, ErrorKind::InvalidInput, &["NUL"], || e.store.search(&q(text)));
+        refused(&e, ErrorKind::InvalidInput, &["NUL"], || {
+            e.store.search(&q(text))
+        });
     }
     let with = |f: fn(&mut SearchQuery)| {
         let mut query = q("parse_config");
@@ -223,7 +237,9 @@ fn a_nul_in_a_search_query_is_invalid_input_before_the_cache_is_touched() {
     }
     // From JSON, as every binding passes it.
     let query = SearchQuery::from_json(r#"{"text": "parse\u0000config"}"#).unwrap();
-    refused(&e, ErrorKind::InvalidInput, &["NUL"], || e.store.search(&query));
+    refused(&e, ErrorKind::InvalidInput, &["NUL"], || {
+        e.store.search(&query)
+    });
     // With no cache yet, none is created by a refused query.
     let fresh = env();
     fresh
@@ -241,7 +257,12 @@ fn a_nul_in_a_search_query_is_invalid_input_before_the_cache_is_touched() {
 #[test]
 fn search_queries_past_the_limits_are_refused_naming_them() {
     let e = searchable();
-    let words = |n: usize| (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
+    let words = |n: usize| {
+        (0..n)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let at_limit = words(MAX_SEARCH_QUERY_TERMS);
     assert!(at_limit.len() <= MAX_SEARCH_QUERY_BYTES);
     let started = Instant::now();
@@ -282,7 +303,15 @@ fn search_queries_past_the_limits_are_refused_naming_them() {
 
 #[test]
 fn a_compaction_policy_must_be_a_json_object() {
-    for bad in ["[1000]", "[1000, 2, 10]", "1000", "\"x\"", "null", "true", ""] {
+    for bad in [
+        "[1000]",
+        "[1000, 2, 10]",
+        "1000",
+        "\"x\"",
+        "null",
+        "true",
+        "",
+    ] {
         let err = CompactionPolicy::from_json(bad).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{bad}: {err}");
         assert!(err.to_string().contains("compaction policy"), "{err}");
@@ -369,7 +398,10 @@ mod remote {
         // Leased for a first push: listed, with nothing pushed.
         let listed = r.list().unwrap();
         assert_eq!(listed.len(), 1);
-        assert_eq!((listed[0].pushed_bytes, listed[0].entry.is_none()), (0, true));
+        assert_eq!(
+            (listed[0].pushed_bytes, listed[0].entry.is_none()),
+            (0, true)
+        );
         refused(&e, ErrorKind::NotFound, &[&id, "never pushed"], || {
             r.pull(&e.store, &id)
         });
@@ -378,7 +410,9 @@ mod remote {
         // Another machine that pulls sees the same.
         let other = env();
         let r2 = connect(&url, &other.store, &project, "b");
-        refused(&other, ErrorKind::NotFound, &[&id], || r2.pull(&other.store, &id));
+        refused(&other, ErrorKind::NotFound, &[&id], || {
+            r2.pull(&other.store, &id)
+        });
         assert!(other.store.list_sessions().unwrap().is_empty());
         // Given back before any push, the row is no session of the remote.
         r.release(&lease).unwrap();
@@ -413,7 +447,9 @@ mod remote {
             refused(&e, ErrorKind::InvalidInput, &[], || r.pull(&e.store, id));
             refused(&e, ErrorKind::InvalidInput, &[], || r.acquire(id));
             refused(&e, ErrorKind::InvalidInput, &[], || r.push(&e.store, id));
-            assert!(r.follow(id, Some(0)).is_err_and(|err| err.kind() == ErrorKind::InvalidInput));
+            assert!(r
+                .follow(id, Some(0))
+                .is_err_and(|err| err.kind() == ErrorKind::InvalidInput));
         }
         assert!(r.list().unwrap().is_empty());
     }

@@ -21,7 +21,9 @@ fn code(kind: ErrorKind) -> i32 {
 /// Every path under `dirs` with its bytes (a directory, a FIFO: its kind).
 fn snapshot(dirs: &[&Path]) -> BTreeMap<PathBuf, Vec<u8>> {
     fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
-        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
         for d in rd {
             let p = d.unwrap().path();
             let meta = std::fs::symlink_metadata(&p).unwrap();
@@ -51,7 +53,10 @@ fn refused(env: &Env, args: &[&str], kind: ErrorKind, needles: &[&str]) {
     let before = snapshot(&dirs);
     let stderr = env.fails(args, code(kind));
     for n in needles {
-        assert!(stderr.contains(n), "{args:?}: {stderr:?} does not mention {n:?}");
+        assert!(
+            stderr.contains(n),
+            "{args:?}: {stderr:?} does not mention {n:?}"
+        );
     }
     assert!(snapshot(&dirs) == before, "{args:?} changed a file");
 }
@@ -71,9 +76,19 @@ fn instructions_of_a_file_a_fifo_or_a_loop_are_not_found() {
     assert!(made.success());
     for dir in ["a-file", "fifo", "loop-a", "a-file/below"] {
         let path = root.join(dir).display().to_string();
-        refused(&env, &["instructions", &path], ErrorKind::NotFound, &[&path]);
+        refused(
+            &env,
+            &["instructions", &path],
+            ErrorKind::NotFound,
+            &[&path],
+        );
     }
-    refused(&env, &["instructions", "/dev/zero"], ErrorKind::NotFound, &["/dev/zero"]);
+    refused(
+        &env,
+        &["instructions", "/dev/zero"],
+        ErrorKind::NotFound,
+        &["/dev/zero"],
+    );
     let root = root.display().to_string();
     for names in ["AGENTS.md,\u{1b}[2J.md", "AGENTS.md,a\tb", "../x", "a/b"] {
         refused(
@@ -104,7 +119,12 @@ fn search_queries_past_the_limits_are_refused() {
     args.extend(words.iter().map(String::as_str));
     refused(&env, &args, ErrorKind::InvalidInput, &["256"]);
     let long = "x".repeat(20_000);
-    refused(&env, &["search", &long], ErrorKind::InvalidInput, &["16384"]);
+    refused(
+        &env,
+        &["search", &long],
+        ErrorKind::InvalidInput,
+        &["16384"],
+    );
 }
 
 #[test]
@@ -137,6 +157,11 @@ fn pull_of_a_session_leased_but_never_pushed_makes_no_local_session() {
         &[&id, "never pushed"],
     );
     assert_eq!(env.json(&["list"]), json!([]));
-    refused(&env, &["pull", "../x", "--remote", &url], ErrorKind::InvalidInput, &["../x"]);
+    refused(
+        &env,
+        &["pull", "../x", "--remote", &url],
+        ErrorKind::InvalidInput,
+        &["../x"],
+    );
     remote.release(&lease).unwrap();
 }

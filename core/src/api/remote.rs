@@ -106,7 +106,10 @@ impl Remote {
         // The database stores no NUL, and both names are shown to other
         // machines' users (a holder in every `Busy` message): no control
         // characters either.
-        for (what, name) in [("remote project name", &project), ("lease holder name", &holder)] {
+        for (what, name) in [
+            ("remote project name", &project),
+            ("lease holder name", &holder),
+        ] {
             if let Some(at) = name.find(char::is_control) {
                 return Err(Error::InvalidInput(format!(
                     "{what} {name:?} holds a NUL or another control character at byte {at}"
