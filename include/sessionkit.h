@@ -537,8 +537,9 @@ sk_status sk_store_migrate_settings(const struct sk_store *store,
 //   "outsideRoots" | "notFound" | "tooLarge" | "unreadable", "path",
 //   "includedFrom", "message"}]}`.
 //
-// Errors: `SK_NOT_FOUND` (no such directory); `SK_INVALID_INPUT` (bad
-// options, a name that is not a plain file name).
+// Errors: `SK_NOT_FOUND` (no such directory, or `dir` is not a directory);
+// `SK_INVALID_INPUT` (bad options, a name that is not a plain file name or
+// holds a NUL or another control character).
 //
 // # Safety
 //
@@ -688,9 +689,10 @@ sk_status sk_store_export_session(const struct sk_store *store,
 // `connect_timeout` bounds it). TLS is set as in libpq, by `sslmode` and
 // `sslrootcert` in the string (docs/DISTRIBUTED.md).
 //
-// Errors: `SK_INVALID_INPUT` (bad options or connection string, no remote
-// configured), `SK_IO` (the server cannot be reached or failed; the message
-// names it without credentials), `SK_UNSUPPORTED` (the database's schema is
+// Errors: `SK_INVALID_INPUT` (bad options or connection string, a project
+// or holder name empty, over 200 bytes or holding a control character, no
+// remote configured), `SK_IO` (the server cannot be reached or failed; the
+// message names it without credentials), `SK_UNSUPPORTED` (the database's schema is
 // newer than this library).
 //
 // # Safety
@@ -827,7 +829,8 @@ sk_status sk_remote_push(const struct sk_remote *remote,
 // `{"sessionId", "from", "to", "blobs"}` (bytes of the local log before and
 // after, blobs fetched).
 //
-// Errors: `SK_NOT_FOUND` (the remote lacks the session), `SK_BUSY` (the
+// Errors: `SK_NOT_FOUND` (the remote lacks the session, or holds no line of
+// it: leased but never pushed; no local log is made), `SK_BUSY` (the
 // session is open for writing here), `SK_CONFLICT` (the local log is not a
 // prefix of the remote one: fork), `SK_INVALID_INPUT` (an invalid id),
 // `SK_IO`.
@@ -1226,6 +1229,9 @@ sk_status sk_session_model_view(const struct sk_session *session,
 // required). `out_plan_json` receives `{"replaces": [ids], "messages": [...],
 // "tokensBefore": n, "tokensAfter": n}`, or the JSON text `null` when the model
 // view already fits or nothing can go.
+//
+// Errors: `SK_INVALID_INPUT` (a policy that is not a JSON object, or has an
+// unknown field or a value of the wrong type).
 //
 // # Safety
 //
@@ -1801,9 +1807,11 @@ sk_status sk_store_doctor(const struct sk_store *store,
 //   "role", "timestamp", "tools", "snippet", "score"}], "indexedBytes",
 //   "setAside", "stale"}`; in a snippet the matches are between `«` and `»`.
 //
-// Errors: `SK_INVALID_INPUT` (bad query JSON, no word to look for, a time
-// that is not RFC 3339 or a date); `SK_IO` when a log or the cache cannot be
-// read or written.
+// Errors: `SK_INVALID_INPUT` (bad query JSON, no word to look for, a text
+// over 16 KiB or of more than 256 terms, a NUL in the text, a control
+// character in another string, a time that is not RFC 3339 or a date),
+// refused before any cache file is opened; `SK_IO` when a log or the cache
+// cannot be read or written.
 //
 // # Safety
 //

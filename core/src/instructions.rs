@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 
 /// The names recognised when neither the call nor the settings name any.
 pub const DEFAULT_INSTRUCTION_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
@@ -132,13 +132,38 @@ pub(crate) fn collect(
 ) -> Result<Instructions> {
     for n in &names {
         let plain = Path::new(n).file_name().is_some_and(|f| f == n.as_str());
-        if !plain || n == ".." || n == "." {
+        // A NUL cannot reach the operating system, and a control character
+        // names no instruction file anyone writes: both are the caller's mistake.
+        if !plain || n == ".." || n == "." || n.chars().any(char::is_control) {
             return Err(Error::invalid(format!(
                 "instruction file name {n:?} must be a plain file name"
             )));
         }
     }
-    let dir = fs::canonicalize(dir).at(dir)?;
+    if dir.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(Error::invalid(format!(
+            "directory {:?} contains a NUL byte",
+            dir.display()
+        )));
+    }
+    let given = dir;
+    let dir = match fs::canonicalize(given) {
+        Ok(d) => d,
+        // A path through a file, or a symbolic-link loop: no directory either.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTDIR | libc::ELOOP)) => {
+            return Err(Error::NotFound(format!(
+                "directory {}: {e}",
+                given.display()
+            )));
+        }
+        Err(e) => return Err(Error::io(given, e)),
+    };
+    if !dir.is_dir() {
+        return Err(Error::NotFound(format!(
+            "directory {}: not a directory",
+            given.display()
+        )));
+    }
     let project_root = fs::canonicalize(project_root).unwrap_or_else(|_| project_root.into());
     let root = dir
         .ancestors()

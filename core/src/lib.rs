@@ -129,7 +129,10 @@ pub use ops::import::{
 };
 pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
 pub use ops::rewind::{HeadMove, RewindPreview};
-pub use ops::search::{SearchHit, SearchQuery, SearchResults, DEFAULT_SEARCH_LIMIT};
+pub use ops::search::{
+    SearchHit, SearchQuery, SearchResults, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_QUERY_BYTES,
+    MAX_SEARCH_QUERY_TERMS,
+};
 #[cfg(feature = "remote")]
 pub use remote::{BackgroundPush, Follower, Lease, PullReport, PushReport, RemoteSession};
 

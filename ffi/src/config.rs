@@ -159,8 +159,9 @@ pub unsafe extern "C" fn sk_store_migrate_settings(
 ///   "outsideRoots" | "notFound" | "tooLarge" | "unreadable", "path",
 ///   "includedFrom", "message"}]}`.
 ///
-/// Errors: `SK_NOT_FOUND` (no such directory); `SK_INVALID_INPUT` (bad
-/// options, a name that is not a plain file name).
+/// Errors: `SK_NOT_FOUND` (no such directory, or `dir` is not a directory);
+/// `SK_INVALID_INPUT` (bad options, a name that is not a plain file name or
+/// holds a NUL or another control character).
 ///
 /// # Safety
 ///

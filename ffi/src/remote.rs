@@ -54,9 +54,10 @@ unsafe fn arg_lease(p: *const c_char) -> FfiResult<Lease> {
 /// `connect_timeout` bounds it). TLS is set as in libpq, by `sslmode` and
 /// `sslrootcert` in the string (docs/DISTRIBUTED.md).
 ///
-/// Errors: `SK_INVALID_INPUT` (bad options or connection string, no remote
-/// configured), `SK_IO` (the server cannot be reached or failed; the message
-/// names it without credentials), `SK_UNSUPPORTED` (the database's schema is
+/// Errors: `SK_INVALID_INPUT` (bad options or connection string, a project
+/// or holder name empty, over 200 bytes or holding a control character, no
+/// remote configured), `SK_IO` (the server cannot be reached or failed; the
+/// message names it without credentials), `SK_UNSUPPORTED` (the database's schema is
 /// newer than this library).
 ///
 /// # Safety
@@ -326,7 +327,8 @@ pub unsafe extern "C" fn sk_remote_push(
 /// `{"sessionId", "from", "to", "blobs"}` (bytes of the local log before and
 /// after, blobs fetched).
 ///
-/// Errors: `SK_NOT_FOUND` (the remote lacks the session), `SK_BUSY` (the
+/// Errors: `SK_NOT_FOUND` (the remote lacks the session, or holds no line of
+/// it: leased but never pushed; no local log is made), `SK_BUSY` (the
 /// session is open for writing here), `SK_CONFLICT` (the local log is not a
 /// prefix of the remote one: fork), `SK_INVALID_INPUT` (an invalid id),
 /// `SK_IO`.

@@ -649,6 +649,9 @@ pub unsafe extern "C" fn sk_session_model_view(
 /// "tokensBefore": n, "tokensAfter": n}`, or the JSON text `null` when the model
 /// view already fits or nothing can go.
 ///
+/// Errors: `SK_INVALID_INPUT` (a policy that is not a JSON object, or has an
+/// unknown field or a value of the wrong type).
+///
 /// # Safety
 ///
 /// `session` is NULL or a live handle; `policy_json` is NULL or NUL-terminated;

@@ -534,9 +534,11 @@ pub unsafe extern "C" fn sk_store_doctor(
 ///   "role", "timestamp", "tools", "snippet", "score"}], "indexedBytes",
 ///   "setAside", "stale"}`; in a snippet the matches are between `«` and `»`.
 ///
-/// Errors: `SK_INVALID_INPUT` (bad query JSON, no word to look for, a time
-/// that is not RFC 3339 or a date); `SK_IO` when a log or the cache cannot be
-/// read or written.
+/// Errors: `SK_INVALID_INPUT` (bad query JSON, no word to look for, a text
+/// over 16 KiB or of more than 256 terms, a NUL in the text, a control
+/// character in another string, a time that is not RFC 3339 or a date),
+/// refused before any cache file is opened; `SK_IO` when a log or the cache
+/// cannot be read or written.
 ///
 /// # Safety
 ///

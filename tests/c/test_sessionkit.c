@@ -3459,6 +3459,210 @@ done:
     free(root_b);
 }
 
+/* ---- tests: hostile input at instructions, search, compaction, remote ----- */
+
+/* The home and the project of a store, listed (every path with its size). */
+static char *store_listing(sk_store *store, const char *root) {
+    char *info = NULL;
+    OK(sk_store_info(store, &info));
+    char *dir = info ? mj_get_str(info, "dir") : NULL;
+    sk_string_free(info);
+    char *a = listing(dir ? dir : "/nonexistent"), *b = listing(root);
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *out = malloc(n);
+    snprintf(out, n, "%s\n%s", a, b);
+    free(a);
+    free(b);
+    free(dir);
+    return out;
+}
+
+static void test_hostile_instructions(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    write_text(root, "AGENTS.md", "rules @../../../../etc/passwd @/dev/zero");
+    write_text(root, "a-file", "x");
+    char *fifo = path_join(root, "fifo"), *loop_a = path_join(root, "loop-a"),
+         *loop_b = path_join(root, "loop-b"), *file = path_join(root, "a-file"),
+         *below = path_join(root, "a-file/below"), *zero_md = path_join(root, "ZERO.md");
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(symlink(loop_b, loop_a) == 0 && symlink(loop_a, loop_b) == 0);
+    CHECK(symlink("/dev/zero", zero_md) == 0);
+    char *before = store_listing(store, root);
+    char *o = NULL;
+
+    /* Not a directory: NOT_FOUND, as the header says, naming the path. */
+    ERR(sk_store_instructions(store, file, NULL, &o), SK_NOT_FOUND, "a-file");
+    ERR(sk_store_instructions(store, below, NULL, &o), SK_NOT_FOUND, "a-file");
+    ERR(sk_store_instructions(store, fifo, NULL, &o), SK_NOT_FOUND, "fifo");
+    ERR(sk_store_instructions(store, loop_a, NULL, &o), SK_NOT_FOUND, "loop-a");
+    ERR(sk_store_instructions(store, "/dev/zero", NULL, &o), SK_NOT_FOUND, "/dev/zero");
+    /* A NUL or another control character inside a name (only JSON can carry
+     * a NUL through a C string): INVALID_INPUT. */
+    ERR(sk_store_instructions(store, root, "{\"names\": [\"AGENTS.md\\u0000x\"]}", &o),
+        SK_INVALID_INPUT, "plain file name");
+    ERR(sk_store_instructions(store, root, "{\"names\": [\"\\u001b[2J.md\"]}", &o),
+        SK_INVALID_INPUT, "plain file name");
+    ERR(sk_store_instructions(store, root, "{\"names\": [\"../AGENTS.md\"]}", &o),
+        SK_INVALID_INPUT, "plain file name");
+    ERR(sk_store_instructions(store, root, "{\"maxIncludeDepth\": 1000000000000}", &o),
+        SK_INVALID_INPUT, "at most 64");
+    ERR(sk_store_instructions(store, root, "[\"AGENTS.md\"]", &o), SK_INVALID_INPUT,
+        "expected a JSON object");
+    ERR(sk_store_instructions(store, "caf\xc3\x28", NULL, &o), SK_INVALID_UTF8, "dir");
+    CHECK(o == NULL);
+    /* What escapes or is no regular file is reported, not read. */
+    OK(sk_store_instructions(store, root, "{\"names\": [\"AGENTS.md\", \"ZERO.md\", \"fifo\"]}", &o));
+    CHECK(o && mj_len(mj_get(o, "files")) == 1);
+    CHECK(o && mj_len(mj_get(o, "problems")) == 4);
+    sk_string_free(o);
+    char *after = store_listing(store, root);
+    CHECK_STR(after, before);
+    free(after);
+    free(before);
+    free(fifo);
+    free(loop_a);
+    free(loop_b);
+    free(file);
+    free(below);
+    free(zero_md);
+    sk_store_close(&store);
+    free(root);
+}
+
+static void test_hostile_search(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    sk_session *s = NULL;
+    OK(sk_session_create(store, "{\"id\": \"s-hostile\"}", &s));
+    free(append(s, "{\"role\": \"user\", \"content\": \"parse_config fails\"}"));
+    char *o = NULL;
+    OK(sk_store_search(store, "{\"text\": \"parse_config\"}", &o));
+    CHECK(o && mj_len(mj_get(o, "hits")) == 1);
+    sk_string_free(o);
+    o = NULL;
+    char *before = store_listing(store, root);
+
+    /* A NUL is an input error, not an error of the cache file. */
+    ERR(sk_store_search(store, "{\"text\": \"parse\\u0000config\"}", &o), SK_INVALID_INPUT, "NUL");
+    ERR(sk_store_search(store, "{\"text\": \"x\", \"role\": \"user\\u0000\"}", &o),
+        SK_INVALID_INPUT, "role");
+    ERR(sk_store_search(store, "{\"text\": \"x\", \"session\": \"s\\u0000\"}", &o),
+        SK_INVALID_INPUT, "session");
+    ERR(sk_store_search(store, "{\"text\": \"caf\xc3\x28\"}", &o), SK_INVALID_UTF8, "query_json");
+    /* Past the limits: refused naming them. */
+    size_t n = 20000;
+    char *q = malloc(n + 32);
+    int k = snprintf(q, 32, "{\"text\": \"");
+    memset(q + k, 'x', n);
+    strcpy(q + k + n, "\"}");
+    ERR(sk_store_search(store, q, &o), SK_INVALID_INPUT, "16384");
+    k = snprintf(q, 32, "{\"text\": \"");
+    for (int i = 0; i < 300; i++) k += snprintf(q + k, n + 32 - (size_t)k, "w%d ", i);
+    strcpy(q + k, "\"}");
+    ERR(sk_store_search(store, q, &o), SK_INVALID_INPUT, "256");
+    free(q);
+    ERR(sk_store_search(store, "{\"text\": \"x\", \"limit\": -1}", &o), SK_INVALID_INPUT, "search query");
+    CHECK(o == NULL);
+    char *after = store_listing(store, root);
+    CHECK_STR(after, before);
+    free(after);
+    free(before);
+    OK(sk_session_close(&s));
+    sk_store_close(&store);
+    free(root);
+}
+
+static void test_hostile_compaction_policy(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    sk_session *s = NULL;
+    OK(sk_session_create(store, NULL, &s));
+    free(append(s, "{\"role\": \"user\", \"content\": \"hi\"}"));
+    char *before = store_listing(store, root);
+    char *plan = NULL;
+    ERR(sk_session_select_compaction(s, "[10, 0, 0]", &plan), SK_INVALID_INPUT, "an array");
+    ERR(sk_session_select_compaction(s, "10", &plan), SK_INVALID_INPUT, "compaction policy");
+    ERR(sk_session_select_compaction(s, "\"x\"", &plan), SK_INVALID_INPUT, "compaction policy");
+    ERR(sk_session_select_compaction(s, "{\"tokenBudget\": -1}", &plan), SK_INVALID_INPUT,
+        "compaction policy");
+    CHECK(plan == NULL);
+    char *after = store_listing(store, root);
+    CHECK_STR(after, before);
+    free(after);
+    free(before);
+    OK(sk_session_close(&s));
+    sk_store_close(&store);
+    free(root);
+}
+
+/* Names other machines see, checked before any connection is tried. */
+static void test_hostile_remote_options(void) {
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    char *before = store_listing(store, root);
+    sk_remote *r = NULL;
+    const char *url = "\"url\": \"host=/nonexistent/sk-socket-dir port=1 dbname=x\"";
+    char opts[512];
+    snprintf(opts, sizeof opts, "{%s, \"holder\": \"ci\\u0000\"}", url);
+    ERR(sk_remote_open(store, opts, &r), SK_INVALID_INPUT, "lease holder name");
+    snprintf(opts, sizeof opts, "{%s, \"holder\": \"ci\\n(forged)\"}", url);
+    ERR(sk_remote_open(store, opts, &r), SK_INVALID_INPUT, "lease holder name");
+    snprintf(opts, sizeof opts, "{%s, \"project\": \"p\\u001b[2J\"}", url);
+    ERR(sk_remote_open(store, opts, &r), SK_INVALID_INPUT, "remote project name");
+    snprintf(opts, sizeof opts, "{%s, \"holder\": \"\"}", url);
+    ERR(sk_remote_open(store, opts, &r), SK_INVALID_INPUT, "lease holder name");
+    CHECK(r == NULL);
+    char *after = store_listing(store, root);
+    CHECK_STR(after, before);
+    free(after);
+    free(before);
+    sk_store_close(&store);
+    free(root);
+}
+
+/* A lease taken on an id never pushed, then a pull: no local log, no session. */
+static void test_remote_never_pushed(void) {
+    char project[64];
+    snprintf(project, sizeof project, "c-np-%ld-%ld", (long)getpid(), (long)time(NULL));
+    char *root = fresh_dir("root");
+    sk_store *store = open_store(root);
+    sk_remote *r = open_remote(store, project, "laptop");
+    if (!r) goto done;
+    char *before = store_listing(store, root);
+    char *lease = NULL, *o = NULL;
+    OK(sk_remote_acquire(r, "never-pushed-1", &lease));
+    ERR(sk_remote_pull(r, "never-pushed-1", &o), SK_NOT_FOUND, "never pushed");
+    CHECK(o == NULL);
+    OK(sk_store_list_sessions(store, &o));
+    CHECK_STR(o, "[]");
+    sk_string_free(o);
+    o = NULL;
+    OK(sk_remote_list(r, &o));
+    CHECK(o && mj_len(o) == 1 && mj_int(mj_get(mj_at(o, 0), "pushedBytes")) == 0);
+    sk_string_free(o);
+    o = NULL;
+    OK(sk_remote_release(r, lease));
+    sk_string_free(lease);
+    OK(sk_remote_list(r, &o));
+    CHECK_STR(o, "[]");
+    sk_string_free(o);
+    o = NULL;
+    /* Hostile ids reach neither the disk nor the server. */
+    ERR(sk_remote_pull(r, "../x", &o), SK_INVALID_INPUT, "../x");
+    ERR(sk_remote_acquire(r, "a\nb", &o), SK_INVALID_INPUT, "not a valid id");
+    ERR(sk_remote_pull(r, "caf\xc3\x28", &o), SK_INVALID_UTF8, "session_id");
+    CHECK(o == NULL);
+    char *after = store_listing(store, root);
+    CHECK_STR(after, before);
+    free(after);
+    free(before);
+done:
+    sk_remote_close(&r);
+    sk_store_close(&store);
+    free(root);
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 /* A graph checkpointer's thread (LangGraph's saver, FORMAT.md §24) through
@@ -3595,10 +3799,16 @@ int main(int argc, char **argv) {
     run("fixtures: logs replayed", test_fixture_logs);
     run("fixtures: golden store replayed", test_fixture_golden_store);
     run("remote: NULL for every pointer argument", test_remote_null_arguments);
+    run("hostile input: instruction files", test_hostile_instructions);
+    run("hostile input: search queries", test_hostile_search);
+    run("hostile input: compaction policies", test_hostile_compaction_policy);
+    run("hostile input: remote project and holder names", test_hostile_remote_options);
     g_pg = getenv("SESSIONKIT_TEST_PG");
     const char *require_pg = getenv("SESSIONKIT_REQUIRE_PG");
     if (g_pg && *g_pg) {
         run("remote: two machines push, pull, lease, follow", test_remote_two_machines);
+        run("remote: a lease on a session never pushed makes no local session",
+            test_remote_never_pushed);
     } else if (require_pg && *require_pg && strcmp(require_pg, "0") != 0) {
         /* The test command (SESSIONKIT_REQUIRE_PG=1) fails what it cannot run. */
         printf("FAILED remote: two machines (SESSIONKIT_REQUIRE_PG=%s, and SESSIONKIT_TEST_PG "

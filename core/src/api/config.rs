@@ -90,7 +90,9 @@ impl Store {
     /// depth come from `options`, else the settings (`instructions.names`,
     /// `instructions.maxIncludeDepth`), else `AGENTS.md`, `CLAUDE.md` and 5.
     /// Files outside the repository root and the home, cycles, and includes
-    /// too deep are reported in `problems`, never read.
+    /// too deep are reported in `problems`, never read. A `dir` that does not
+    /// exist or is not a directory is `NotFound`; a name that is not a plain
+    /// file name (or holds a control character such as NUL) is `InvalidInput`.
     pub fn instructions(&self, dir: &Path, options: &InstructionOptions) -> Result<Instructions> {
         let settings = self.settings(&SettingsOptions::default());
         let names = options.names.clone().unwrap_or_else(|| {

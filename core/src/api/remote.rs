@@ -27,7 +27,7 @@ pub struct RemoteOptions {
     /// set the same name here to share.
     pub project: Option<String>,
     /// Who takes leases (shown to others who get `Busy`); default:
-    /// `<host name>:<process id>`.
+    /// `<host name>:<process id>`. 1 to 200 bytes, no control character.
     pub holder: Option<String>,
     /// How long a lease lasts unless renewed; default 60 s, at most a day.
     #[serde(rename = "leaseTtlMs", default, deserialize_with = "millis")]
@@ -77,7 +77,9 @@ impl std::fmt::Debug for Remote {
 impl Remote {
     /// Connect for the project of `store`, creating or migrating the schema.
     /// Fails with `InvalidInput` when no connection string is given or set
-    /// (in the options, `SESSIONKIT_REMOTE` or the `remote.url` setting),
+    /// (in the options, `SESSIONKIT_REMOTE` or the `remote.url` setting), or
+    /// when the project or holder name is empty, over 200 bytes or holds a
+    /// control character (NUL included),
     /// `Io` when the server cannot be reached (the message names it), and
     /// `Unsupported` when its schema is newer than this library.
     pub fn connect(store: &Store, options: RemoteOptions) -> Result<Remote> {
@@ -94,6 +96,26 @@ impl Remote {
                 project.len()
             )));
         }
+        let holder = options.holder.unwrap_or_else(default_holder);
+        if holder.is_empty() || holder.len() > 200 {
+            return Err(Error::InvalidInput(format!(
+                "lease holder name must be 1 to 200 bytes, not {} bytes",
+                holder.len()
+            )));
+        }
+        // The database stores no NUL, and both names are shown to other
+        // machines' users (a holder in every `Busy` message): no control
+        // characters either.
+        for (what, name) in [
+            ("remote project name", &project),
+            ("lease holder name", &holder),
+        ] {
+            if let Some(at) = name.find(char::is_control) {
+                return Err(Error::InvalidInput(format!(
+                    "{what} {name:?} holds a NUL or another control character at byte {at}"
+                )));
+            }
+        }
         let ttl = options.lease_ttl.unwrap_or(remote::DEFAULT_LEASE_TTL);
         if ttl.is_zero() || ttl > MAX_LEASE_TTL {
             return Err(Error::InvalidInput(format!(
@@ -105,7 +127,7 @@ impl Remote {
             conn: Mutex::new(Connection::open(&url)?),
             url,
             project,
-            holder: options.holder.unwrap_or_else(default_holder),
+            holder,
             ttl,
         })
     }
@@ -209,7 +231,8 @@ impl Remote {
     /// Bring the local copy of session `id` up to the remote's: the missing lines
     /// are appended (a session open here for writing is `Busy`), the blobs they
     /// name fetched, the index entry refolded. `NotFound` when the remote lacks
-    /// the session; `Conflict` when the local log is not a prefix of the remote's.
+    /// the session or holds no line of it (leased, never pushed: no local log
+    /// is made); `Conflict` when the local log is not a prefix of the remote's.
     pub fn pull(&self, store: &Store, id: &str) -> Result<PullReport> {
         remote::pull(&mut self.conn.lock(), &store.core, &self.project, id)
     }

@@ -48,9 +48,10 @@ impl CompactionPolicy {
     }
 
     /// Parse a policy from a JSON object (`tokenBudget`, and optionally
-    /// `keepLastTurns` and `summaryTokens`). Fails with `InvalidInput`.
+    /// `keepLastTurns` and `summaryTokens`). Fails with `InvalidInput`, also
+    /// for an array (serde would read its fields by position).
     pub fn from_json(json: &str) -> Result<CompactionPolicy> {
-        serde_json::from_str(json).map_err(|e| Error::invalid(format!("compaction policy: {e}")))
+        crate::format::json::object_from_json("compaction policy", json)
     }
 }
 

@@ -213,14 +213,18 @@ impl Connection {
         Ok(row.get(0))
     }
 
-    /// The sessions of a project the database holds, by id.
+    /// The sessions of a project the database holds, by id: those with
+    /// pushed lines, and those leased for a first push (a lease taken and
+    /// given back before any push leaves nothing to list).
     pub(crate) fn list(&mut self, project: &str) -> Result<Vec<RemoteSession>> {
         let rows = self
             .client
             .query(
                 "SELECT id, pushed, entry,
                         CASE WHEN lease_expires > now() THEN lease_holder END
-                 FROM sessionkit_sessions WHERE project = $1 ORDER BY id",
+                 FROM sessionkit_sessions
+                 WHERE project = $1 AND (pushed > 0 OR lease_expires > now())
+                 ORDER BY id",
                 &[&project],
             )
             .map_err(|e| self.fail(&format!("listing the sessions of project {project}"), e))?;

@@ -285,6 +285,14 @@ pub(crate) fn pull(
     let pushed_entry: Option<String> = row.get(1);
     let durability = store.options().durability;
     let exists = path.exists();
+    // A lease taken before the first push makes a row with no line: there is
+    // no session to bring here, and an empty local log would be a phantom
+    // that `list` shows.
+    if pushed == 0 && !exists {
+        return Err(Error::NotFound(format!(
+            "session {id} of project {project} on the remote {target}: never pushed (it holds no line)"
+        )));
+    }
     // The index read (or, in a store without one, built from the logs) before
     // the pulled bytes land: built after, it would fold them all again.
     store.update_index(false, |_| Ok(()))?;

@@ -7,6 +7,8 @@ mod cache;
 mod document;
 mod query;
 
+pub use query::{MAX_SEARCH_QUERY_BYTES, MAX_SEARCH_QUERY_TERMS};
+
 use std::ffi::CStr;
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -31,7 +33,9 @@ pub const DEFAULT_SEARCH_LIMIT: usize = 20;
 pub struct SearchQuery {
     /// What to look for: words (all must match), `"quoted phrases"`,
     /// `prefix*`, and `OR` between two terms. Code and paths are found as
-    /// written (`parse_config`, `src/main.rs`).
+    /// written (`parse_config`, `src/main.rs`). At most
+    /// [`MAX_SEARCH_QUERY_BYTES`] bytes and [`MAX_SEARCH_QUERY_TERMS`] terms;
+    /// no NUL (nor in the other strings).
     pub text: String,
     /// Every project of the home, not only this store's.
     pub all: bool,
@@ -101,6 +105,22 @@ pub struct SearchResults {
 /// Answer `q` over the store of `store` (or every store of its home).
 pub(crate) fn search(store: &StoreCore, q: &SearchQuery) -> Result<SearchResults> {
     let expr = query::to_match(&q.text)?;
+    // Refused here, before any cache file is opened: a NUL would otherwise
+    // surface as an error of the cache. No role, id or tool name holds a
+    // control character (a newline in a tool name would match two tools).
+    for (what, value) in [
+        ("role", &q.role),
+        ("session", &q.session),
+        ("since", &q.since),
+        ("until", &q.until),
+        ("tool", &q.tool),
+    ] {
+        if let Some(at) = value.as_deref().and_then(|v| v.find(char::is_control)) {
+            return Err(Error::invalid(format!(
+                "search {what} holds a NUL or another control character at byte {at}"
+            )));
+        }
+    }
     let filter = Filter {
         expr: &expr,
         role: q.role.as_deref(),

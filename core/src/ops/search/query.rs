@@ -4,11 +4,31 @@
 
 use crate::error::{Error, Result};
 
+/// The longest query text, in bytes: what a person types or pastes to look
+/// for, with room to spare. Longer is `InvalidInput`.
+pub const MAX_SEARCH_QUERY_BYTES: usize = 16 * 1024;
+/// The most terms (words, phrases, prefixes) a query may hold. The engine's
+/// time grows with the square of the terms of a query (100,000 words took
+/// half a minute), so more is `InvalidInput`.
+pub const MAX_SEARCH_QUERY_TERMS: usize = 256;
+
 /// The FTS5 expression for `text`: its terms ANDed (or ORed where the user
 /// wrote `OR`), each one a quoted string so punctuation in code and paths
 /// (`src/main.rs`, `a::b`) becomes a phrase of its tokens, not syntax.
 pub(crate) fn to_match(text: &str) -> Result<String> {
+    if text.len() > MAX_SEARCH_QUERY_BYTES {
+        return Err(Error::invalid(format!(
+            "search query text has {} bytes, more than the limit of {MAX_SEARCH_QUERY_BYTES} (MAX_SEARCH_QUERY_BYTES)",
+            text.len()
+        )));
+    }
+    if let Some(at) = text.find('\0') {
+        return Err(Error::invalid(format!(
+            "search query text holds a NUL byte at byte {at}"
+        )));
+    }
     let mut out: Vec<String> = Vec::new();
+    let mut terms = 0;
     let mut chars = text.chars().peekable();
     let mut pending_or = false;
     while let Some(&c) = chars.peek() {
@@ -54,6 +74,12 @@ pub(crate) fn to_match(text: &str) -> Result<String> {
             body.replace('"', "\"\""),
             if prefix { "*" } else { "" }
         );
+        terms += 1;
+        if terms > MAX_SEARCH_QUERY_TERMS {
+            return Err(Error::invalid(format!(
+                "search query has more than {MAX_SEARCH_QUERY_TERMS} terms (MAX_SEARCH_QUERY_TERMS)"
+            )));
+        }
         if pending_or {
             out.push("OR".into());
             pending_or = false;

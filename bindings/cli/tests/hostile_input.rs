@@ -1,0 +1,167 @@
+//! Hostile input from the command line at `instructions`, `search` and `pull`:
+//! refused with the exit code of the documented kind, nothing written (every
+//! file under the home and the project unchanged). `pull` needs a PostgreSQL
+//! server (`SESSIONKIT_TEST_PG`); with `SESSIONKIT_REQUIRE_PG=1` (set by
+//! tests/run-all.sh) it fails without one.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::Env;
+use serde_json::json;
+use sessionkit::{CreateOptions, ErrorKind, Remote, RemoteOptions};
+
+/// The exit code of an error kind (`sessionkit --help`: the kind's number + 2).
+fn code(kind: ErrorKind) -> i32 {
+    kind.code() + 2
+}
+
+/// Every path under `dirs` with its bytes (a directory, a FIFO: its kind).
+fn snapshot(dirs: &[&Path]) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for d in rd {
+            let p = d.unwrap().path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                out.insert(p.clone(), b"<dir>".to_vec());
+                walk(&p, out);
+            } else if meta.is_file() {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            } else {
+                out.insert(p, b"<other>".to_vec());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for d in dirs {
+        walk(d, &mut out);
+    }
+    out.retain(|p, _| p.file_name().is_none_or(|n| n != ".lock"));
+    out
+}
+
+/// Run `args`, expect the exit code of `kind` and every needle on stderr, and
+/// no file changed.
+#[track_caller]
+fn refused(env: &Env, args: &[&str], kind: ErrorKind, needles: &[&str]) {
+    let dirs = [env.home.path(), env.project.path()];
+    let before = snapshot(&dirs);
+    let stderr = env.fails(args, code(kind));
+    for n in needles {
+        assert!(
+            stderr.contains(n),
+            "{args:?}: {stderr:?} does not mention {n:?}"
+        );
+    }
+    assert!(snapshot(&dirs) == before, "{args:?} changed a file");
+}
+
+#[test]
+fn instructions_of_a_file_a_fifo_or_a_loop_are_not_found() {
+    let env = Env::new();
+    env.store();
+    let root = env.root();
+    std::fs::write(root.join("a-file"), "x").unwrap();
+    std::os::unix::fs::symlink(root.join("loop-b"), root.join("loop-a")).unwrap();
+    std::os::unix::fs::symlink(root.join("loop-a"), root.join("loop-b")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(root.join("fifo"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for dir in ["a-file", "fifo", "loop-a", "a-file/below"] {
+        let path = root.join(dir).display().to_string();
+        refused(
+            &env,
+            &["instructions", &path],
+            ErrorKind::NotFound,
+            &[&path],
+        );
+    }
+    refused(
+        &env,
+        &["instructions", "/dev/zero"],
+        ErrorKind::NotFound,
+        &["/dev/zero"],
+    );
+    let root = root.display().to_string();
+    for names in ["AGENTS.md,\u{1b}[2J.md", "AGENTS.md,a\tb", "../x", "a/b"] {
+        refused(
+            &env,
+            &["instructions", &root, "--names", names],
+            ErrorKind::InvalidInput,
+            &["plain file name"],
+        );
+    }
+    refused(
+        &env,
+        &["instructions", &root, "--max-include-depth", "1000000"],
+        ErrorKind::InvalidInput,
+        &["at most 64"],
+    );
+}
+
+#[test]
+fn search_queries_past_the_limits_are_refused() {
+    let env = Env::new();
+    let store = env.store();
+    let s = store.create_session(CreateOptions::default()).unwrap();
+    s.append(json!({"role": "user", "content": "parse_config"}))
+        .unwrap();
+    env.json(&["search", "parse_config"]);
+    let words: Vec<String> = (0..300).map(|i| format!("w{i}")).collect();
+    let mut args = vec!["search"];
+    args.extend(words.iter().map(String::as_str));
+    refused(&env, &args, ErrorKind::InvalidInput, &["256"]);
+    let long = "x".repeat(20_000);
+    refused(
+        &env,
+        &["search", &long],
+        ErrorKind::InvalidInput,
+        &["16384"],
+    );
+}
+
+#[test]
+fn pull_of_a_session_leased_but_never_pushed_makes_no_local_session() {
+    let url = match std::env::var("SESSIONKIT_TEST_PG") {
+        Ok(url) if !url.is_empty() => url,
+        _ if std::env::var("SESSIONKIT_REQUIRE_PG").is_ok_and(|v| v == "1") => {
+            panic!("SESSIONKIT_REQUIRE_PG=1 but SESSIONKIT_TEST_PG is not set")
+        }
+        _ => return eprintln!("skipped: SESSIONKIT_TEST_PG is not set"),
+    };
+    let env = Env::new();
+    let store = env.store();
+    let remote = Remote::connect(
+        &store,
+        RemoteOptions {
+            url: Some(url.clone()),
+            holder: Some("elsewhere".into()),
+            ..RemoteOptions::default()
+        },
+    )
+    .unwrap();
+    // A project of its own on the server: this test's store is new.
+    let id = format!("np-{}", std::process::id());
+    let lease = remote.acquire(&id).unwrap();
+    refused(
+        &env,
+        &["pull", &id, "--remote", &url],
+        ErrorKind::NotFound,
+        &[&id, "never pushed"],
+    );
+    assert_eq!(env.json(&["list"]), json!([]));
+    refused(
+        &env,
+        &["pull", "../x", "--remote", &url],
+        ErrorKind::InvalidInput,
+        &["../x"],
+    );
+    remote.release(&lease).unwrap();
+}
