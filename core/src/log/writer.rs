@@ -211,6 +211,10 @@ impl LogWriter {
                 std::io::Error::other("an earlier write failed part way; reopen the log"),
             ));
         }
+        #[cfg(feature = "planted-bugs")]
+        if let Some(seq) = self.planted_drop(buf)? {
+            return Ok(seq);
+        }
         if let Err(e) = (&self.file).write_all(buf) {
             // A write can stop part way (disk full, file size limit, I/O error).
             // Cut off what reached the file, so a failed append leaves nothing
@@ -222,6 +226,34 @@ impl LogWriter {
         }
         self.len.fetch_add(buf.len() as u64, Ordering::AcqRel);
         Ok(self.written.fetch_add(1, Ordering::AcqRel) + 1)
+    }
+
+    /// A bug planted on purpose, compiled only with the cargo feature
+    /// `planted-bugs` (the fault harness's self-check, tests/faults/run.sh) and
+    /// active only under `SESSIONKIT_PLANT_BUG=drop-acked-append`: a write
+    /// interrupted (EINTR) before it wrote a byte is taken as done, so the append
+    /// is acknowledged and its line is not in the log. `Some(seq)` when this
+    /// path wrote (or dropped) the lines, `None` to write them as usual.
+    #[cfg(feature = "planted-bugs")]
+    fn planted_drop(&self, buf: &[u8]) -> Result<Option<u64>> {
+        if std::env::var_os("SESSIONKIT_PLANT_BUG").is_none_or(|v| v != "drop-acked-append") {
+            return Ok(None);
+        }
+        match (&self.file).write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                Ok(Some(self.written.fetch_add(1, Ordering::AcqRel) + 1))
+            }
+            Err(e) => Err(Error::io(&self.path, e)),
+            Ok(n) if n == buf.len() => {
+                self.len.fetch_add(buf.len() as u64, Ordering::AcqRel);
+                Ok(Some(self.written.fetch_add(1, Ordering::AcqRel) + 1))
+            }
+            // A short write: cut it off and write the lines the usual way.
+            Ok(_) => {
+                self.file.set_len(self.len()).at(&self.path)?;
+                Ok(None)
+            }
+        }
     }
 
     /// Make append `seq` durable. Concurrent callers share one fsync: whoever gets
