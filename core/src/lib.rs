@@ -174,13 +174,34 @@ pub mod testing {
     pub use crate::format::ids::{format_ms, validate_message_id, validate_path_id};
     pub use crate::index::IndexFile;
     pub mod fuzz;
+
+    /// The seed of a property test's random inputs: `PROPTEST_RNG_SEED` when
+    /// set, else a fresh random one. Printed either way (libtest shows it with
+    /// a failing test's output), so that a failure anywhere, CI included, is
+    /// rerun with `PROPTEST_RNG_SEED=<seed> cargo test ... <test name>`. The
+    /// property tests put it in their config as `RngSeed::Fixed(seed)`.
+    pub fn proptest_seed() -> u64 {
+        use std::hash::{BuildHasher, Hasher};
+        let seed = match std::env::var("PROPTEST_RNG_SEED") {
+            Ok(v) => v
+                .parse()
+                .unwrap_or_else(|_| panic!("PROPTEST_RNG_SEED={v:?} is not a u64")),
+            // RandomState's keys are random per process and per call.
+            Err(_) => std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish(),
+        };
+        let test = std::thread::current().name().unwrap_or("?").to_string();
+        eprintln!("proptest seed of {test}: rerun with PROPTEST_RNG_SEED={seed}");
+        seed
+    }
 }
 
 /// The README's examples, compiled and run with the doc tests. Its Rust example
-/// opens the default store, so the test suite runs them with `SESSIONKIT_HOME`
-/// set to a temporary directory (`tests/run-all.sh`).
+/// opens the default store: `build.rs` gives it a temporary `SESSIONKIT_HOME`
+/// in hidden lines, so a doc test run never writes to the user's home.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!(concat!(env!("OUT_DIR"), "/README.doctest.md"))]
 struct ReadmeDoctests;
 
 /// The crate's own README (its page on crates.io): its example compiles.

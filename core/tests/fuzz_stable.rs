@@ -3,12 +3,17 @@
 //! cache, fed the fixture corpus with random damage (bytes flipped, inserted
 //! and cut, lines repeated) and arbitrary bytes. Any input gives a result or a
 //! typed error, never a panic; a structure cache never changes what a log
-//! reads as. `PROPTEST_CASES` sets the number of inputs per target (default
-//! 128 here); the long form is `cargo fuzz` (fuzz/README.md).
+//! reads as; no input gives an internal error, and reading writes nothing
+//! (`sessionkit::testing::fuzz`). `PROPTEST_CASES` sets the number of inputs
+//! per target (default 128 here); the long form is `cargo fuzz`
+//! (fuzz/README.md). Each test prints its random seed (shown with a failure):
+//! `PROPTEST_RNG_SEED=<seed> cargo test -p sessionkit --test fuzz_stable
+//! <test>` reruns the same inputs.
 
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 use sessionkit::testing::fuzz::FuzzStore;
 
 fn fixtures() -> PathBuf {
@@ -120,6 +125,7 @@ fn config() -> ProptestConfig {
             .and_then(|c| c.parse().ok())
             .unwrap_or(128),
         failure_persistence: None,
+        rng_seed: RngSeed::Fixed(sessionkit::testing::proptest_seed()),
         ..ProptestConfig::default()
     }
 }

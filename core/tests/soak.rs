@@ -46,11 +46,14 @@ fn var(name: &str) -> String {
 
 /// The writer: appends turns until its time is up, printing each stored
 /// message's id (`ack ID`) once `append` has returned (an acknowledgement).
+/// Spawned with `--ignored --exact`, so a plain run never counts it as passing.
 #[test]
+#[ignore = "entry point of a child process of a_writer_and_a_reader_that_forks_and_rewinds_lose_nothing"]
 fn child_soak_writer() {
-    if std::env::var(CHILD_ENV).is_err() {
-        return;
-    }
+    assert!(
+        std::env::var(CHILD_ENV).is_ok(),
+        "a child of a_writer_and_a_reader_that_forks_and_rewinds_lose_nothing"
+    );
     let store = Store::open(var("SK_ROOT"), options(Path::new(&var("SK_HOME")))).unwrap();
     let s = store.open_session(&var("SK_SESSION")).unwrap();
     let until = Instant::now() + Duration::from_secs(var("SK_SECS").parse().unwrap());
@@ -89,9 +92,6 @@ fn child_soak_writer() {
 
 #[test]
 fn a_writer_and_a_reader_that_forks_and_rewinds_lose_nothing() {
-    if std::env::var(CHILD_ENV).is_ok() {
-        return;
-    }
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let store = Store::open(project.path(), options(home.path())).unwrap();
@@ -102,6 +102,7 @@ fn a_writer_and_a_reader_that_forks_and_rewinds_lose_nothing() {
     let secs = soak_secs();
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
+            "--ignored",
             "--exact",
             "child_soak_writer",
             "--nocapture",

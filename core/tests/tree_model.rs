@@ -213,6 +213,8 @@ fn run(ops: Vec<Op>) {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48),
+        // Printed; PROPTEST_RNG_SEED=<seed> reruns a failure's inputs.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(sessionkit::testing::proptest_seed()),
         ..ProptestConfig::default()
     })]
 

@@ -873,7 +873,12 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        // The seed is printed; PROPTEST_RNG_SEED=<seed> reruns a failure's inputs.
+        #![proptest_config(ProptestConfig {
+            cases: 48,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(sessionkit::testing::proptest_seed()),
+            ..ProptestConfig::default()
+        })]
 
         #[test]
         fn damaged_seeds_run_within_the_contract(data in damaged()) {

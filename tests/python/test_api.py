@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -365,17 +366,51 @@ def test_closed_handles_raise_and_close_twice_is_fine(store: sessionkit.Store) -
         pass
 
 
-def test_threads_overlap_in_disk_work(store: sessionkit.Store) -> None:
-    """asyncio.to_thread runs calls in parallel: the GIL is released."""
+def test_threads_overlap_in_disk_work(home: Path, project: Path) -> None:
+    """asyncio.to_thread runs calls in parallel: the GIL is released.
 
-    async def main() -> list[sessionkit.Message]:
-        sessions = [store.create_session() for _ in range(4)]
-        try:
-            return await asyncio.gather(
-                *(asyncio.to_thread(s.append, {"role": "user", "content": "x"}) for s in sessions)
-            )
-        finally:
-            for s in sessions:
+    Four appends, each on a thread of its own, wait inside the core for a
+    session that another handle holds. The holders are released from the event
+    loop only after all four have started and a further ``hold`` seconds have
+    passed, so the four calls are inside the core together for at least that
+    long. Were the GIL held through a call, the loop could not run to release
+    the holders: that call would wait out its busy timeout and fail with Busy.
+    """
+    store = sessionkit.Store(project, home=home, durability="never", busy_timeout_ms=20_000)
+    ids: list[str] = []
+    for _ in range(4):
+        with store.create_session() as created:
+            ids.append(created.id)
+    shared = [store.open_shared(sid) for sid in ids]
+    holders = [store.open_session(sid) for sid in ids]
+    hold = 0.5
+    started: list[float] = []
+
+    def append(s: sessionkit.Session, k: int) -> sessionkit.Message:
+        started.append(time.monotonic())
+        return s.append({"role": "user", "content": f"from thread {k}"})
+
+    async def main() -> tuple[float, list[sessionkit.Message]]:
+        calls = [asyncio.ensure_future(asyncio.to_thread(append, s, k)) for k, s in enumerate(shared)]
+        while len(started) < 4:
+            await asyncio.sleep(0.001)
+        await asyncio.sleep(hold)
+        waiting = [not c.done() for c in calls]
+        assert all(waiting), f"a call did not wait for the holder's lock: {waiting}"
+        released = time.monotonic()
+        for h in holders:
+            h.close()
+        return released, await asyncio.gather(*calls)
+
+    try:
+        released, stored = asyncio.run(main())
+    finally:
+        for s in [*holders, *shared]:
+            if not s.closed:
                 s.close()
-
-    assert len(asyncio.run(main())) == 4
+    # Every call was in progress from the last one's start to the release.
+    overlap = released - max(started)
+    assert overlap >= hold, (overlap, started, released)
+    assert sorted(str(m["content"]) for m in stored) == [f"from thread {k}" for k in range(4)]
+    for k, sid in enumerate(ids):
+        assert [m["content"] for m in store.read_session(sid).active_path()] == [f"from thread {k}"]

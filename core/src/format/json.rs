@@ -154,6 +154,11 @@ mod tests {
     }
 
     proptest! {
+        // The seed is printed; PROPTEST_RNG_SEED=<seed> reruns a failure's inputs.
+        #![proptest_config(ProptestConfig {
+            rng_seed: proptest::test_runner::RngSeed::Fixed(crate::testing::proptest_seed()),
+            ..ProptestConfig::default()
+        })]
         #[test]
         fn same_bytes_as_serde_json(v in value()) {
             prop_assert_eq!(ours(&v), serde_json::to_vec(&v).unwrap());

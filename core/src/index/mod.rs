@@ -1221,7 +1221,12 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        // The seed is printed; PROPTEST_RNG_SEED=<seed> reruns a failure's inputs.
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 200,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(crate::testing::proptest_seed()),
+            ..proptest::prelude::ProptestConfig::default()
+        })]
         /// Folding with `Fold` (messages from their probes, texts parsed only
         /// when needed) gives the entry of applying every record in turn.
         #[test]

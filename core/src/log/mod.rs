@@ -1325,7 +1325,12 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        // The seed is printed; PROPTEST_RNG_SEED=<seed> reruns a failure's inputs.
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 64,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(crate::testing::proptest_seed()),
+            ..proptest::prelude::ProptestConfig::default()
+        })]
         /// Any log, cached at any point, then grown and perhaps changed in place:
         /// a read through the cache folds what an ordinary read does.
         #[test]

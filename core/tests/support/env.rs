@@ -31,13 +31,20 @@ pub fn env_with(options: StoreOptions) -> Env {
     }
 }
 
-/// Re-run this test binary as a child that runs only `test`, with `env_var` set
+/// Re-run this test binary as a child that runs only `test` (an ignored test, so
+/// that a plain run never counts a child as passing), with `env_var` set
 /// to `role` and `SK_HOME`, `SK_ROOT` naming this store's home and project (for
 /// tests of several processes at once).
 #[allow(dead_code)] // not every test file spawns children
 pub fn spawn_child(env: &Env, test: &str, env_var: &str, role: &str) -> std::process::Child {
     std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .args([
+            "--ignored",
+            "--exact",
+            test,
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(env_var, role)
         .env("SK_HOME", env.home.path())
         .env("SK_ROOT", env.project.path())
