@@ -170,6 +170,7 @@ pub mod testing {
     pub use crate::format::ids::{format_ms, validate_message_id, validate_path_id};
     pub use crate::index::IndexFile;
     pub mod fuzz;
+    pub mod pg;
 }
 
 /// The README's examples, compiled and run with the doc tests. Its Rust example
