@@ -195,6 +195,8 @@ pub mod testing {
         eprintln!("proptest seed of {test}: rerun with PROPTEST_RNG_SEED={seed}");
         seed
     }
+
+    pub mod pg;
 }
 
 /// The README's examples, compiled and run with the doc tests. Its Rust example

@@ -1,18 +1,122 @@
 //! Sessions shared through a real PostgreSQL server: two homes stand for two
 //! machines. The server comes from `SESSIONKIT_TEST_PG` (a libpq connection
 //! string; `tests/run-all.sh` starts one with `tests/pg/server.sh` and sets it,
-//! with `SESSIONKIT_TEST_PG_DIR` for the outage test). Without it each test says
-//! so and passes without running.
-#![cfg(feature = "remote")]
+//! with `SESSIONKIT_TEST_PG_DIR` for the outage and TLS tests). Without it each
+//! test that needs it is reported as ignored, with the reason; under
+//! `SESSIONKIT_REQUIRE_PG=1` (the test command) it fails instead.
+//!
+//! libtest cannot decide at run time that a test did not run: a test that
+//! returns early counts as passed. So this file is its own harness
+//! (`harness = false`, libtest-mimic), whose runtime skip is reported as
+//! `ignored (reason)`; `#[ignore]` stays for what must be asked for by name.
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::RwLock;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use libtest_mimic::{Arguments, Completion, Trial};
 use serde_json::json;
+use sessionkit::testing::pg::{self, Absent, Need, TestServer};
 use sessionkit::{
     CreateOptions, ErrorKind, Lease, Remote, RemoteOptions, SettingSource, Store, StoreOptions,
 };
+
+fn main() -> ExitCode {
+    // Each test names its remote itself; one from the environment would win
+    // over the setting the settings test writes. Removed before any thread starts.
+    std::env::remove_var("SESSIONKIT_REMOTE");
+    let args = Arguments::from_args();
+    let with_server: [(&str, Need, fn(&TestServer)); 11] = [
+        (
+            "a_pushed_session_pulls_byte_identical_and_again_only_new_bytes",
+            Need::Server,
+            a_pushed_session_pulls_byte_identical_and_again_only_new_bytes,
+        ),
+        (
+            "a_leased_session_is_busy_for_another_machine_and_a_stale_holder_is_fenced_off",
+            Need::Server,
+            a_leased_session_is_busy_for_another_machine_and_a_stale_holder_is_fenced_off,
+        ),
+        (
+            "a_follower_receives_exactly_the_lines_pushed_after_it_started_in_order",
+            Need::Server,
+            a_follower_receives_exactly_the_lines_pushed_after_it_started_in_order,
+        ),
+        (
+            "without_a_url_the_remote_comes_from_the_remote_url_setting",
+            Need::Server,
+            without_a_url_the_remote_comes_from_the_remote_url_setting,
+        ),
+        (
+            "hostile_ids_and_unknown_sessions_are_refused_before_any_path_is_touched",
+            Need::Server,
+            hostile_ids_and_unknown_sessions_are_refused_before_any_path_is_touched,
+        ),
+        (
+            "a_push_cut_by_a_server_outage_resumes_without_losing_or_duplicating_bytes",
+            Need::Outage,
+            a_push_cut_by_a_server_outage_resumes_without_losing_or_duplicating_bytes,
+        ),
+        (
+            "a_background_push_follows_the_writer_renews_its_lease_and_hands_it_back_at_stop",
+            Need::Server,
+            a_background_push_follows_the_writer_renews_its_lease_and_hands_it_back_at_stop,
+        ),
+        (
+            "a_background_push_whose_lease_was_taken_over_says_busy_and_pushes_nothing_more",
+            Need::Server,
+            a_background_push_whose_lease_was_taken_over_says_busy_and_pushes_nothing_more,
+        ),
+        (
+            "a_pull_whose_pushed_entry_lags_the_lines_folds_the_log_it_wrote",
+            Need::Server,
+            a_pull_whose_pushed_entry_lags_the_lines_folds_the_log_it_wrote,
+        ),
+        (
+            "tls_as_libpq_users_write_it_connects_verifies_and_refuses_clearly",
+            Need::Tls,
+            tls_as_libpq_users_write_it_connects_verifies_and_refuses_clearly,
+        ),
+        (
+            "a_checkpointer_thread_travels_with_its_values_and_blobs",
+            Need::Server,
+            a_checkpointer_thread_travels_with_its_values_and_blobs,
+        ),
+    ];
+    let mut trials: Vec<Trial> = with_server
+        .into_iter()
+        .map(|(name, need, test)| {
+            // Run against the server; without it, ignored with the reason, or
+            // failed under SESSIONKIT_REQUIRE_PG=1 (see `testing::pg`).
+            Trial::ignorable_test(name, move || match pg::test_server(need) {
+                Ok(server) => {
+                    test(&server);
+                    Ok(Completion::Completed)
+                }
+                Err(Absent::Skip(why)) => Ok(Completion::ignored_with(why)),
+                Err(Absent::Fail(why)) => Err(why.into()),
+            })
+        })
+        .collect();
+    let without_server: [(&str, fn()); 2] = [
+        (
+            "a_bad_connection_string_and_an_unreachable_server_say_what_failed",
+            a_bad_connection_string_and_an_unreachable_server_say_what_failed,
+        ),
+        (
+            "a_lease_is_read_back_only_from_the_object_it_was_given_as",
+            a_lease_is_read_back_only_from_the_object_it_was_given_as,
+        ),
+    ];
+    trials.extend(without_server.into_iter().map(|(name, test)| {
+        Trial::test(name, move || {
+            test();
+            Ok(())
+        })
+    }));
+    libtest_mimic::run(&args, trials).exit_code()
+}
 
 /// The outage test stops the shared server: it runs alone, the others together.
 static SERVER: RwLock<()> = RwLock::new(());
@@ -23,18 +127,6 @@ struct Machines {
     b: Store,
     home_b: PathBuf,
     project: String,
-}
-
-fn server() -> Option<String> {
-    match std::env::var("SESSIONKIT_TEST_PG") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            eprintln!(
-                "skipped: SESSIONKIT_TEST_PG is not set (tests/run-all.sh starts a PostgreSQL server and sets it)"
-            );
-            None
-        }
-    }
 }
 
 /// Two homes on one project path (same project code), and a project name on
@@ -83,9 +175,8 @@ fn log_bytes(store: &Store, id: &str) -> Vec<u8> {
     std::fs::read(dir.join(format!("{id}.jsonl"))).expect("read log")
 }
 
-#[test]
-fn a_pushed_session_pulls_byte_identical_and_again_only_new_bytes() {
-    let Some(url) = server() else { return };
+fn a_pushed_session_pulls_byte_identical_and_again_only_new_bytes(pg: &TestServer) {
+    let url = pg.url.clone();
     let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
     let m = machines();
     let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(60));
@@ -158,13 +249,12 @@ fn a_pushed_session_pulls_byte_identical_and_again_only_new_bytes() {
         .expect("append in B");
 }
 
-#[test]
-fn a_leased_session_is_busy_for_another_machine_and_a_stale_holder_is_fenced_off() {
-    let Some(url) = server() else { return };
+fn a_leased_session_is_busy_for_another_machine_and_a_stale_holder_is_fenced_off(pg: &TestServer) {
+    let url = pg.url.clone();
     let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
     let m = machines();
-    // Long enough that the push and pull below (slow under load) end inside it.
-    let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(2));
+    // A lease no load outlasts: it ends below because the test shortens it.
+    let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(60));
     let rb = remote(&url, &m, &m.b, "sandbox", Duration::from_secs(60));
 
     let s =
@@ -187,8 +277,13 @@ fn a_leased_session_is_busy_for_another_machine_and_a_stale_holder_is_fenced_off
         ErrorKind::Busy
     );
 
-    // A vanishes; its lease expires and B takes over with a larger token.
-    std::thread::sleep(Duration::from_millis(2500));
+    // A vanishes and its lease runs out, without the test racing a clock:
+    // A's last renewal asked for 1 ms, and B tries once the database's clock
+    // (this machine's) is past that. B takes over with a larger token.
+    let brief = remote(&url, &m, &m.a, "laptop", Duration::from_millis(1));
+    let lapsing = brief.renew(&lease).expect("A renews for 1 ms");
+    assert_eq!(lapsing.token, lease.token);
+    wait_past(lapsing.expires_ms);
     let taken = rb.acquire(&id).expect("B takes the expired lease");
     assert!(taken.token > lease.token);
     let w = m.b.open_session(&id).expect("write in B");
@@ -216,9 +311,8 @@ fn a_leased_session_is_busy_for_another_machine_and_a_stale_holder_is_fenced_off
     );
 }
 
-#[test]
-fn a_follower_receives_exactly_the_lines_pushed_after_it_started_in_order() {
-    let Some(url) = server() else { return };
+fn a_follower_receives_exactly_the_lines_pushed_after_it_started_in_order(pg: &TestServer) {
+    let url = pg.url.clone();
     let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
     let m = machines();
     let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(60));
@@ -279,13 +373,8 @@ fn a_follower_receives_exactly_the_lines_pushed_after_it_started_in_order() {
     );
 }
 
-#[test]
-fn without_a_url_the_remote_comes_from_the_remote_url_setting() {
-    let Some(url) = server() else { return };
-    if std::env::var_os("SESSIONKIT_REMOTE").is_some() {
-        eprintln!("skipped: SESSIONKIT_REMOTE is set, and it wins over the setting");
-        return;
-    }
+fn without_a_url_the_remote_comes_from_the_remote_url_setting(pg: &TestServer) {
+    let url = pg.url.clone();
     let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
     let m = machines();
     let none = Remote::connect(&m.a, RemoteOptions::default()).expect_err("no remote");
@@ -304,9 +393,8 @@ fn without_a_url_the_remote_comes_from_the_remote_url_setting() {
     assert!(bad.to_string().contains("5432"), "{bad}");
 }
 
-#[test]
-fn hostile_ids_and_unknown_sessions_are_refused_before_any_path_is_touched() {
-    let Some(url) = server() else { return };
+fn hostile_ids_and_unknown_sessions_are_refused_before_any_path_is_touched(pg: &TestServer) {
+    let url = pg.url.clone();
     let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
     let m = machines();
     let rb = remote(&url, &m, &m.b, "ci", Duration::from_secs(60));
@@ -329,7 +417,6 @@ fn hostile_ids_and_unknown_sessions_are_refused_before_any_path_is_touched() {
     assert_eq!(missing.kind(), ErrorKind::NotFound);
 }
 
-#[test]
 fn a_bad_connection_string_and_an_unreachable_server_say_what_failed() {
     let tmp = tempfile::tempdir().expect("temp dir");
     let store = Store::open(
@@ -362,13 +449,9 @@ fn a_bad_connection_string_and_an_unreachable_server_say_what_failed() {
     );
 }
 
-#[test]
-fn a_push_cut_by_a_server_outage_resumes_without_losing_or_duplicating_bytes() {
-    let Some(url) = server() else { return };
-    let Ok(dir) = std::env::var("SESSIONKIT_TEST_PG_DIR") else {
-        eprintln!("skipped: SESSIONKIT_TEST_PG_DIR is not set (the outage test stops the server)");
-        return;
-    };
+fn a_push_cut_by_a_server_outage_resumes_without_losing_or_duplicating_bytes(pg: &TestServer) {
+    let url = pg.url.clone();
+    let dir = server_dir(pg);
     let _alone = SERVER.write().unwrap_or_else(|e| e.into_inner());
     let m = machines();
     let s =
@@ -406,6 +489,33 @@ fn a_push_cut_by_a_server_outage_resumes_without_losing_or_duplicating_bytes() {
     assert_eq!(log_bytes(&m.b, &id), log_bytes(&m.a, &id));
 }
 
+/// When the lease of session `id` expires, in milliseconds since the epoch
+/// on the database's clock.
+fn lease_expiry(db: &mut postgres::Client, project: &str, id: &str) -> i64 {
+    db.query_one(
+        "SELECT (extract(epoch from lease_expires) * 1000)::bigint
+         FROM sessionkit_sessions WHERE project = $1 AND id = $2",
+        &[&project, &id],
+    )
+    .expect("the lease's expiry")
+    .get(0)
+}
+
+/// Wait until this machine's clock, which the test server reads too, is past
+/// `ms` milliseconds since the epoch.
+fn wait_past(ms: i64) {
+    loop {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("a clock after 1970")
+            .as_millis() as i64;
+        if now > ms + 1 {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis((ms + 2 - now) as u64));
+    }
+}
+
 /// Stop (`pause`) or start again (`resume`) the test server, keeping its data.
 fn server_ctl(what: &str, dir: &str) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/pg/server.sh");
@@ -418,7 +528,6 @@ fn server_ctl(what: &str, dir: &str) {
     assert!(ok, "tests/pg/server.sh {what} {dir}");
 }
 
-#[test]
 fn a_lease_is_read_back_only_from_the_object_it_was_given_as() {
     let lease = Lease {
         session_id: "s1".into(),
@@ -443,14 +552,16 @@ fn a_lease_is_read_back_only_from_the_object_it_was_given_as() {
     }
 }
 
-#[test]
-fn a_background_push_follows_the_writer_keeps_its_lease_and_hands_it_back_at_stop() {
-    let Some(url) = server() else { return };
+fn a_background_push_follows_the_writer_renews_its_lease_and_hands_it_back_at_stop(
+    pg: &TestServer,
+) {
+    let url = pg.url.clone();
     let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
     let m = machines();
-    // A short lease: the pusher must renew it while the test runs (with room
-    // for a loaded machine: it renews after a third of it).
-    let ttl = Duration::from_millis(1500);
+    // A lease no load outlasts while the test runs; the pusher renews it a
+    // third of the way through (after 5 s), which the test waits to see in
+    // the database instead of racing its expiry.
+    let ttl = Duration::from_secs(15);
     let ra = remote(&url, &m, &m.a, "laptop", ttl);
     let rb = remote(&url, &m, &m.b, "ci", ttl);
     let s =
@@ -468,23 +579,37 @@ fn a_background_push_follows_the_writer_keeps_its_lease_and_hands_it_back_at_sto
         ErrorKind::InvalidInput
     );
     let pusher = ra.push_in_background(&m.a, &id, interval).expect("start");
-    // The writer appends for longer than the lease lasts, never waiting for
-    // the network; the other machine cannot take the session meanwhile.
-    let until = std::time::Instant::now() + ttl * 2;
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+    let taken_until = lease_expiry(&mut db, &m.project, &id);
+    let busy_for_b = || {
+        let busy = rb.acquire(&id).expect_err("held by the pusher");
+        assert_eq!(busy.kind(), ErrorKind::Busy, "{busy}");
+        assert!(busy.to_string().contains("laptop"), "{busy}");
+    };
+    busy_for_b();
+    // The writer appends, never waiting for the network, until the pusher
+    // has pushed lines on its interval, unasked, and renewed its lease.
+    let deadline = Instant::now() + Duration::from_secs(120);
     let mut n = 0;
-    while std::time::Instant::now() < until {
+    loop {
         s.append(json!({"role": "user", "content": format!("turn {n}")}))
             .expect("append");
         n += 1;
         std::thread::sleep(Duration::from_millis(5));
-        if n % 40 == 0 {
-            let busy = rb.acquire(&id).expect_err("held by the pusher");
-            assert_eq!(busy.kind(), ErrorKind::Busy, "{busy}");
-            assert!(busy.to_string().contains("laptop"), "{busy}");
+        if n % 20 == 0
+            && pusher.pushed() > 0
+            && lease_expiry(&mut db, &m.project, &id) > taken_until
+        {
+            break;
         }
+        assert!(
+            Instant::now() < deadline,
+            "in 120 s the pusher pushed {} bytes and did not renew its lease",
+            pusher.pushed()
+        );
     }
-    // Some lines went without being asked for.
-    assert!(pusher.pushed() > 0, "nothing pushed on the interval");
+    // Renewed, still the pusher's: the other machine cannot take the session.
+    busy_for_b();
     let flushed = pusher.flush().expect("flush");
     let local = log_bytes(&m.a, &id).len() as u64;
     assert_eq!(flushed.to, local);
@@ -509,9 +634,8 @@ fn a_background_push_follows_the_writer_keeps_its_lease_and_hands_it_back_at_sto
     rb.release(&lease).expect("release");
 }
 
-#[test]
-fn a_background_push_whose_lease_was_taken_over_says_busy_and_pushes_nothing_more() {
-    let Some(url) = server() else { return };
+fn a_background_push_whose_lease_was_taken_over_says_busy_and_pushes_nothing_more(pg: &TestServer) {
+    let url = pg.url.clone();
     let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
     let m = machines();
     let ttl = Duration::from_secs(60);
@@ -551,9 +675,8 @@ fn a_background_push_whose_lease_was_taken_over_says_busy_and_pushes_nothing_mor
     again.renew(&lease).expect("the new holder keeps its lease");
 }
 
-#[test]
-fn a_pull_whose_pushed_entry_lags_the_lines_folds_the_log_it_wrote() {
-    let Some(url) = server() else { return };
+fn a_pull_whose_pushed_entry_lags_the_lines_folds_the_log_it_wrote(pg: &TestServer) {
+    let url = pg.url.clone();
     let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
     let m = machines();
     let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(60));
@@ -590,31 +713,28 @@ fn a_pull_whose_pushed_entry_lags_the_lines_folds_the_log_it_wrote() {
     assert_eq!(entry.last_assistant_reply.as_deref(), Some("Two."));
 }
 
+/// The server's directory (`Need::Outage` and `Need::Tls` make sure of it).
+fn server_dir(pg: &TestServer) -> String {
+    let dir = pg.dir.as_ref().expect("the test server's directory");
+    dir.display().to_string()
+}
+
 /// The TLS side of the test server (`tests/pg/server.sh start --tls`): its TCP
 /// connection string without `sslmode`, and the directory of its certificates.
-fn tls_server() -> Option<(String, PathBuf)> {
-    let dir = PathBuf::from(std::env::var("SESSIONKIT_TEST_PG_DIR").ok()?);
-    let tls = dir.join("tls");
-    if !tls.join("ca.crt").exists() {
-        eprintln!("skipped: the test server was not started with --tls (tests/run-all.sh does)");
-        return None;
-    }
+fn tls_server(pg: &TestServer) -> (String, PathBuf) {
+    let dir = PathBuf::from(server_dir(pg));
     let port = std::fs::read_to_string(dir.join("port")).expect("the server's port");
-    Some((
+    (
         format!(
             "host=localhost port={} user=sessionkit dbname=sessionkit",
             port.trim()
         ),
-        tls,
-    ))
+        dir.join("tls"),
+    )
 }
 
-#[test]
-fn tls_as_libpq_users_write_it_connects_verifies_and_refuses_clearly() {
-    let Some(_) = server() else { return };
-    let Some((tcp, tls)) = tls_server() else {
-        return;
-    };
+fn tls_as_libpq_users_write_it_connects_verifies_and_refuses_clearly(pg: &TestServer) {
+    let (tcp, tls) = tls_server(pg);
     let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
     let m = machines();
     let connect = |url: String| {
@@ -683,10 +803,9 @@ fn tls_as_libpq_users_write_it_connects_verifies_and_refuses_clearly() {
     assert!(bad.to_string().contains("/nonexistent/ca.crt"), "{bad}");
 }
 
-#[test]
-fn a_checkpointer_thread_travels_with_its_values_and_blobs() {
+fn a_checkpointer_thread_travels_with_its_values_and_blobs(pg: &TestServer) {
     use sessionkit::{conversation_session_id, ChannelValue, CheckpointPut, TypedValue};
-    let Some(url) = server() else { return };
+    let url = pg.url.clone();
     let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
     let m = machines();
     let ra = remote(&url, &m, &m.a, "laptop", Duration::from_secs(60));

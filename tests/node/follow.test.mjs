@@ -8,14 +8,12 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { test } from 'node:test';
 
 import { ErrorCode } from 'sessionkit';
 
-import { freshStore, here } from './helpers.mjs';
+import { freshStore, here, pg, pgTest } from './helpers.mjs';
 
-const url = process.env.SESSIONKIT_TEST_PG;
-const skip = url ? false : 'SESSIONKIT_TEST_PG is not set (tests/pg/server.sh starts a server)';
+const { url } = pg;
 
 async function followed() {
   const project = `node-${randomUUID()}`;
@@ -30,7 +28,7 @@ async function followed() {
   return { a, ra, rb, s, log };
 }
 
-test('eight waiting followers leave the pool of four threads free, and offsets readable', { skip }, () => {
+pgTest('eight waiting followers leave the pool of four threads free, and offsets readable', () => {
   const r = spawnSync(process.execPath, [path.join(here, 'follow-pool.mjs')], {
     cwd: here,
     encoding: 'utf8',
@@ -50,7 +48,7 @@ test('eight waiting followers leave the pool of four threads free, and offsets r
   assert.match(out.want, /"now"/);
 });
 
-test('a follower iterates the batches pushed, until the signal aborts', { skip }, async () => {
+pgTest('a follower iterates the batches pushed, until the signal aborts', async () => {
   const { ra, rb, s, log } = await followed();
   const start = log().length;
   const follower = await rb.follow(s.id);
@@ -89,7 +87,7 @@ test('a follower iterates the batches pushed, until the signal aborts', { skip }
   await s.close();
 });
 
-test('an abort rejects a wait in flight with the reason, and the next wait gets the lines', { skip }, async () => {
+pgTest('an abort rejects a wait in flight with the reason, and the next wait gets the lines', async () => {
   const { ra, rb, s, log } = await followed();
   const follower = await rb.follow(s.id);
   const start = follower.offset;
@@ -113,7 +111,7 @@ test('an abort rejects a wait in flight with the reason, and the next wait gets 
   await s.close();
 });
 
-test('close ends an iteration in flight; a closed follower and remote refuse calls', { skip }, async () => {
+pgTest('close ends an iteration in flight; a closed follower and remote refuse calls', async () => {
   const { ra, rb, s, log } = await followed();
   const follower = await rb.follow(s.id);
   let batches = 0;

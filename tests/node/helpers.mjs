@@ -6,6 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { test } from 'node:test';
+
 import { Store } from 'sessionkit';
 
 export const here = path.dirname(fileURLToPath(import.meta.url));
@@ -57,4 +59,29 @@ export function snapshotTree(dir) {
   };
   walk(dir);
   return out;
+}
+
+/**
+ * The PostgreSQL test server (SESSIONKIT_TEST_PG) of the tests that need it.
+ * Without it they are skipped, saying why; under SESSIONKIT_REQUIRE_PG=1
+ * (the test command exports it) they fail instead.
+ */
+export const pg = (() => {
+  const url = process.env.SESSIONKIT_TEST_PG || undefined;
+  const why = 'SESSIONKIT_TEST_PG is not set (tests/pg/server.sh starts a server; tests/run-all.sh sets it)';
+  const required = process.env.SESSIONKIT_REQUIRE_PG ?? '';
+  let fail;
+  if (!url && required === '1') fail = `SESSIONKIT_REQUIRE_PG=1, and ${why}`;
+  else if (!url && required !== '' && required !== '0') {
+    fail = `SESSIONKIT_REQUIRE_PG must be 1 or 0, not ${JSON.stringify(required)}`;
+  }
+  return { url, skip: url || fail ? false : why, fail };
+})();
+
+/** A test that needs the PostgreSQL test server: see `pg`. */
+export function pgTest(name, fn) {
+  return test(name, { skip: pg.skip }, (t) => {
+    if (pg.fail) throw new Error(pg.fail);
+    return fn(t);
+  });
 }

@@ -9,10 +9,9 @@ import { test } from 'node:test';
 
 import { ErrorCode } from 'sessionkit';
 
-import { freshStore } from './helpers.mjs';
+import { freshStore, pg, pgTest } from './helpers.mjs';
 
-const url = process.env.SESSIONKIT_TEST_PG;
-const skip = url ? false : 'SESSIONKIT_TEST_PG is not set (tests/pg/server.sh starts a server)';
+const { url } = pg;
 
 const rejects = (p, code, pattern) =>
   assert.rejects(p, (e) => {
@@ -31,7 +30,7 @@ async function machines() {
 
 const bytes = (store, id) => fs.readFileSync(store.logPath(id));
 
-test('a pushed session pulls byte-identical, and again only its new lines', { skip }, async () => {
+pgTest('a pushed session pulls byte-identical, and again only its new lines', async () => {
   const m = await machines();
   const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop' });
   const rb = await m.b.connectRemote({ url, project: m.project, holder: 'ci' });
@@ -66,7 +65,7 @@ test('a pushed session pulls byte-identical, and again only its new lines', { sk
   await s.close();
 });
 
-test('a follower gets exactly the lines pushed elsewhere', { skip }, async () => {
+pgTest('a follower gets exactly the lines pushed elsewhere', async () => {
   const m = await machines();
   const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop' });
   const rb = await m.b.connectRemote({ url, project: m.project, holder: 'dashboard' });
@@ -94,10 +93,10 @@ test('a follower gets exactly the lines pushed elsewhere', { skip }, async () =>
   await s.close();
 });
 
-test('a held lease is BUSY elsewhere, and a stale one is refused', { skip }, async () => {
+pgTest('a held lease is BUSY elsewhere, and a stale one is refused', async () => {
   const m = await machines();
-  // The lease outlives the push and pull below, however slow the machine is.
-  const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop', leaseTtlMs: 2000 });
+  // A lease no load outlasts: it ends below because the test shortens it.
+  const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop' });
   const rb = await m.b.connectRemote({ url, project: m.project, holder: 'sandbox' });
   const s = await m.a.createSession();
   await s.append({ role: 'user', content: 'one' });
@@ -109,7 +108,13 @@ test('a held lease is BUSY elsewhere, and a stale one is refused', { skip }, asy
   await rejects(rb.acquire(s.id), ErrorCode.BUSY, /laptop/);
   await rejects(rb.push(s.id), ErrorCode.BUSY);
 
-  await sleep(2500); // A's lease expires; B takes over with a larger token
+  // A vanishes and its lease runs out, without the test racing a clock: A's
+  // last renewal asked for 1 ms, and B tries once the database's clock (this
+  // machine's) is past it. B takes over with a larger token.
+  const brief = await m.a.connectRemote({ url, project: m.project, holder: 'laptop', leaseTtlMs: 1 });
+  const lapsing = await brief.renew(lease);
+  assert.equal(lapsing.token, lease.token);
+  while (Date.now() <= lapsing.expiresMs + 1) await sleep(5);
   const taken = await rb.acquire(s.id);
   assert.ok(taken.token > lease.token);
   const w = await m.b.openSession(s.id);
@@ -125,7 +130,7 @@ test('a held lease is BUSY elsewhere, and a stale one is refused', { skip }, asy
   await s.close();
 });
 
-test('bad input is refused with what was wrong', { skip }, async () => {
+pgTest('bad input is refused with what was wrong', async () => {
   const m = await machines();
   const rb = await m.b.connectRemote({ url, project: m.project, holder: 'ci' });
   for (const bad of ['../escape', '/etc/passwd', 'a/b', '', 'blobs']) {
@@ -152,16 +157,19 @@ test('no remote, an unknown option and an unreachable server say what failed', a
   await rejects(store.connectRemote({ url: `host=${dir} port=1 dbname=x user=x` }), ErrorCode.IO, new RegExp(dir));
 });
 
-test('a background push keeps up with the writer and gives the lease back at stop', { skip }, async () => {
+pgTest('a background push keeps up with the writer and gives the lease back at stop', async () => {
   const m = await machines();
-  const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop', leaseTtlMs: 1500 });
+  const ra = await m.a.connectRemote({ url, project: m.project, holder: 'laptop' });
   const rb = await m.b.connectRemote({ url, project: m.project, holder: 'ci' });
   const s = await m.a.createSession();
   await rejects(ra.pushInBackground(s.id, { intervalMs: 1 }), ErrorCode.INVALID_INPUT, /interval/);
   const pusher = await ra.pushInBackground(s.id, { intervalMs: 20 });
-  // Longer than the lease: the pusher renews it while the writer appends.
-  const until = Date.now() + 3000;
-  for (let n = 0; Date.now() < until; n++) {
+  // The writer appends, never waiting for the network, until the pusher has
+  // pushed on its interval, unasked. (Its renewal of the lease is the core's;
+  // core/tests/remote.rs waits for one.)
+  const deadline = Date.now() + 120_000;
+  for (let n = 0; pusher.pushed === 0; n++) {
+    assert.ok(Date.now() < deadline, 'nothing pushed on the interval in 120 s');
     await s.append({ role: 'user', content: `turn ${n}` });
     await sleep(5);
   }
