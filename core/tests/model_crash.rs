@@ -281,7 +281,7 @@ impl Operator {
                 });
                 let r = self.open[&sid]
                     .0
-                    .apply_compaction(&run, json!({"content": "a summary"}));
+                    .apply_compaction(&run, json!("a summary"));
                 let ok = r.is_ok();
                 if let Ok(m) = r {
                     let mut done = cur.clone();
