@@ -480,9 +480,11 @@ sk_status sk_store_settings(const struct sk_store *store,
 // - `out_write_json` receives `{"path", "existed", "backup", "migrations"}`.
 //
 // Errors: `SK_INVALID_INPUT` (unknown source, `host`, bad key or JSON, a
-// non-object on the key's path); `SK_CORRUPT` (the file is malformed: file,
-// line, column); `SK_UNSUPPORTED` (the file is of a newer version, never
-// rewritten).
+// non-object on the key's path, a file that would be larger than 1 MiB or
+// nest more than 100 levels, a file that is not a regular file or resolves
+// outside the project; nothing is written);
+// `SK_CORRUPT` (the file is malformed: file, line, column); `SK_UNSUPPORTED`
+// (the file is of a newer version, never rewritten).
 //
 // # Safety
 //
@@ -496,6 +498,9 @@ sk_status sk_store_set_setting(const struct sk_store *store,
 
 // Remove the dotted `key` from the settings file of `source`, so the sources
 // below show through; `existed` in `out_write_json` says whether it was there.
+// A file made larger than 1 MiB by hand (which readers report in error) is
+// repaired by unsetting what made it so: the write is accepted when the file
+// it leaves is within the limit.
 //
 // Errors: as `sk_store_set_setting`.
 //
@@ -633,8 +638,14 @@ sk_status sk_store_memory_path(const struct sk_store *store,
 //   "messagesAdded", "failed"}`. A source that could not be imported is in the
 //   report, not the status.
 //
-// Errors: `SK_NULL_ARGUMENT`, `SK_INVALID_UTF8`, `SK_INVALID_INPUT` (bad JSON
-// or options), `SK_NOT_FOUND` (a path that does not exist), `SK_IO`.
+// Only regular files are read (a link to one is followed); a source larger
+// than 1 GiB, or naming a relative working directory, fails in the report.
+//
+// Errors, before anything is read or written: `SK_NULL_ARGUMENT`,
+// `SK_INVALID_UTF8`, `SK_INVALID_INPUT` (bad JSON or options, an empty
+// `project` or one that is not a directory, an empty `store.home`, an empty
+// path, a path that is a FIFO, a device or a socket), `SK_NOT_FOUND` (a path
+// or the `project` that does not exist), `SK_IO`.
 //
 // # Safety
 //
