@@ -124,8 +124,8 @@ pub use ops::export::ExportFormat;
 pub use ops::fork::ForkOptions;
 pub use ops::home::ProjectSessions;
 pub use ops::import::{
-    ImportFormat, MAX_IMPORT_SOURCE_BYTES, ImportOptions, ImportProgress, ImportReport, LineNote, SourceOutcome,
-    SourceReport,
+    ImportFormat, ImportOptions, ImportProgress, ImportReport, LineNote, SourceOutcome,
+    SourceReport, MAX_IMPORT_SOURCE_BYTES,
 };
 pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
 pub use ops::rewind::{HeadMove, RewindPreview};
@@ -164,7 +164,8 @@ pub use settings::migrate::{
 pub use settings::{
     SettingSource, SettingValue, Settings, SettingsOptions, SettingsSourceReport, SettingsWrite,
     SourceStatus, MAX_SETTINGS_BYTES as SETTINGS_MAX_BYTES,
-    MAX_SETTINGS_NESTING as SETTINGS_MAX_NESTING, MAX_SETTINGS_REPAIR_BYTES as SETTINGS_MAX_REPAIR_BYTES,
+    MAX_SETTINGS_NESTING as SETTINGS_MAX_NESTING,
+    MAX_SETTINGS_REPAIR_BYTES as SETTINGS_MAX_REPAIR_BYTES,
 };
 
 /// Checks and helpers the test suites and fixtures generators use; not part of

@@ -510,7 +510,11 @@ fn options_that_cannot_work_are_refused_before_anything_is_written() {
         ),
     ];
     let stray = std::env::current_dir().unwrap().join("projects");
-    assert!(!stray.exists(), "{} exists before the test", stray.display());
+    assert!(
+        !stray.exists(),
+        "{} exists before the test",
+        stray.display()
+    );
     for (what, options, kind, needle) in cases {
         let before = (snapshot(env.home.path()), snapshot(env.project.path()));
         let err = import(std::slice::from_ref(&file), &options, &mut |_| {}).unwrap_err();
@@ -523,7 +527,10 @@ fn options_that_cannot_work_are_refused_before_anything_is_written() {
     for (json, kind) in [
         (r#"{"project": ""}"#, ErrorKind::InvalidInput),
         (r#"{"store": {"home": ""}}"#, ErrorKind::InvalidInput),
-        (r#"{"project": "/nonexistent/sessionkit-project"}"#, ErrorKind::NotFound),
+        (
+            r#"{"project": "/nonexistent/sessionkit-project"}"#,
+            ErrorKind::NotFound,
+        ),
     ] {
         let options = ImportOptions::from_json(json).unwrap();
         let err = import(std::slice::from_ref(&file), &options, &mut |_| {}).unwrap_err();
@@ -557,7 +564,12 @@ fn only_regular_files_are_imported_and_special_files_never_block() {
         let options = env.options();
         let g = given.clone();
         let err = within_seconds(move || import(&[g], &options, &mut |_| {})).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{}: {err}", given.display());
+        assert_eq!(
+            err.kind(),
+            ErrorKind::InvalidInput,
+            "{}: {err}",
+            given.display()
+        );
         let msg = err.to_string();
         assert!(msg.contains(&given.display().to_string()), "{msg}");
         assert!(msg.contains("only regular files"), "{msg}");
@@ -648,7 +660,11 @@ fn an_empty_path_or_one_holding_a_nul_is_invalid_input() {
     let before = snapshot(env.home.path());
     for p in ["", "/tmp/a\u{0}b"] {
         let err = import(&[PathBuf::from(p)], &env.options(), &mut |_| {}).unwrap_err();
-        assert_eq!(err.kind(), sessionkit::ErrorKind::InvalidInput, "{p:?}: {err}");
+        assert_eq!(
+            err.kind(),
+            sessionkit::ErrorKind::InvalidInput,
+            "{p:?}: {err}"
+        );
         assert!(err.to_string().contains("NUL"), "{p:?}: {err}");
     }
     assert_eq!(snapshot(env.home.path()), before);

@@ -279,9 +279,7 @@ impl Operator {
                     session: sid.clone(),
                     if_done: Some(next.clone()),
                 });
-                let r = self.open[&sid]
-                    .0
-                    .apply_compaction(&run, json!("a summary"));
+                let r = self.open[&sid].0.apply_compaction(&run, json!("a summary"));
                 let ok = r.is_ok();
                 if let Ok(m) = r {
                     let mut done = cur.clone();

@@ -22,12 +22,15 @@ use sessionkit::{
     CreateOptions, ErrorKind, Lease, Remote, RemoteOptions, SettingSource, Store, StoreOptions,
 };
 
+/// A test body, given the server.
+type Test = fn(&TestServer);
+
 fn main() -> ExitCode {
     // Each test names its remote itself; one from the environment would win
     // over the setting the settings test writes. Removed before any thread starts.
     std::env::remove_var("SESSIONKIT_REMOTE");
     let args = Arguments::from_args();
-    let with_server: [(&str, Need, fn(&TestServer)); 11] = [
+    let with_server: [(&str, Need, Test); 11] = [
         (
             "a_pushed_session_pulls_byte_identical_and_again_only_new_bytes",
             Need::Server,

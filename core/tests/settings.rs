@@ -354,14 +354,29 @@ fn a_write_that_would_pass_the_size_limit_is_refused_and_writes_nothing() {
         for needle in [&limit.to_string(), "nothing was written", "bytes"] {
             assert!(msg.contains(needle), "{what}: {msg:?} lacks {needle:?}");
         }
-        assert!(msg.len() < 1000, "{what}: the message quotes the input whole");
+        assert!(
+            msg.len() < 1000,
+            "{what}: the message quotes the input whole"
+        );
         assert_eq!(files_under(e.home.path()), before_home, "{what}");
         assert_eq!(files_under(e.project.path()), before_project, "{what}");
     };
     // No file yet: none is created.
-    check(&e, SettingSource::User, "a", json!(big), "a huge value, no file");
+    check(
+        &e,
+        SettingSource::User,
+        "a",
+        json!(big),
+        "a huge value, no file",
+    );
     assert!(!e.path(SettingSource::User).exists());
-    check(&e, SettingSource::Local, &big, json!(1), "a huge key, no directory");
+    check(
+        &e,
+        SettingSource::Local,
+        &big,
+        json!(1),
+        "a huge key, no directory",
+    );
     assert!(!e.project.path().join(".sessionkit").exists());
     // An existing file keeps its bytes, whether the value or the key is huge.
     e.put(SettingSource::Project, br#"{"schemaVersion": 3, "a": 1}"#);
@@ -381,7 +396,13 @@ fn a_write_that_would_pass_the_size_limit_is_refused_and_writes_nothing() {
             .set_setting(SettingSource::Local, &format!("k{i}"), json!(chunk))
             .unwrap();
     }
-    check(&e, SettingSource::Local, "k3", json!(chunk), "the write past the limit");
+    check(
+        &e,
+        SettingSource::Local,
+        "k3",
+        json!(chunk),
+        "the write past the limit",
+    );
     // An older file is not backed up for a write that is refused.
     e.put(SettingSource::User, &fixture("v1.json"));
     // (a value that fits alone, not beside what the file holds)
@@ -420,7 +441,11 @@ fn a_write_nested_deeper_than_a_reader_accepts_is_refused_and_writes_nothing() {
         ("a key of many parts", &deep_key, json!(1)),
         ("a key of a million parts", &huge_key, json!(1)),
         ("a deep value", "v", nested_array(max + 20)),
-        ("a value just too deep under a key", "x.y", nested_array(max - 1)),
+        (
+            "a value just too deep under a key",
+            "x.y",
+            nested_array(max - 1),
+        ),
     ];
     for (what, key, value) in cases {
         let err = e
@@ -429,15 +454,27 @@ fn a_write_nested_deeper_than_a_reader_accepts_is_refused_and_writes_nothing() {
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{what}: {err}");
         assert!(err.to_string().contains(&max.to_string()), "{what}: {err}");
-        assert!(err.to_string().len() < 1000, "{what}: the message quotes the key whole");
-        assert_eq!(fs::read(e.path(SettingSource::User)).unwrap(), before, "{what}");
+        assert!(
+            err.to_string().len() < 1000,
+            "{what}: the message quotes the key whole"
+        );
+        assert_eq!(
+            fs::read(e.path(SettingSource::User)).unwrap(),
+            before,
+            "{what}"
+        );
     }
     // At the limit: written, and read back.
     e.store
         .set_setting(SettingSource::User, "x.y", nested_array(max - 2))
         .unwrap();
     let s = e.load();
-    assert_eq!(s.sources[0].status, SourceStatus::Loaded, "{:?}", s.sources[0]);
+    assert_eq!(
+        s.sources[0].status,
+        SourceStatus::Loaded,
+        "{:?}",
+        s.sources[0]
+    );
     assert_eq!(s.get("x.y").unwrap().value, nested_array(max - 2));
 }
 

@@ -3810,9 +3810,15 @@ int main(int argc, char **argv) {
         run("remote: a lease on a session never pushed makes no local session",
             test_remote_never_pushed);
     } else if (require_pg && *require_pg && strcmp(require_pg, "0") != 0) {
-        /* The test command (SESSIONKIT_REQUIRE_PG=1) fails what it cannot run. */
-        printf("FAILED remote: two machines (SESSIONKIT_REQUIRE_PG=%s, and SESSIONKIT_TEST_PG "
-               "is not set; tests/pg/server.sh starts a server)\n", require_pg);
+        /* The test command (SESSIONKIT_REQUIRE_PG=1) fails what it cannot run;
+           a value other than 1 or 0 fails too, as in the Rust, Python and Node
+           suites. */
+        if (strcmp(require_pg, "1") == 0)
+            printf("FAILED remote: two machines (SESSIONKIT_REQUIRE_PG=1, and SESSIONKIT_TEST_PG "
+                   "is not set; tests/pg/server.sh starts a server)\n");
+        else
+            printf("FAILED remote: SESSIONKIT_REQUIRE_PG must be 1 or 0, not \"%s\"\n",
+                   require_pg);
         n_failed++;
     } else {
         printf("skip   remote: two machines (SESSIONKIT_TEST_PG is not set; "

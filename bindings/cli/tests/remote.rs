@@ -16,9 +16,12 @@ use serde_json::{json, Value};
 use sessionkit::testing::pg::{self, Absent, Need, TestServer};
 use sessionkit::{CreateOptions, Remote, RemoteOptions, Store, StoreOptions};
 
+/// A test body, given the server.
+type Test = fn(&TestServer);
+
 fn main() -> ExitCode {
     let args = Arguments::from_args();
-    let tests: [(&str, fn(&TestServer)); 7] = [
+    let tests: [(&str, Test); 7] = [
         (
             "push_pull_and_list_remote_carry_a_session_between_two_machines",
             push_pull_and_list_remote_carry_a_session_between_two_machines,

@@ -579,7 +579,10 @@ fn shorten(key: &str) -> String {
     if key.len() <= 100 {
         return format!("{key:?}");
     }
-    let cut = (0..=100).rev().find(|&i| key.is_char_boundary(i)).unwrap_or(0);
+    let cut = (0..=100)
+        .rev()
+        .find(|&i| key.is_char_boundary(i))
+        .unwrap_or(0);
     format!("{:?}... ({} bytes)", &key[..cut], key.len())
 }
 
