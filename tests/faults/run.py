@@ -202,7 +202,7 @@ def message_ids(log: bytes) -> set[str]:
     return set(message_counts(log))
 
 
-BLOB_REF = re.compile(rb'"sha256":"([0-9a-f]{64})"')
+BLOB_REF = re.compile(rb'"sha256":"([0-9a-f]{64})","bytes":')
 
 
 def blob_digest(path: str) -> str | None:
@@ -370,8 +370,11 @@ def imported(c: Ctx, out: object) -> Acks:
         n = int(src.get("messagesAdded", 0))
 
         def check(env: Env, sid: str = sid, n: int = n) -> bool:
+            # The count covers the session's sidechains too (its subagents).
             logs = list((env.home / "projects").glob(f"*/{sid}.jsonl"))
-            return len(logs) == 1 and sum(message_counts(logs[0].read_bytes()).values()) >= n
+            chains = list((env.home / "projects").glob(f"*/{sid}/subagents/*.jsonl"))
+            held = sum(sum(message_counts(f.read_bytes()).values()) for f in logs + chains)
+            return len(logs) == 1 and held >= n
         a.facts.append((f"imported session {sid} holds its {n} messages", check))
     return a
 
