@@ -157,7 +157,9 @@ pub use instructions::{
     InstructionFile, InstructionLevel, InstructionOptions, InstructionProblem, Instructions,
     ProblemKind, DEFAULT_INSTRUCTION_NAMES, DEFAULT_MAX_INCLUDE_DEPTH,
 };
-pub use memory::{validate_name as validate_memory_name, MemoryEntry, MemoryScope};
+pub use memory::{
+    validate_name as validate_memory_name, MemoryEntry, MemoryScope, MAX_MEMORY_BYTES,
+};
 pub use settings::migrate::{
     CURRENT_VERSION as SETTINGS_VERSION, VERSION_KEY as SETTINGS_VERSION_KEY,
 };

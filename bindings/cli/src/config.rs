@@ -6,7 +6,7 @@ use std::io::Read;
 use serde_json::{json, Value};
 use sessionkit::{
     ErrorKind, InstructionOptions, MemoryScope, SettingSource, SettingValue, Settings,
-    SettingsOptions, SourceStatus,
+    SettingsOptions, SourceStatus, MAX_MEMORY_BYTES,
 };
 
 use crate::cli::{ConfigCommand, InstructionsArgs, MemoryCommand, ScopeArg, SourcesArg};
@@ -199,12 +199,21 @@ fn scope(s: &ScopeArg) -> MemoryScope {
     }
 }
 
-/// The text argument, or stdin for `-` or none.
+/// A memory's text: the argument, or stdin for `-` or none, read no further
+/// than one byte past the largest memory (stdin may be endless: /dev/zero).
 fn text_arg(text: Option<String>) -> Result<String> {
     match text.as_deref() {
         Some("-") | None => {
             let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s)?;
+            std::io::stdin()
+                .take(MAX_MEMORY_BYTES + 1)
+                .read_to_string(&mut s)?;
+            if s.len() as u64 > MAX_MEMORY_BYTES {
+                return Err(CliError::new(
+                    ErrorKind::InvalidInput,
+                    format!("the memory on stdin is over the limit of {MAX_MEMORY_BYTES} bytes"),
+                ));
+            }
             Ok(s)
         }
         Some(t) => Ok(t.to_string()),
