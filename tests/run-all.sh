@@ -22,8 +22,10 @@ cargo fmt --all -- --check
 step "lint (cargo clippy -D warnings)"
 # Every binding enables the core's `remote` feature: one pass over the workspace,
 # with it named, checks the core as the bindings build it (the crate without the
-# feature is built by the packaging step's `cargo publish --dry-run`).
-cargo clippy --workspace --all-targets --features sessionkit/remote --locked -- -D warnings
+# feature is built by the packaging step's `cargo publish --dry-run`); the
+# test-only `planted-bugs` is named too, so that the fault harness's planted bug
+# is linted like the rest.
+cargo clippy --workspace --all-targets --features sessionkit/remote,sessionkit/planted-bugs --locked -- -D warnings
 
 step "API docs (cargo doc -D warnings: every public item documented, links resolve)"
 RUSTDOCFLAGS="-D warnings" cargo doc -p sessionkit --no-deps --locked
