@@ -178,6 +178,42 @@ pub mod testing {
     pub use crate::index::IndexFile;
     pub mod fuzz;
 
+    /// Every file, directory and symbolic link under `dirs`, with its bytes (a
+    /// directory: `<dir>`; a link: its target; a FIFO, socket or device: its
+    /// kind only, never opened), without the `.lock` files an open store
+    /// holds. Two snapshots are equal when nothing under `dirs` was written.
+    pub fn tree_snapshot(
+        dirs: &[&std::path::Path],
+    ) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+        use std::path::{Path, PathBuf};
+        fn walk(dir: &Path, out: &mut std::collections::BTreeMap<PathBuf, Vec<u8>>) {
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for d in rd {
+                let p = d.expect("a directory entry").path();
+                let meta = std::fs::symlink_metadata(&p).expect("a file's metadata");
+                if meta.is_symlink() {
+                    let target = std::fs::read_link(&p).expect("a link's target");
+                    out.insert(p, target.into_os_string().into_encoded_bytes());
+                } else if meta.is_dir() {
+                    out.insert(p.clone(), b"<dir>".to_vec());
+                    walk(&p, out);
+                } else if meta.is_file() {
+                    out.insert(p.clone(), std::fs::read(&p).expect("a file's bytes"));
+                } else {
+                    out.insert(p, b"<special>".to_vec());
+                }
+            }
+        }
+        let mut out = std::collections::BTreeMap::new();
+        for d in dirs {
+            walk(d, &mut out);
+        }
+        out.retain(|p, _| p.file_name().is_none_or(|n| n != ".lock"));
+        out
+    }
+
     /// The seed of a property test's random inputs: `PROPTEST_RNG_SEED` when
     /// set, else a fresh random one. Printed either way (libtest shows it with
     /// a failing test's output), so that a failure anywhere, CI included, is

@@ -5,11 +5,10 @@
 //! with `SESSIONKIT_REQUIRE_PG=1` (set by tests/run-all.sh) they fail without
 //! one.
 
-use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -20,43 +19,15 @@ use sessionkit::{
 
 #[path = "support/env.rs"]
 mod support_env;
+use sessionkit::testing::tree_snapshot;
 use support_env::{env_with, mkfifo, within_seconds, Env};
-
-/// Every file and symbolic link under `dirs`, with its bytes (a link: its
-/// target); FIFOs and devices by their kind only.
-fn snapshot(dirs: &[&Path]) -> BTreeMap<PathBuf, Vec<u8>> {
-    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
-        let Ok(rd) = fs::read_dir(dir) else { return };
-        for d in rd {
-            let p = d.unwrap().path();
-            let meta = fs::symlink_metadata(&p).unwrap();
-            if meta.is_symlink() {
-                let target = fs::read_link(&p).unwrap();
-                out.insert(p, target.into_os_string().into_encoded_bytes());
-            } else if meta.is_dir() {
-                out.insert(p.clone(), b"<dir>".to_vec());
-                walk(&p, out);
-            } else if meta.is_file() {
-                out.insert(p.clone(), fs::read(&p).unwrap());
-            } else {
-                out.insert(p, b"<special>".to_vec());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    for d in dirs {
-        walk(d, &mut out);
-    }
-    out.retain(|p, _| p.file_name().is_none_or(|n| n != ".lock"));
-    out
-}
 
 /// Run `f`, expect `kind` with every needle in its message, and expect the
 /// home and the project unchanged.
 #[track_caller]
 fn refused<T: Debug>(e: &Env, kind: ErrorKind, needles: &[&str], f: impl FnOnce() -> Result<T>) {
     let dirs = [e.home.path(), e.project.path()];
-    let before = snapshot(&dirs);
+    let before = tree_snapshot(&dirs);
     let err = match f() {
         Ok(v) => panic!("expected {kind:?} mentioning {needles:?}, got Ok({v:?})"),
         Err(err) => err,
@@ -66,7 +37,7 @@ fn refused<T: Debug>(e: &Env, kind: ErrorKind, needles: &[&str], f: impl FnOnce(
     for n in needles {
         assert!(msg.contains(n), "{msg:?} does not mention {n:?}");
     }
-    let after = snapshot(&dirs);
+    let after = tree_snapshot(&dirs);
     assert_eq!(
         before.keys().collect::<Vec<_>>(),
         after.keys().collect::<Vec<_>>(),
@@ -174,9 +145,9 @@ fn instruction_files_that_are_special_or_escape_are_reported_not_read() {
     list.extend(std::iter::repeat_n("AGENTS.md", 1000));
     let o = names(&list);
     let dirs = [e.home.path(), e.project.path()];
-    let before = snapshot(&dirs);
+    let before = tree_snapshot(&dirs);
     let r = within_seconds(&e, move |s| s.instructions(s.project_root(), &o)).unwrap();
-    assert_eq!(snapshot(&dirs), before, "reading instructions wrote");
+    assert_eq!(tree_snapshot(&dirs), before, "reading instructions wrote");
     assert_eq!(r.files.len(), 1, "only AGENTS.md is read: {r:#?}");
     let kinds: Vec<_> = r.problems.iter().map(|p| format!("{:?}", p.kind)).collect();
     for want in ["Unreadable", "OutsideRoots", "Cycle"] {

@@ -7,11 +7,9 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
 use common::Env;
 use serde_json::json;
+use sessionkit::testing::tree_snapshot;
 use sessionkit::{CreateOptions, ErrorKind, Remote, RemoteOptions};
 
 /// The exit code of an error kind (`sessionkit --help`: the kind's number + 2).
@@ -19,39 +17,12 @@ fn code(kind: ErrorKind) -> i32 {
     kind.code() + 2
 }
 
-/// Every path under `dirs` with its bytes (a directory, a FIFO: its kind).
-fn snapshot(dirs: &[&Path]) -> BTreeMap<PathBuf, Vec<u8>> {
-    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for d in rd {
-            let p = d.unwrap().path();
-            let meta = std::fs::symlink_metadata(&p).unwrap();
-            if meta.is_dir() {
-                out.insert(p.clone(), b"<dir>".to_vec());
-                walk(&p, out);
-            } else if meta.is_file() {
-                out.insert(p.clone(), std::fs::read(&p).unwrap());
-            } else {
-                out.insert(p, b"<other>".to_vec());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    for d in dirs {
-        walk(d, &mut out);
-    }
-    out.retain(|p, _| p.file_name().is_none_or(|n| n != ".lock"));
-    out
-}
-
 /// Run `args`, expect the exit code of `kind` and every needle on stderr, and
 /// no file changed.
 #[track_caller]
 fn refused(env: &Env, args: &[&str], kind: ErrorKind, needles: &[&str]) {
     let dirs = [env.home.path(), env.project.path()];
-    let before = snapshot(&dirs);
+    let before = tree_snapshot(&dirs);
     let stderr = env.fails(args, code(kind));
     for n in needles {
         assert!(
@@ -59,7 +30,7 @@ fn refused(env: &Env, args: &[&str], kind: ErrorKind, needles: &[&str]) {
             "{args:?}: {stderr:?} does not mention {n:?}"
         );
     }
-    assert!(snapshot(&dirs) == before, "{args:?} changed a file");
+    assert!(tree_snapshot(&dirs) == before, "{args:?} changed a file");
 }
 
 #[test]
@@ -251,7 +222,7 @@ fn memory_names_that_escape_and_texts_past_the_limit_are_refused() {
     // A text on stdin one byte past the limit (stdin may be endless: the CLI
     // reads no further than that).
     let dirs = [env.home.path(), env.project.path()];
-    let before = snapshot(&dirs);
+    let before = tree_snapshot(&dirs);
     let out = env
         .cmd()
         .args(["memory", "add", "big", "-"])
@@ -264,7 +235,10 @@ fn memory_names_that_escape_and_texts_past_the_limit_are_refused() {
         stderr.contains("over the limit of 1048576 bytes"),
         "{stderr}"
     );
-    assert!(snapshot(&dirs) == before, "a refused memory changed a file");
+    assert!(
+        tree_snapshot(&dirs) == before,
+        "a refused memory changed a file"
+    );
     // Exactly at the limit it is taken.
     let out = env
         .cmd()
