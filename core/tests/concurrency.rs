@@ -19,6 +19,10 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use sessionkit::{CreateOptions, Durability, ErrorKind, Store, StoreOptions};
 
+#[path = "support/child.rs"]
+mod support_child;
+use support_child::test_child;
+
 const CHILD_ENV: &str = "SESSIONKIT_CONC_CHILD";
 /// Messages each process appends in the two-process test.
 const PER_PROCESS: usize = 10_000;
@@ -37,14 +41,7 @@ fn options(home: &Path) -> StoreOptions {
 }
 
 fn child_command(test: &str, role: &str) -> Command {
-    let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args([
-        "--ignored",
-        "--exact",
-        test,
-        "--nocapture",
-        "--test-threads=1",
-    ]);
+    let mut c = test_child(test);
     c.env(CHILD_ENV, role);
     c
 }

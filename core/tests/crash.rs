@@ -34,6 +34,9 @@ use sessionkit::{CreateOptions, ErrorKind, Store, StoreOptions};
 /// counts a child as a passing test.
 const CHILD_ENV: &str = "SESSIONKIT_CRASH_CHILD";
 
+#[path = "support/child.rs"]
+mod support_child;
+use support_child::test_child;
 #[path = "support/leftovers.rs"]
 mod leftovers;
 #[path = "support/rng.rs"]
@@ -51,14 +54,7 @@ fn options(home: &Path) -> StoreOptions {
 
 /// This test binary, re-executed to run only `test` in the given role.
 fn child_command(test: &str, role: &str) -> Command {
-    let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args([
-        "--ignored",
-        "--exact",
-        test,
-        "--nocapture",
-        "--test-threads=1",
-    ]);
+    let mut c = test_child(test);
     c.env(CHILD_ENV, role);
     c
 }

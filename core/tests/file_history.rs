@@ -18,6 +18,10 @@ use sessionkit::{
     StoreOptions,
 };
 
+#[path = "support/child.rs"]
+mod support_child;
+use support_child::test_child;
+
 struct Env {
     _tmp: tempfile::TempDir,
     root: PathBuf,
@@ -996,19 +1000,11 @@ fn kill_9_during_snapshots_and_restores_leaves_a_usable_history() {
         .unwrap(),
     )
     .unwrap();
-    let exe = std::env::current_exe().unwrap();
     let mut interrupted = 0;
     // A small deterministic generator for the kill delays.
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     for cycle in 0..cycles {
-        let mut child = Command::new(&exe)
-            .args([
-                "--ignored",
-                "--exact",
-                "crash_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
+        let mut child = test_child("crash_child")
             .env(CHILD_ENV, &dir)
             .env("SESSIONKIT_FH_CRASH_PARENT", std::process::id().to_string())
             .stdout(Stdio::piped())

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Child;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +34,9 @@ use sessionkit::{CreateOptions, ErrorKind, ForkOptions, Session, Store, StoreOpt
 const CHILD_ENV: &str = "SESSIONKIT_MODEL_CHILD";
 const CHILDREN: usize = 2;
 
+#[path = "support/child.rs"]
+mod support_child;
+use support_child::test_child;
 #[path = "support/leftovers.rs"]
 mod leftovers;
 #[path = "support/rng.rs"]
@@ -564,14 +567,7 @@ fn model_with_crashes() {
             let state = dir.path().join(format!("state-{k}.json"));
             fs::write(&state, serde_json::to_vec(model).unwrap()).unwrap();
             let journal = dir.path().join(format!("journal-{cycle}-{k}.jsonl"));
-            let child = Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--ignored",
-                    "--exact",
-                    "child_operator",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
+            let child = test_child("child_operator")
                 .env(CHILD_ENV, format!("c{k}g{cycle}"))
                 .env("SK_ROOT", &root)
                 .env("SK_HOME", &home)

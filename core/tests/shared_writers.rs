@@ -17,6 +17,10 @@ use sessionkit::{
     conversation_session_id, CreateOptions, ErrorKind, SessionView, Store, StoreOptions,
 };
 
+#[path = "support/child.rs"]
+mod support_child;
+use support_child::test_child;
+
 fn options(home: &Path) -> StoreOptions {
     StoreOptions {
         home: Some(home.to_path_buf()),
@@ -29,14 +33,7 @@ fn store(dir: &tempfile::TempDir) -> Store {
 }
 
 fn child(test: &str, env: &[(&str, String)]) -> Command {
-    let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args([
-        "--ignored",
-        "--exact",
-        test,
-        "--nocapture",
-        "--test-threads=1",
-    ]);
+    let mut c = test_child(test);
     for (k, v) in env {
         c.env(k, v);
     }

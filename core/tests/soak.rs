@@ -12,11 +12,15 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use sessionkit::{CreateOptions, ForkOptions, RewindMode, Store, StoreOptions};
+
+#[path = "support/child.rs"]
+mod support_child;
+use support_child::test_child;
 
 const CHILD_ENV: &str = "SESSIONKIT_SOAK_CHILD";
 
@@ -100,14 +104,7 @@ fn a_writer_and_a_reader_that_forks_and_rewinds_lose_nothing() {
     s.close().unwrap();
 
     let secs = soak_secs();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "child_soak_writer",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let mut child = test_child("child_soak_writer")
         .env(CHILD_ENV, "1")
         .env("SK_ROOT", project.path())
         .env("SK_HOME", home.path())

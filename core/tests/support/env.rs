@@ -1,6 +1,8 @@
 //! A store on a fresh temporary home and project, for the core's test files
 //! (included by `#[path]`).
 
+#[path = "child.rs"]
+mod child;
 use sessionkit::{Store, StoreOptions};
 use tempfile::TempDir;
 
@@ -37,14 +39,7 @@ pub fn env_with(options: StoreOptions) -> Env {
 /// tests of several processes at once).
 #[allow(dead_code)] // not every test file spawns children
 pub fn spawn_child(env: &Env, test: &str, env_var: &str, role: &str) -> std::process::Child {
-    std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            test,
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    child::test_child(test)
         .env(env_var, role)
         .env("SK_HOME", env.home.path())
         .env("SK_ROOT", env.project.path())
