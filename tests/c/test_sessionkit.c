@@ -3477,6 +3477,16 @@ static char *store_listing(sk_store *store, const char *root) {
     return out;
 }
 
+/* Check that the store's home and project are as `before` (a store_listing),
+   naming this line if not; frees `before`. */
+#define CHECK_UNCHANGED(store, root, before)                          \
+    do {                                                              \
+        char *after_ = store_listing((store), (root));                \
+        CHECK_STR(after_, (before));                                  \
+        free(after_);                                                 \
+        free(before);                                                 \
+    } while (0)
+
 static void test_hostile_instructions(void) {
     char *root = fresh_dir("root");
     sk_store *store = open_store(root);
@@ -3516,10 +3526,7 @@ static void test_hostile_instructions(void) {
     CHECK(o && mj_len(mj_get(o, "files")) == 1);
     CHECK(o && mj_len(mj_get(o, "problems")) == 4);
     sk_string_free(o);
-    char *after = store_listing(store, root);
-    CHECK_STR(after, before);
-    free(after);
-    free(before);
+    CHECK_UNCHANGED(store, root, before);
     free(fifo);
     free(loop_a);
     free(loop_b);
@@ -3564,10 +3571,7 @@ static void test_hostile_search(void) {
     free(q);
     ERR(sk_store_search(store, "{\"text\": \"x\", \"limit\": -1}", &o), SK_INVALID_INPUT, "search query");
     CHECK(o == NULL);
-    char *after = store_listing(store, root);
-    CHECK_STR(after, before);
-    free(after);
-    free(before);
+    CHECK_UNCHANGED(store, root, before);
     OK(sk_session_close(&s));
     sk_store_close(&store);
     free(root);
@@ -3587,10 +3591,7 @@ static void test_hostile_compaction_policy(void) {
     ERR(sk_session_select_compaction(s, "{\"tokenBudget\": -1}", &plan), SK_INVALID_INPUT,
         "compaction policy");
     CHECK(plan == NULL);
-    char *after = store_listing(store, root);
-    CHECK_STR(after, before);
-    free(after);
-    free(before);
+    CHECK_UNCHANGED(store, root, before);
     OK(sk_session_close(&s));
     sk_store_close(&store);
     free(root);
@@ -3613,10 +3614,7 @@ static void test_hostile_remote_options(void) {
     snprintf(opts, sizeof opts, "{%s, \"holder\": \"\"}", url);
     ERR(sk_remote_open(store, opts, &r), SK_INVALID_INPUT, "lease holder name");
     CHECK(r == NULL);
-    char *after = store_listing(store, root);
-    CHECK_STR(after, before);
-    free(after);
-    free(before);
+    CHECK_UNCHANGED(store, root, before);
     sk_store_close(&store);
     free(root);
 }
@@ -3641,10 +3639,7 @@ static void test_remote_never_pushed(void) {
     CHECK(o == NULL);
     /* The refused pulls wrote nothing (listing the store, below, may write
        its index). */
-    char *after = store_listing(store, root);
-    CHECK_STR(after, before);
-    free(after);
-    free(before);
+    CHECK_UNCHANGED(store, root, before);
     OK(sk_store_list_sessions(store, &o));
     CHECK_STR(o, "[]");
     sk_string_free(o);
