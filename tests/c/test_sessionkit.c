@@ -1982,9 +1982,10 @@ static void test_import_export(void) {
  * written: the files under the home (and the project's .sessionkit) are the
  * same, byte for byte, before and after. */
 
-/* Every file under `dir` with its size and a checksum of its bytes, and every
- * directory, as one string (malloc'd): equal strings, equal trees. */
-static void tree_sig_into(const char *dir, char **out, size_t *len, size_t *cap) {
+/* Every file and directory under `dir`, a line each, appended to `*out`: its
+ * path and size, and with `bytes` also its mode and a checksum of its bytes
+ * (equal strings, equal trees). */
+static void tree_into(const char *dir, int bytes, char **out, size_t *len, size_t *cap) {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
@@ -1998,14 +1999,17 @@ static void tree_sig_into(const char *dir, char **out, size_t *len, size_t *cap)
             continue;
         }
         unsigned long sum = 0;
-        if (S_ISREG(st.st_mode)) {
+        if (bytes && S_ISREG(st.st_mode)) {
             size_t n = 0;
-            char *bytes = read_file(p, &n);
-            for (size_t i = 0; bytes && i < n; i++) sum = sum * 31 + (unsigned char)bytes[i];
-            free(bytes);
+            char *data = read_file(p, &n);
+            for (size_t i = 0; data && i < n; i++) sum = sum * 31 + (unsigned char)data[i];
+            free(data);
         }
-        snprintf(line, sizeof line, "%s %o %lld %lu\n", p, (unsigned)st.st_mode,
-                 (long long)st.st_size, sum);
+        if (bytes)
+            snprintf(line, sizeof line, "%s %o %lld %lu\n", p, (unsigned)st.st_mode,
+                     (long long)st.st_size, sum);
+        else
+            snprintf(line, sizeof line, "%s %lld\n", p, (long long)st.st_size);
         size_t n = strlen(line);
         if (*len + n + 1 > *cap) {
             *cap = (*len + n + 1) * 2;
@@ -2013,16 +2017,17 @@ static void tree_sig_into(const char *dir, char **out, size_t *len, size_t *cap)
         }
         memcpy(*out + *len, line, n + 1);
         *len += n;
-        if (S_ISDIR(st.st_mode)) tree_sig_into(p, out, len, cap);
+        if (S_ISDIR(st.st_mode)) tree_into(p, bytes, out, len, cap);
         free(p);
     }
     closedir(d);
 }
 
+/* `dir`'s tree with every file's mode and bytes (malloc'd). */
 static char *tree_sig(const char *dir) {
     size_t len = 0, cap = 256;
     char *out = calloc(1, cap);
-    tree_sig_into(dir, &out, &len, &cap);
+    tree_into(dir, 1, &out, &len, &cap);
     return out;
 }
 
@@ -3193,34 +3198,11 @@ static char *log_bytes(sk_store *store, const char *id, size_t *len) {
     return bytes;
 }
 
-/* Every file under `dir` with its size, one a line (malloc'd). */
-static void listing_into(const char *dir, char **out, size_t *len, size_t *cap) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        char *p = path_join(dir, e->d_name);
-        struct stat st;
-        if (lstat(p, &st) == 0) {
-            size_t need = strlen(p) + 32;
-            if (*len + need >= *cap) {
-                *cap = (*len + need) * 2;
-                *out = realloc(*out, *cap);
-            }
-            *len += (size_t)snprintf(*out + *len, *cap - *len, "%s %lld\n", p,
-                                     (long long)st.st_size);
-            if (S_ISDIR(st.st_mode)) listing_into(p, out, len, cap);
-        }
-        free(p);
-    }
-    closedir(d);
-}
-
+/* `dir`'s tree: every path under it with its size (malloc'd). */
 static char *listing(const char *dir) {
     size_t len = 0, cap = 256;
     char *out = calloc(1, cap);
-    listing_into(dir, &out, &len, &cap);
+    tree_into(dir, 0, &out, &len, &cap);
     return out;
 }
 
