@@ -61,6 +61,41 @@ def protocol_ops() -> list[str]:
     return ops
 
 
+def readings_ops() -> tuple[list[str], list[str]]:
+    """The ops of docs/FORMAT.md §21.5: those with a row in its table of clock
+    readings and ids, and those it lists as taking none."""
+    text = FORMAT_MD.read_text(encoding="utf-8")
+    start = text.index("### 21.5 The deterministic clock and ids")
+    section = text[start : text.index("\n### ", start + 1)]
+    none_list = re.search(r"take none: (.*?)\.\n\n", section, re.S)
+    if none_list is None:
+        raise ScenarioError(f"{FORMAT_MD} §21.5 has no list of the ops that take no reading")
+    rows: list[str] = []
+    for row in section.splitlines():
+        if row.startswith("| ") and not row.startswith(("| op ", "|---", "| ---")):
+            # "`rewind`, mode `files`", "`checkpoint_prune` (`keep_latest`)":
+            # a row per mode names its op first; a named non-runner op is left out.
+            first = re.sub(r"`[a-z_]+` \(not a runner op\)|\([^)]*\)|, mode `[a-z_]+`", "", row.split(" | ")[0])
+            rows += [o for o in re.findall(r"`([a-z_]+)`", first) if o not in rows]
+    return rows, re.findall(r"`([a-z_]+)`", none_list.group(1))
+
+
+def check_readings_table() -> None:
+    """Every op of §21.2 is in §21.5, once: a row of the readings table or the
+    list of ops that take none, so a foreign writer knows its clock for each."""
+    ops = protocol_ops()
+    rows, none = readings_ops()
+    listed = rows + none
+    missing = [o for o in ops if o not in listed]
+    twice = sorted(set(rows) & set(none))
+    unknown = sorted(set(listed) - set(ops))
+    if missing or twice or unknown:
+        raise ScenarioError(
+            f"{FORMAT_MD} §21.5 and §21.2 disagree: ops with no readings row {missing}, "
+            f"ops both in the table and among those that take none {twice}, ops of no §21.2 row {unknown}"
+        )
+
+
 class Schemas:
     """The result schemas of tests/scenarios/schemas/results.schema.json: one
     per op of §21.2 (checked when loaded), and the error answer's."""
@@ -837,6 +872,7 @@ def main() -> int:
         return 2
     try:
         expected_na = load_expected_na([EXPECTED_NA, *opts.expected_na])
+        check_readings_table()
         schemas()
     except (OSError, ValueError, ScenarioError) as e:
         print(f"tests/scenarios/run.py: {e}", file=sys.stderr)
