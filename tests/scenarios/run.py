@@ -466,7 +466,8 @@ GC_BYTES = ("bytesBefore", "bytesAfter", "bytesFreed")
 def gc_bytes_mismatch(result: Any) -> str | None:
     """Why a gc report's file-history byte counts do not add up, or None. They
     are not compared between runners (`comparable`), but each runner's must
-    be non-negative integers with bytesFreed = bytesBefore - bytesAfter."""
+    be non-negative integers with bytesFreed = max(bytesBefore - bytesAfter, 0)
+    (a gc that grows the repository frees nothing, FORMAT.md §19.9)."""
     if not isinstance(result, dict):
         return "gc answered no report"
     counts = [result.get(k) for k in GC_BYTES]
@@ -474,8 +475,8 @@ def gc_bytes_mismatch(result: Any) -> str | None:
     if len(numbers) != len(GC_BYTES):
         return f"gc report's {', '.join(GC_BYTES)} must be non-negative integers, got {counts}"
     before, after, freed = numbers
-    if freed != before - after:
-        return f"gc report's bytesFreed {freed} is not bytesBefore {before} - bytesAfter {after}"
+    if freed != max(before - after, 0):
+        return f"gc report's bytesFreed {freed} is not max(bytesBefore {before} - bytesAfter {after}, 0)"
     return None
 
 
