@@ -5,7 +5,8 @@ A runner is a program that speaks the scenario protocol of docs/FORMAT.md §21
 (one JSON request per line on stdin, one JSON answer per line on stdout). For
 each scenario and each runner this driver makes a fresh store and project,
 streams the steps, checks each step's `expect`, and then compares what every
-runner left behind: the step results, and the store and project trees byte for
+runner left behind: the step results (a gc report without its file-history byte
+counts, which must only add up), and the store and project trees byte for
 byte (the file-history repository by its refs and objects, since git packs the
 same objects in different files). It prints a table of scenarios x runners.
 
@@ -362,9 +363,11 @@ def run_once(
     runners: dict[str, list[str]],
     by: str | None,
     store_override: dict[str, Any] | None = None,
+    ops: list[str] | None = None,
 ) -> list[Any]:
     """Run the scenario in `work` (emptied first); the results of its steps.
-    `by` runs every phase with that runner; None, as each phase says."""
+    `by` runs every phase with that runner; None, as each phase says. When
+    `ops` is given, each result's op is appended to it (see `comparable`)."""
     if work.exists():
         shutil.rmtree(work)
     project = work / "project"
@@ -409,6 +412,8 @@ def run_once(
                     if step.get("expectError") != code:
                         raise ScenarioError(f"{label} ({name}): error {code}: {err.get('message', '')}")
                     results.append({"error": code})
+                    if ops is not None:
+                        ops.append(step["op"])
                     continue
                 if "expectError" in step:
                     raise ScenarioError(f"{label} ({name}): expected error {step['expectError']}, got a result")
@@ -422,7 +427,13 @@ def run_once(
                         variables[var] = pick(result, path)
                     except ScenarioError as e:
                         raise ScenarioError(f"{label}: save {var}: {e}") from None
+                if step["op"] == "gc":
+                    bad = gc_bytes_mismatch(result)
+                    if bad:
+                        raise ScenarioError(f"{label} ({name}): {bad}")
                 results.append(result)
+                if ops is not None:
+                    ops.append(step["op"])
             proc.finish()
         finally:
             proc.kill()
@@ -482,6 +493,36 @@ def without_journal_bookkeeping(result: Any) -> Any:
             out["journal"] = {k: v for k, v in journal.items() if k not in ("generation", "applied")}
         return out
     return result
+
+
+GC_BYTES = ("bytesBefore", "bytesAfter", "bytesFreed")
+
+
+def gc_bytes_mismatch(result: Any) -> str | None:
+    """Why a gc report's file-history byte counts do not add up, or None. They
+    are not compared between runners (`comparable`), but each runner's must
+    be non-negative integers with bytesFreed = max(bytesBefore - bytesAfter, 0)
+    (a gc that grows the repository frees nothing, FORMAT.md §19.9)."""
+    if not isinstance(result, dict):
+        return "gc answered no report"
+    counts = [result.get(k) for k in GC_BYTES]
+    numbers = [v for v in counts if isinstance(v, int) and not isinstance(v, bool) and v >= 0]
+    if len(numbers) != len(GC_BYTES):
+        return f"gc report's {', '.join(GC_BYTES)} must be non-negative integers, got {counts}"
+    before, after, freed = numbers
+    if freed != max(before - after, 0):
+        return f"gc report's bytesFreed {freed} is not max(bytesBefore {before} - bytesAfter {after}, 0)"
+    return None
+
+
+def comparable(results: list[Any], ops: list[str]) -> list[Any]:
+    """The results as compared between runners (docs/FORMAT.md §21.4): a gc
+    report without its file-history byte counts, which depend on how a writer
+    stores its objects (loose or packed, which deltas), not on what they are."""
+    return [
+        {k: v for k, v in result.items() if k not in GC_BYTES} if op == "gc" and isinstance(result, dict) else result
+        for op, result in zip(ops, results, strict=True)
+    ]
 
 
 def snapshot(work: Path) -> dict[str, bytes]:
@@ -602,8 +643,9 @@ def run_scenario(
     for column, by in columns:
         unsupported_op = None
         try:
-            results = run_once(scenario, work, runners, by)
-            outputs[column] = (without_journal_bookkeeping(results), snapshot(work))
+            ops: list[str] = []
+            results = run_once(scenario, work, runners, by, ops=ops)
+            outputs[column] = (without_journal_bookkeeping(comparable(results, ops)), snapshot(work))
             cells[column] = "ok"
         except Unsupported as e:
             unsupported_op = e.op
