@@ -48,6 +48,9 @@ step "Rust tests"
 # the user's ~/.sessionkit.
 # The core's `remote` feature is named (every binding enables it too), so its
 # PostgreSQL suite runs here against the server above, in the same build.
+# tests/build.sh builds what the later steps run with the same feature selection
+# as this one, so that no step compiles the dependencies again.
+CARGO_LOCKED=1 bash tests/build.sh >/dev/null
 SESSIONKIT_HOME="$(mktemp -d)" cargo test --workspace --features sessionkit/remote --locked
 
 step "C ABI: header, C tests under ASan and valgrind, examples (tests/c/run.sh)"
@@ -76,7 +79,8 @@ step "Faults: a crash and an I/O error at every file-system call, power loss (te
 CARGO_LOCKED=1 bash tests/faults/run.sh
 
 step "demo runs"
-SESSIONKIT_HOME="$(mktemp -d)" cargo run -q --locked -p sessionkit-cli -- demo >/dev/null
+# The CLI of tests/build.sh (built again without the fault step's planted bugs).
+SESSIONKIT_HOME="$(mktemp -d)" "$(CARGO_LOCKED=1 bash tests/build.sh)/sessionkit" demo >/dev/null
 
 echo
 echo "all suites passed"

@@ -3,7 +3,7 @@
 # program linked against the shared and the static library, each run under
 # AddressSanitizer and under valgrind, the C++ wrapper's tests (ASan, valgrind)
 # and its coverage of the header, and the C and C++ examples.
-#   bash tests/c/run.sh            # builds with `cargo build -p sessionkit-ffi`
+#   bash tests/c/run.sh            # builds with tests/build.sh
 # Builds and writes its programs in cargo's target directory ($CARGO_TARGET_DIR,
 # a .cargo/config setting, or ./target).
 # Needs: gcc, g++, pkg-config, valgrind (installed with apt-get if missing).
@@ -19,11 +19,8 @@ for tool in valgrind pkg-config; do
     fi
 done
 
-cargo build -q -p sessionkit-ffi ${CARGO_LOCKED:+--locked}
-target="$(cargo metadata --format-version 1 --no-deps ${CARGO_LOCKED:+--locked} |
-    sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
-[ -n "$target" ] || { echo "cargo metadata gave no target directory" >&2; exit 1; }
-libdir="$target/debug"
+libdir="$(bash tests/build.sh)"
+target="$(dirname "$libdir")"
 out="$target/ctest"
 rm -rf "$out" && mkdir -p "$out"
 bash tests/c/make-pc.sh "$libdir" >/dev/null

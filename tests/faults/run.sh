@@ -22,8 +22,7 @@ fi
 
 # The fault-test build: the CLI with the planted bugs compiled in, each off
 # unless its SESSIONKIT_PLANT_BUG value is set (no normal build has them).
-cargo build -q ${CARGO_LOCKED:+--locked} -p sessionkit-cli --features planted-bugs
-cli="${CARGO_TARGET_DIR:-target}/debug/sessionkit"
+cli="$(bash tests/build.sh --planted-bugs)/sessionkit"
 unset SESSIONKIT_PLANT_BUG
 
 echo "-- a crash at every call, I/O errors (once and persistent), the fsync audit"

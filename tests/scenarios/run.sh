@@ -53,10 +53,8 @@ if [ -n "$kit" ]; then
     exec "$venv/bin/python" "$root/tests/scenarios/run.py" --runner "rust=$target/debug/examples/scenario_runner" "$@"
 fi
 
-echo "-- build: the Rust runner, the C library, the CLI"
-cargo build -q ${CARGO_LOCKED:+--locked} -p sessionkit --example scenario_runner
-cargo build -q ${CARGO_LOCKED:+--locked} -p sessionkit-ffi -p sessionkit-cli
-lib="$target/debug"
+echo "-- build: the Rust runner, the C library, the CLI (tests/build.sh)"
+lib="$(bash tests/build.sh)"
 gcc -std=c11 -g -Wall -Wextra -Werror -Iinclude -Itests/c tests/scenarios/runners/runner.c \
     -L"$lib" -lsessionkit -Wl,-rpath,"$lib" -o "$out/runner_c"
 
