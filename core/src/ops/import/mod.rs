@@ -364,6 +364,20 @@ fn as_summary(mut m: Map<String, Value>) -> Map<String, Value> {
     m
 }
 
+/// The longest title an import gives, in characters: as the index cuts a
+/// first user text (FORMAT.md §10.3).
+const TITLE_CHARS: usize = 100;
+
+/// `text` as a title: white space collapsed, cut to [`TITLE_CHARS`].
+fn title_of(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(TITLE_CHARS)
+        .collect()
+}
+
 /// The title of an imported session the source gives none: its first visible
 /// user text (the index would take injected context, hidden, as the title).
 fn first_user_text(items: &[Item]) -> Option<String> {
@@ -375,9 +389,8 @@ fn first_user_text(items: &[Item]) -> Option<String> {
         {
             m.get("content")
                 .and_then(crate::format::records::content_text)
-                .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+                .map(|t| title_of(&t))
                 .filter(|t| !t.is_empty())
-                .map(|t| t.chars().take(100).collect())
         }
         _ => None,
     })

@@ -219,10 +219,7 @@ fn write(
     }
     report.lines = file.lines.iter().filter(|l| l.number > start_line).count() as u64;
 
-    let title = conv
-        .title
-        .clone()
-        .or_else(|| super::first_user_text(&conv.items));
+    let title = conv.title.clone();
     // The items not imported before, by target log (`None`: the session).
     let mut targets: Vec<(Option<String>, Vec<Item>)> = Vec::new();
     for item in conv.items.into_iter().filter(|i| i.line > start_line) {
