@@ -100,6 +100,12 @@ fn a_claude_code_project_keeps_tree_sidechains_compaction_and_every_line() {
     let entry = store.session_entry(MAIN).unwrap();
     assert_eq!(entry.title, "Fix the greeting test");
     assert_eq!(entry.created_at, "2025-06-02T10:00:00.000Z");
+    // The source's last time (its sidechain's, whose spawn and result records
+    // take the sidechain's times), never the import's.
+    assert_eq!(entry.updated_at, "2025-06-02T10:06:09.000Z");
+    assert_eq!(entry.status, sessionkit::Status::Completed);
+    let newer = store.session_entry(NEWER).unwrap();
+    assert_eq!(newer.updated_at, "2026-01-20T11:57:40.000Z");
     let view = store.read_session(MAIN).unwrap();
     assert!(view.report().is_clean(), "{:?}", view.report());
 
