@@ -253,9 +253,20 @@ export type ImportFormat = 'claude-code' | 'codex' | 'deepcode';
 export interface ImportOptions {
   /** The format of every source; detected per file when absent. */
   from?: ImportFormat;
-  /** The project to import into; by default the one each source names. */
+  /** The project to import into; by default the one each source names,
+   *  whether or not its directory exists here. */
   project?: string;
+  /** Prefixes of the working directory a source names to remap (another
+   *  machine's home, a moved checkout): whole components, the longest
+   *  `from` wins; both absolute paths. */
+  mapPaths?: PathMapping[];
   store?: StoreOpenOptions;
+}
+
+/** A path prefix recorded elsewhere (`from`) and where it is here (`to`). */
+export interface PathMapping {
+  from: string;
+  to: string;
 }
 
 /** Import Claude Code, Codex or seed-style transcripts (files, or
@@ -274,6 +285,8 @@ export interface ImportSourceReport {
   error: string | null;
   /** The project it went to. */
   project: string | null;
+  /** A mapped working directory, or one that does not exist here. */
+  notice: string | null;
   sessionId: string | null;
   agentId: string | null;
   /** Whether the session was created by this import. */

@@ -110,6 +110,10 @@ pub enum Command {
         /// The format of every source [default: detected per file]
         #[arg(long, value_enum)]
         from: Option<ImportFrom>,
+        /// Take a recorded working directory under OLD as the same path under NEW
+        /// (another machine's home, a moved checkout); repeatable, the longest OLD wins
+        #[arg(long = "map-path", value_name = "OLD=NEW")]
+        map_paths: Vec<String>,
     },
     /// A session's transcript
     Show {

@@ -91,6 +91,14 @@ def _path(p: StrPath) -> str:
     return os.fspath(p) if isinstance(p, os.PathLike) else p
 
 
+def _mappings(map_paths: Mapping[StrPath, StrPath]) -> object:
+    """``{old: new}`` as the core's ``mapPaths`` (``[{"from", "to"}]``); any
+    other value is passed on for the native side to refuse, saying why."""
+    if not isinstance(map_paths, Mapping):
+        return map_paths
+    return [{"from": _path(k), "to": _path(v)} for k, v in map_paths.items()]
+
+
 def _paths(paths: Iterable[StrPath]) -> object:
     if isinstance(paths, (str, bytes)) or not isinstance(paths, Iterable):
         return paths  # refused by the native side, which says why

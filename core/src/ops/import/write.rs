@@ -14,6 +14,7 @@ use super::{
     SourceOutcome, SourceReport, What,
 };
 use crate::error::{Error, Result};
+use crate::format::project::map_path;
 use crate::format::records::BlobRef;
 use crate::options::StoreOptions;
 use crate::store::session::{CreateOptions, SessionCore, SubagentCore};
@@ -160,9 +161,31 @@ fn write(
     store_options: &StoreOptions,
     report: &mut SourceReport,
 ) -> Result<()> {
-    let project = match (&options.project, &conv.project) {
-        (Some(given), _) => given.clone(),
-        (None, Some(named)) => source_project(path, named)?,
+    let store = match (&options.project, &conv.project) {
+        (Some(given), _) => StoreCore::open(given, store_options.clone())?,
+        (None, Some(named)) => {
+            let named = source_project(path, named)?;
+            let mapped = map_path(&options.map_paths, &named);
+            let target = mapped.as_deref().unwrap_or(&named);
+            let (store, exists) = StoreCore::open_recorded(target, store_options.clone())?;
+            let mut notice = Vec::new();
+            if mapped.is_some() {
+                notice.push(format!(
+                    "working directory {} mapped to {}",
+                    named.display(),
+                    target.display()
+                ));
+            }
+            if !exists {
+                notice.push(format!(
+                    "the recorded project directory {} does not exist here: imported into its \
+                     project all the same (give the project, or map the path, to put it elsewhere)",
+                    target.display()
+                ));
+            }
+            report.notice = (!notice.is_empty()).then(|| notice.join("; "));
+            store
+        }
         (None, None) => {
             return Err(Error::invalid(format!(
                 "{} names no working directory: give the project to import it into",
@@ -170,14 +193,6 @@ fn write(
             )))
         }
     };
-    let store = StoreCore::open(&project, store_options.clone()).map_err(|e| match e {
-        Error::NotFound(_) => Error::NotFound(format!(
-            "project directory {} (named by {}); give the project to import it into",
-            project.display(),
-            path.display()
-        )),
-        e => e,
-    })?;
     report.project = Some(store.project_root().to_path_buf());
     let session_id = conv
         .session_id
