@@ -723,6 +723,10 @@ export interface RemoteOptions {
   holder?: string;
   /** How long a lease lasts unless renewed: 1 ms to a day; default 60 s. */
   leaseTtlMs?: number;
+  /** Without `project`: where this project sat on the machines that share
+   *  it; the name is then the project code of this store's root with the
+   *  longest `to` prefix replaced by its `from`. */
+  mapPaths?: PathMapping[];
 }
 
 /** A session on the remote: bytes held, its index entry as last pushed. */

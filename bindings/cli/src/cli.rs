@@ -60,6 +60,10 @@ pub struct RemoteArgs {
     /// [default: <host name>:<process id>]
     #[arg(long, value_name = "NAME")]
     pub holder: Option<String>,
+    /// This project sat under OLD on the machines that share it and sits under NEW
+    /// here: the remote name is that of the path under OLD; repeatable
+    #[arg(long = "map-path", value_name = "OLD=NEW")]
+    pub map_paths: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
