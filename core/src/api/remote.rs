@@ -40,7 +40,7 @@ pub struct RemoteOptions {
     /// pushed from `/home/a/src/x`. As JSON a list of `{"from", "to"}`, as
     /// for an import.
     #[serde(default)]
-    pub map_paths: Vec<crate::PathMapping>,
+    pub map_paths: Vec<crate::format::project::PathMapping>,
 }
 
 impl RemoteOptions {
