@@ -880,3 +880,33 @@ fn a_bad_path_mapping_is_refused_before_anything_is_written() {
         "nothing written"
     );
 }
+
+#[test]
+fn a_recorded_path_through_a_missing_directory_to_an_existing_one_is_canonical() {
+    let env = Env::new();
+    let real = std::fs::canonicalize(env.project.path()).unwrap();
+    // The text names `real` through a directory that does not exist.
+    let cwd = format!("/sessionkit-no-such-dir/..{}", real.display());
+    let src = env.home.path().join("seed.jsonl");
+    std::fs::write(
+        &src,
+        format!(
+            "{}\n",
+            serde_json::json!({"id": "m1", "sessionId": "s-through", "role": "user",
+                "content": "hello", "cwd": cwd})
+        ),
+    )
+    .unwrap();
+    let options = ImportOptions {
+        store: env.store_options(),
+        ..ImportOptions::default()
+    };
+    let report = import(&[src], &options, &mut |_| {}).unwrap();
+    assert_eq!(report.failed, 0, "{report:#?}");
+    assert_eq!(report.sources[0].project.as_deref(), Some(real.as_path()));
+    assert!(report.sources[0].notice.is_none(), "{report:#?}");
+    assert_eq!(
+        env.store().session_entry("s-through").unwrap().title,
+        "hello"
+    );
+}

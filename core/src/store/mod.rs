@@ -367,8 +367,12 @@ impl StoreCore {
         match fs::canonicalize(recorded) {
             Ok(_) => Ok((StoreCore::open(recorded, options)?, true)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && recorded.is_absolute() => {
-                options.validate()?;
                 let root = crate::format::project::normalize_lexically(recorded);
+                // `/gone/../srv/app`: the directory the text names exists.
+                if root.is_dir() {
+                    return Ok((StoreCore::open(&root, options)?, true));
+                }
+                options.validate()?;
                 Ok((StoreCore::open_root(root, options)?, false))
             }
             Err(e) => Err(Error::io(recorded, e)),
