@@ -629,11 +629,13 @@ sk_status sk_store_memory_path(const struct sk_store *store,
 //   directory searched for `*.jsonl` files (required).
 // - `options_json`: NULL, "" or a JSON object: `from` ("claude-code" |
 //   "codex" | "deepcode"; detected per file when absent), `project` (the
-//   project to import into; by default the one each source names), `store`
+//   project to import into; by default the one each source names, whether or
+//   not its directory exists here), `mapPaths` (`[{"from", "to"}]`: prefixes
+//   of the named working directory to remap, absolute paths), `store`
 //   (store options as for `sk_store_open`).
 // - `out_report_json`: receives `{"sources": [{"path", "format", "outcome":
 //   "imported" | "upToDate" | "changed" | "failed", "error", "project",
-//   "sessionId", "agentId", "created", "lines", "messagesAdded",
+//   "notice", "sessionId", "agentId", "created", "lines", "messagesAdded",
 //   "recordsAdded", "skipped": [{"line", "reason"}], "unmapped": [...]}],
 //   "messagesAdded", "failed"}`. A source that could not be imported is in the
 //   report, not the status.
@@ -643,7 +645,8 @@ sk_status sk_store_memory_path(const struct sk_store *store,
 //
 // Errors, before anything is read or written: `SK_NULL_ARGUMENT`,
 // `SK_INVALID_UTF8`, `SK_INVALID_INPUT` (bad JSON or options, an empty
-// `project` or one that is not a directory, an empty `store.home`, an empty
+// `project` or one that is not a directory, a path mapping that is not two
+// absolute paths, an empty `store.home`, an empty
 // path, a path that is a FIFO, a device or a socket), `SK_NOT_FOUND` (a path
 // or the `project` that does not exist), `SK_IO`.
 //
@@ -693,7 +696,11 @@ sk_status sk_store_export_session(const struct sk_store *store,
 //   `project` (the name the project's sessions share on the remote; default:
 //   the store's project code), `holder` (who takes leases, shown to others
 //   who get SK_BUSY; default "<host name>:<process id>"), `leaseTtlMs` (how
-//   long a lease lasts unless renewed; default 60000, at most a day).
+//   long a lease lasts unless renewed; default 60000, at most a day),
+//   `mapPaths` (`[{"from", "to"}]`, absolute paths: with no `project`, the
+//   name is the project code of this store's root with the longest `to`
+//   prefix replaced by its `from`, where the project sat on the machines
+//   that pushed).
 // - `out_remote`: receives the handle, to be closed with `sk_remote_close`.
 //
 // Blocks until the server answers or the connection fails (the string's

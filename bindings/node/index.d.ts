@@ -253,9 +253,20 @@ export type ImportFormat = 'claude-code' | 'codex' | 'deepcode';
 export interface ImportOptions {
   /** The format of every source; detected per file when absent. */
   from?: ImportFormat;
-  /** The project to import into; by default the one each source names. */
+  /** The project to import into; by default the one each source names,
+   *  whether or not its directory exists here. */
   project?: string;
+  /** Prefixes of the working directory a source names to remap (another
+   *  machine's home, a moved checkout): whole components, the longest
+   *  `from` wins; both absolute paths. */
+  mapPaths?: PathMapping[];
   store?: StoreOpenOptions;
+}
+
+/** A path prefix recorded elsewhere (`from`) and where it is here (`to`). */
+export interface PathMapping {
+  from: string;
+  to: string;
 }
 
 /** Import Claude Code, Codex or seed-style transcripts (files, or
@@ -274,6 +285,8 @@ export interface ImportSourceReport {
   error: string | null;
   /** The project it went to. */
   project: string | null;
+  /** A mapped working directory, or one that does not exist here. */
+  notice: string | null;
   sessionId: string | null;
   agentId: string | null;
   /** Whether the session was created by this import. */
@@ -710,6 +723,10 @@ export interface RemoteOptions {
   holder?: string;
   /** How long a lease lasts unless renewed: 1 ms to a day; default 60 s. */
   leaseTtlMs?: number;
+  /** Without `project`: where this project sat on the machines that share
+   *  it; the name is then the project code of this store's root with the
+   *  longest `to` prefix replaced by its `from`. */
+  mapPaths?: PathMapping[];
 }
 
 /** A session on the remote: bytes held, its index entry as last pushed. */

@@ -327,6 +327,7 @@ mod remote {
                 project: Some(project.into()),
                 holder: Some(holder.into()),
                 lease_ttl: Some(Duration::from_secs(600)),
+                map_paths: Vec::new(),
             },
         )
         .expect("connect to the test server")
@@ -351,6 +352,7 @@ mod remote {
                 project: project.map(String::from),
                 holder: holder.map(String::from),
                 lease_ttl: None,
+                map_paths: Vec::new(),
             };
             refused(&e, ErrorKind::InvalidInput, &[what], || {
                 Remote::connect(&e.store, options)

@@ -100,6 +100,12 @@ fn a_claude_code_project_keeps_tree_sidechains_compaction_and_every_line() {
     let entry = store.session_entry(MAIN).unwrap();
     assert_eq!(entry.title, "Fix the greeting test");
     assert_eq!(entry.created_at, "2025-06-02T10:00:00.000Z");
+    // The source's last time (its sidechain's, whose spawn and result records
+    // take the sidechain's times), never the import's.
+    assert_eq!(entry.updated_at, "2025-06-02T10:06:09.000Z");
+    assert_eq!(entry.status, sessionkit::Status::Completed);
+    let newer = store.session_entry(NEWER).unwrap();
+    assert_eq!(newer.updated_at, "2026-01-20T11:57:40.000Z");
     let view = store.read_session(MAIN).unwrap();
     assert!(view.report().is_clean(), "{:?}", view.report());
 
@@ -668,4 +674,239 @@ fn an_empty_path_or_one_holding_a_nul_is_invalid_input() {
         assert!(err.to_string().contains("NUL"), "{p:?}: {err}");
     }
     assert_eq!(snapshot(env.home.path()), before);
+}
+
+/// Transcripts recorded on another machine, under `/Users/dana/code/demo`.
+fn another_machine() -> PathBuf {
+    fixtures().join("another-machine")
+}
+
+const ORCHESTRATOR: &str = "d4e5f6a7-1b2c-4d3e-8f40-5a6b7c8d9e01";
+const RENAME: &str = "e5f6a7b8-2c3d-4e4f-9051-6b7c8d9e0f12";
+const CHANGELOG: &str = "f6a7b8c9-3d4e-4f50-8162-7c8d9e0f1a23";
+const ROLLOUT: &str = "0199b2c4-5d6e-7f80-9a1b-2c3d4e5f6a7b";
+
+/// The sessions of the project `code` in the home, by id.
+fn project_sessions(
+    env: &Env,
+    code: &str,
+) -> std::collections::BTreeMap<String, sessionkit::IndexEntry> {
+    let all = sessionkit::list_all_sessions(&env.store_options()).unwrap();
+    let p = all
+        .iter()
+        .find(|p| p.project_code == code)
+        .unwrap_or_else(|| panic!("no project {code} in {all:#?}"));
+    assert!(p.error.is_none(), "{p:#?}");
+    p.sessions
+        .iter()
+        .map(|e| (e.id.clone(), e.clone()))
+        .collect()
+}
+
+/// Titles, times and status as the source tool shows them.
+fn assert_as_the_source_shows_them(
+    entries: &std::collections::BTreeMap<String, sessionkit::IndexEntry>,
+) {
+    let title = |id: &str| entries[id].title.as_str();
+    assert_eq!(title(ORCHESTRATOR), "/orchestrator fix the flaky CI build");
+    assert_eq!(title(RENAME), "Rename the demo CLI's --verbose flag");
+    assert_eq!(title(CHANGELOG), "Add a changelog to the demo");
+    assert_eq!(
+        title(ROLLOUT),
+        "Add a --json flag to the demo's list command"
+    );
+    for e in entries.values() {
+        assert!(!e.title.contains('<'), "markup in the title {:?}", e.title);
+        assert_eq!(e.status, sessionkit::Status::Completed, "{}", e.id);
+    }
+    let times = |id: &str| {
+        (
+            entries[id].created_at.as_str(),
+            entries[id].updated_at.as_str(),
+        )
+    };
+    assert_eq!(
+        times(ORCHESTRATOR),
+        ("2025-09-14T08:01:02.345Z", "2025-09-14T08:21:10.002Z")
+    );
+    assert_eq!(
+        times(RENAME),
+        ("2025-09-15T17:30:00.125Z", "2025-09-15T17:30:11.777Z")
+    );
+    assert_eq!(
+        times(ROLLOUT),
+        ("2025-09-20T14:02:11.500Z", "2025-09-20T14:05:48.250Z")
+    );
+}
+
+#[test]
+fn a_transcript_from_another_machine_lands_under_its_recorded_project() {
+    assert!(!Path::new("/Users/dana/code/demo").exists());
+    let env = Env::new();
+    let options = ImportOptions {
+        store: env.store_options(),
+        ..ImportOptions::default()
+    };
+    let report = import(&[another_machine()], &options, &mut |_| {}).unwrap();
+    assert_eq!(report.failed, 0, "{report:#?}");
+    assert_eq!(report.sources.len(), 4);
+    for s in &report.sources {
+        assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+        assert_eq!(
+            s.project.as_deref(),
+            Some(Path::new("/Users/dana/code/demo"))
+        );
+        let notice = s.notice.as_deref().unwrap_or_default();
+        assert!(
+            notice.contains("/Users/dana/code/demo does not exist here"),
+            "{notice}"
+        );
+    }
+    let code = sessionkit::project_code(Path::new("/Users/dana/code/demo"));
+    assert_eq!(code, "-Users-dana-code-demo");
+    let dir = env.home.path().join("projects").join(&code);
+    assert!(dir.join(format!("{ROLLOUT}.jsonl")).is_file());
+    let entries = project_sessions(&env, &code);
+    assert_eq!(entries.len(), 4);
+    assert_as_the_source_shows_them(&entries);
+
+    // Importing the unchanged sources again writes nothing at all.
+    let before = sessionkit::testing::tree_snapshot(&[env.home.path()]);
+    let again = import(&[another_machine()], &options, &mut |_| {}).unwrap();
+    assert!(again
+        .sources
+        .iter()
+        .all(|s| s.outcome == SourceOutcome::UpToDate));
+    assert_eq!(
+        sessionkit::testing::tree_snapshot(&[env.home.path()]),
+        before
+    );
+}
+
+#[test]
+fn a_path_mapping_puts_another_machines_sessions_under_the_mapped_project() {
+    let env = Env::new();
+    let demo = env.project.path().join("code/demo");
+    std::fs::create_dir_all(&demo).unwrap();
+    let options = ImportOptions::from_json(
+        &serde_json::json!({
+            "mapPaths": [
+                // Whole components only: not a prefix of /Users/dana.
+                {"from": "/Users/dan", "to": "/nowhere"},
+                {"from": "/Users", "to": "/elsewhere"},
+                // The longest prefix wins.
+                {"from": "/Users/dana/", "to": env.project.path()},
+            ],
+            "store": {"home": env.home.path()},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let report = import(&[another_machine()], &options, &mut |_| {}).unwrap();
+    assert_eq!(report.failed, 0, "{report:#?}");
+    let root = std::fs::canonicalize(&demo).unwrap();
+    for s in &report.sources {
+        assert_eq!(s.project.as_deref(), Some(root.as_path()), "{s:#?}");
+        let notice = s.notice.as_deref().unwrap();
+        assert!(
+            notice.contains("working directory /Users/dana/code/demo mapped to"),
+            "{notice}"
+        );
+        assert!(!notice.contains("does not exist"), "{notice}");
+    }
+    let store = Store::open(&demo, env.store_options()).unwrap();
+    let entries: std::collections::BTreeMap<_, _> = store
+        .list_sessions()
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.id.clone(), e))
+        .collect();
+    assert_eq!(entries.len(), 4);
+    assert_as_the_source_shows_them(&entries);
+
+    // An explicit project still wins over the source and the mapping.
+    let env2 = Env::new();
+    let options = ImportOptions {
+        map_paths: vec!["/Users/dana=/elsewhere".parse().unwrap()],
+        ..env2.options()
+    };
+    let report = import(&[another_machine()], &options, &mut |_| {}).unwrap();
+    let given = std::fs::canonicalize(env2.project.path()).unwrap();
+    assert!(report
+        .sources
+        .iter()
+        .all(|s| s.project.as_deref() == Some(given.as_path()) && s.notice.is_none()));
+}
+
+#[test]
+fn a_bad_path_mapping_is_refused_before_anything_is_written() {
+    let env = Env::new();
+    for (bad, names) in [
+        (
+            serde_json::json!([{"from": "Users/dana", "to": "/x"}]),
+            "\"Users/dana\" is not an absolute path",
+        ),
+        (
+            serde_json::json!([{"from": "/Users/dana", "to": "x"}]),
+            "\"x\" is not an absolute path",
+        ),
+        (serde_json::json!([{"from": "", "to": "/x"}]), "is empty"),
+    ] {
+        let options = ImportOptions::from_json(
+            &serde_json::json!({"mapPaths": bad, "store": {"home": env.home.path()}}).to_string(),
+        )
+        .unwrap();
+        let e = import(&[another_machine()], &options, &mut |_| {}).unwrap_err();
+        assert_eq!(e.kind(), sessionkit::ErrorKind::InvalidInput, "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains("mapPaths") && msg.contains(names), "{msg}");
+    }
+    // Neither a pair in another shape nor an unknown member is taken.
+    for bad in [
+        serde_json::json!([["/a", "/b"]]),
+        serde_json::json!([{"from": "/a", "to": "/b", "too": 1}]),
+        serde_json::json!("/a=/b"),
+    ] {
+        let e = ImportOptions::from_json(&serde_json::json!({ "mapPaths": bad }).to_string())
+            .unwrap_err();
+        assert_eq!(e.kind(), sessionkit::ErrorKind::InvalidInput, "{e}");
+    }
+    for bad in ["/Users/dana", "Users/dana=/x", "/Users/dana=", ""] {
+        let e = bad.parse::<sessionkit::PathMapping>().unwrap_err();
+        assert_eq!(e.kind(), sessionkit::ErrorKind::InvalidInput, "{e}");
+    }
+    assert!(
+        !env.home.path().join("projects").exists(),
+        "nothing written"
+    );
+}
+
+#[test]
+fn a_recorded_path_through_a_missing_directory_to_an_existing_one_is_canonical() {
+    let env = Env::new();
+    let real = std::fs::canonicalize(env.project.path()).unwrap();
+    // The text names `real` through a directory that does not exist.
+    let cwd = format!("/sessionkit-no-such-dir/..{}", real.display());
+    let src = env.home.path().join("seed.jsonl");
+    std::fs::write(
+        &src,
+        format!(
+            "{}\n",
+            serde_json::json!({"id": "m1", "sessionId": "s-through", "role": "user",
+                "content": "hello", "cwd": cwd})
+        ),
+    )
+    .unwrap();
+    let options = ImportOptions {
+        store: env.store_options(),
+        ..ImportOptions::default()
+    };
+    let report = import(&[src], &options, &mut |_| {}).unwrap();
+    assert_eq!(report.failed, 0, "{report:#?}");
+    assert_eq!(report.sources[0].project.as_deref(), Some(real.as_path()));
+    assert!(report.sources[0].notice.is_none(), "{report:#?}");
+    assert_eq!(
+        env.store().session_entry("s-through").unwrap().title,
+        "hello"
+    );
 }

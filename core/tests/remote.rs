@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     // over the setting the settings test writes. Removed before any thread starts.
     std::env::remove_var("SESSIONKIT_REMOTE");
     let args = Arguments::from_args();
-    let with_server: [(&str, Need, Test); 11] = [
+    let with_server: [(&str, Need, Test); 12] = [
         (
             "a_pushed_session_pulls_byte_identical_and_again_only_new_bytes",
             Need::Server,
@@ -85,6 +85,11 @@ fn main() -> ExitCode {
             "a_checkpointer_thread_travels_with_its_values_and_blobs",
             Need::Server,
             a_checkpointer_thread_travels_with_its_values_and_blobs,
+        ),
+        (
+            "a_session_pushed_from_one_path_pulls_into_the_mapped_path",
+            Need::Server,
+            a_session_pushed_from_one_path_pulls_into_the_mapped_path,
         ),
     ];
     let mut trials: Vec<Trial> = with_server
@@ -168,6 +173,7 @@ fn remote(url: &str, m: &Machines, store: &Store, holder: &str, ttl: Duration) -
             project: Some(m.project.clone()),
             holder: Some(holder.to_string()),
             lease_ttl: Some(ttl),
+            map_paths: Vec::new(),
         },
     )
     .expect("connect to the test server")
@@ -748,6 +754,7 @@ fn tls_as_libpq_users_write_it_connects_verifies_and_refuses_clearly(pg: &TestSe
                 project: Some(m.project.clone()),
                 holder: Some("tls".into()),
                 lease_ttl: None,
+                map_paths: Vec::new(),
             },
         )
     };
@@ -862,4 +869,78 @@ fn a_checkpointer_thread_travels_with_its_values_and_blobs(pg: &TestServer) {
         assert_eq!(&t.values[0].1.bytes, want, "checkpoint {cp}");
         assert_eq!(t.thread_id, "user@example.com/chat");
     }
+}
+
+/// Machine A has the project at `<tmp>/home/a/src/x`, machine B at
+/// `<tmp>/Users/b/code/x`: with the mapping, B's default remote name is A's,
+/// so what A pushed B pulls, byte for byte, into its own project.
+fn a_session_pushed_from_one_path_pulls_into_the_mapped_path(pg: &TestServer) {
+    let url = pg.url.clone();
+    let _shared = SERVER.read().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let open = |root: &Path, home: &str| {
+        std::fs::create_dir_all(root).expect("project dir");
+        Store::open(
+            root,
+            StoreOptions {
+                home: Some(tmp.path().join(home)),
+                ..StoreOptions::default()
+            },
+        )
+        .expect("open store")
+    };
+    let a_src = tmp.path().join("home/a/src");
+    let b_code = tmp.path().join("Users/b/code");
+    let a = open(&a_src.join("x"), "home-a");
+    let b = open(&b_code.join("x"), "home-b");
+    let connect = |store: &Store, map_paths: Vec<sessionkit::PathMapping>| {
+        Remote::connect(
+            store,
+            RemoteOptions {
+                url: Some(url.clone()),
+                map_paths,
+                ..RemoteOptions::default()
+            },
+        )
+        .expect("connect")
+    };
+    let ra = connect(&a, Vec::new());
+    let mapping: sessionkit::PathMapping = format!("{}={}", a_src.display(), b_code.display())
+        .parse()
+        .expect("mapping");
+    let rb = connect(&b, vec![mapping]);
+    assert_eq!(rb.project(), ra.project());
+    assert_eq!(ra.project(), a.project_code());
+    // Without the mapping, B's name is its own path's: it sees nothing of A's.
+    assert_ne!(connect(&b, Vec::new()).project(), ra.project());
+
+    let s = a.create_session(CreateOptions::default()).expect("create");
+    let id = s.id().to_string();
+    s.append(json!({"role": "user", "content": "Port the build to the new CI"}))
+        .expect("append");
+    s.close().expect("close");
+    ra.push(&a, &id).expect("push");
+    let pulled = rb.pull(&b, &id).expect("pull");
+    assert_eq!(pulled.from, 0);
+    assert_eq!(log_bytes(&b, &id), log_bytes(&a, &id));
+    assert_eq!(
+        b.session_entry(&id).expect("in B's project").title,
+        "Port the build to the new CI"
+    );
+
+    // A mapping that is not two absolute paths is refused before connecting.
+    let bad = Remote::connect(
+        &b,
+        RemoteOptions {
+            url: Some(url.clone()),
+            map_paths: vec![sessionkit::PathMapping {
+                from: "home/a".into(),
+                to: b_code.clone(),
+            }],
+            ..RemoteOptions::default()
+        },
+    )
+    .expect_err("a relative mapping");
+    assert_eq!(bad.kind(), ErrorKind::InvalidInput, "{bad}");
+    assert!(bad.to_string().contains("mapPaths"), "{bad}");
 }

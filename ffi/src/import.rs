@@ -15,11 +15,13 @@ use crate::{arg_handle, arg_out, arg_str, guard, opt_str, put_json, put_string, 
 ///   directory searched for `*.jsonl` files (required).
 /// - `options_json`: NULL, "" or a JSON object: `from` ("claude-code" |
 ///   "codex" | "deepcode"; detected per file when absent), `project` (the
-///   project to import into; by default the one each source names), `store`
+///   project to import into; by default the one each source names, whether or
+///   not its directory exists here), `mapPaths` (`[{"from", "to"}]`: prefixes
+///   of the named working directory to remap, absolute paths), `store`
 ///   (store options as for `sk_store_open`).
 /// - `out_report_json`: receives `{"sources": [{"path", "format", "outcome":
 ///   "imported" | "upToDate" | "changed" | "failed", "error", "project",
-///   "sessionId", "agentId", "created", "lines", "messagesAdded",
+///   "notice", "sessionId", "agentId", "created", "lines", "messagesAdded",
 ///   "recordsAdded", "skipped": [{"line", "reason"}], "unmapped": [...]}],
 ///   "messagesAdded", "failed"}`. A source that could not be imported is in the
 ///   report, not the status.
@@ -29,7 +31,8 @@ use crate::{arg_handle, arg_out, arg_str, guard, opt_str, put_json, put_string, 
 ///
 /// Errors, before anything is read or written: `SK_NULL_ARGUMENT`,
 /// `SK_INVALID_UTF8`, `SK_INVALID_INPUT` (bad JSON or options, an empty
-/// `project` or one that is not a directory, an empty `store.home`, an empty
+/// `project` or one that is not a directory, a path mapping that is not two
+/// absolute paths, an empty `store.home`, an empty
 /// path, a path that is a FIFO, a device or a socket), `SK_NOT_FOUND` (a path
 /// or the `project` that does not exist), `SK_IO`.
 ///

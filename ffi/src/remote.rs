@@ -47,7 +47,11 @@ unsafe fn arg_lease(p: *const c_char) -> FfiResult<Lease> {
 ///   `project` (the name the project's sessions share on the remote; default:
 ///   the store's project code), `holder` (who takes leases, shown to others
 ///   who get SK_BUSY; default "<host name>:<process id>"), `leaseTtlMs` (how
-///   long a lease lasts unless renewed; default 60000, at most a day).
+///   long a lease lasts unless renewed; default 60000, at most a day),
+///   `mapPaths` (`[{"from", "to"}]`, absolute paths: with no `project`, the
+///   name is the project code of this store's root with the longest `to`
+///   prefix replaced by its `from`, where the project sat on the machines
+///   that pushed).
 /// - `out_remote`: receives the handle, to be closed with `sk_remote_close`.
 ///
 /// Blocks until the server answers or the connection fails (the string's

@@ -1957,6 +1957,28 @@ static void test_import_export(void) {
     NUL(sk_import(NULL, opts, &report), "paths_json");
     CHECK(report == NULL);
 
+    /* From another machine: its recorded /Users/dana mapped under this root
+     * (code/demo does not exist there: the report says both). A mapping that
+     * is not two absolute paths is refused naming mapPaths. */
+    char *elsewhere = path_join(g_fixtures, "import/another-machine");
+    char mpaths[1024], mopts[2048];
+    snprintf(mpaths, sizeof mpaths, "[\"%s\"]", elsewhere);
+    snprintf(mopts, sizeof mopts,
+             "{\"mapPaths\": [{\"from\": \"/Users/dana\", \"to\": \"%s\"}], "
+             "\"store\": {\"home\": \"%s\"}}",
+             root, home);
+    report = NULL;
+    OK(sk_import(mpaths, mopts, &report));
+    CHECK(mj_int(mj_get(report, "failed")) == 0);
+    CHECK(strstr(report, "mapped to") != NULL);
+    CHECK(strstr(report, "does not exist here") != NULL);
+    sk_string_free(report);
+    report = NULL;
+    ERR(sk_import(mpaths, "{\"mapPaths\": [{\"from\": \"Users/dana\", \"to\": \"/x\"}]}", &report),
+        SK_INVALID_INPUT, "mapPaths");
+    CHECK(report == NULL);
+    free(elsewhere);
+
     sk_store *store = NULL;
     OK(sk_store_open(root, sopts, &store));
     char *md = NULL;

@@ -43,3 +43,36 @@ test('importTranscripts rejects bad arguments with the core error codes', async 
   const report = await importTranscripts([junk], { project, store: { home } });
   assert.equal(report.sources[0].outcome, 'failed');
 });
+
+test('importTranscripts keeps another machine\'s project and takes mapPaths', async () => {
+  const { home, project } = await freshStore();
+  const src = path.join(fixtures, 'import', 'another-machine');
+  const report = await importTranscripts([src], { store: { home } });
+  assert.equal(report.failed, 0);
+  for (const s of report.sources) {
+    assert.equal(s.project, '/Users/dana/code/demo');
+    assert.match(s.notice, /does not exist here/);
+  }
+  const all = await listAllSessions({ home });
+  const demo = all.find((p) => p.projectCode === '-Users-dana-code-demo');
+  assert.ok(demo.sessions.some((e) => e.title === '/orchestrator fix the flaky CI build'));
+  assert.ok(demo.sessions.every((e) => !e.title.includes('<')));
+
+  const demoDir = path.join(project, 'code', 'demo');
+  fs.mkdirSync(demoDir, { recursive: true });
+  const mapped = await importTranscripts([src], {
+    mapPaths: [{ from: '/Users/dana', to: project }],
+    store: { home: path.join(home, 'mapped') },
+  });
+  assert.deepEqual([...new Set(mapped.sources.map((s) => s.project))], [fs.realpathSync(demoDir)]);
+
+  const other = path.join(home, 'refused');
+  await assert.rejects(
+    importTranscripts([src], { mapPaths: [{ from: 'Users/dana', to: '/x' }], store: { home: other } }),
+    (e) => e.code === ErrorCode.INVALID_INPUT && /mapPaths/.test(e.message),
+  );
+  await assert.rejects(importTranscripts([src], { mapPaths: [['/a', '/b']], store: { home: other } }), {
+    code: ErrorCode.INVALID_INPUT,
+  });
+  assert.equal(fs.existsSync(other), false);
+});

@@ -45,3 +45,25 @@ def test_import_errors_are_the_packages(project: Path, home: Path) -> None:
     report = sessionkit.import_transcripts([junk], project=project, home=home)
     assert report["sources"][0]["outcome"] == "failed"
     assert "not recognised" in (report["sources"][0]["error"] or "")
+
+
+def test_import_from_another_machine_and_map_paths(tmp_path: Path) -> None:
+    src = FIXTURES / "another-machine"
+    home = tmp_path / "home"
+    report = sessionkit.import_transcripts([src], home=home)
+    assert report["failed"] == 0
+    assert {s["project"] for s in report["sources"]} == {"/Users/dana/code/demo"}
+    assert all("does not exist here" in (s["notice"] or "") for s in report["sources"])
+    projects = {p["projectCode"]: p for p in sessionkit.list_all_sessions(home=home)}
+    titles = {e["title"] for e in projects["-Users-dana-code-demo"]["sessions"]}
+    assert "/orchestrator fix the flaky CI build" in titles
+    assert not any("<" in t for t in titles)
+
+    demo = tmp_path / "code" / "demo"
+    demo.mkdir(parents=True)
+    mapped = sessionkit.import_transcripts([src], home=tmp_path / "home2", map_paths={"/Users/dana": tmp_path})
+    assert {s["project"] for s in mapped["sources"]} == {str(demo.resolve())}
+
+    with pytest.raises(sessionkit.InvalidInputError, match="mapPaths"):
+        sessionkit.import_transcripts([src], home=tmp_path / "home3", map_paths={"Users/dana": "/x"})
+    assert not (tmp_path / "home3").exists()

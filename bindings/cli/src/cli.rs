@@ -60,6 +60,10 @@ pub struct RemoteArgs {
     /// [default: <host name>:<process id>]
     #[arg(long, value_name = "NAME")]
     pub holder: Option<String>,
+    /// This project sat under OLD on the machines that share it and sits under NEW
+    /// here: the remote name is that of the path under OLD; repeatable
+    #[arg(long = "map-path", value_name = "OLD=NEW")]
+    pub map_paths: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -110,6 +114,10 @@ pub enum Command {
         /// The format of every source [default: detected per file]
         #[arg(long, value_enum)]
         from: Option<ImportFrom>,
+        /// Take a recorded working directory under OLD as the same path under NEW
+        /// (another machine's home, a moved checkout); repeatable, the longest OLD wins
+        #[arg(long = "map-path", value_name = "OLD=NEW")]
+        map_paths: Vec<String>,
     },
     /// A session's transcript
     Show {

@@ -5,12 +5,21 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use sessionkit::{ImportFormat, ImportOptions, SourceOutcome};
+use sessionkit::{ImportFormat, ImportOptions, PathMapping, SourceOutcome};
 
 use crate::cli::{Global, ImportFrom};
 use crate::ctx::{paint, store_options, Output, Result, BAD, BOLD, DIM, EXIT_PROBLEMS, WARN};
 
-pub fn import(g: &Global, paths: &[PathBuf], from: Option<ImportFrom>) -> Result<(Output, u8)> {
+pub fn import(
+    g: &Global,
+    paths: &[PathBuf],
+    from: Option<ImportFrom>,
+    map_paths: &[String],
+) -> Result<(Output, u8)> {
+    let map_paths = map_paths
+        .iter()
+        .map(|m| m.parse::<PathMapping>())
+        .collect::<sessionkit::Result<Vec<_>>>()?;
     let options = ImportOptions {
         from: from.map(|f| match f {
             ImportFrom::ClaudeCode => ImportFormat::ClaudeCode,
@@ -18,6 +27,7 @@ pub fn import(g: &Global, paths: &[PathBuf], from: Option<ImportFrom>) -> Result
             ImportFrom::Deepcode => ImportFormat::Deepcode,
         }),
         project: g.project.clone(),
+        map_paths,
         store: store_options(g)?,
     };
     let bar = if std::io::stderr().is_terminal() && !g.json {
@@ -69,6 +79,9 @@ pub fn import(g: &Global, paths: &[PathBuf], from: Option<ImportFrom>) -> Result
                 r.records_added,
                 if r.created { ", session created" } else { "" }
             );
+        }
+        if let Some(n) = &r.notice {
+            let _ = writeln!(s, "  {}", paint(WARN, n));
         }
         if let Some(e) = &r.error {
             let _ = writeln!(s, "  {e}");

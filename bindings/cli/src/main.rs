@@ -103,7 +103,11 @@ fn run(cli: Cli, store_dir: &mut Option<std::path::PathBuf>) -> Result<(Output, 
             return Ok((Output::Raw(String::from_utf8_lossy(&buf).into_owned()), 0));
         }
         Command::Demo => return demo::run(&cli.global).map(|o| (o, 0)),
-        Command::Import { paths, from } => return import::import(&cli.global, paths, *from),
+        Command::Import {
+            paths,
+            from,
+            map_paths,
+        } => return import::import(&cli.global, paths, *from, map_paths),
         Command::List { all: true, .. } => return import::list_all(&cli.global).map(|o| (o, 0)),
         _ => {}
     }

@@ -22,6 +22,11 @@ fn connect(ctx: &Ctx, args: &RemoteArgs) -> Result<Remote> {
         RemoteOptions {
             url: args.remote.clone(),
             holder: args.holder.clone(),
+            map_paths: args
+                .map_paths
+                .iter()
+                .map(|m| m.parse())
+                .collect::<sessionkit::Result<_>>()?,
             ..RemoteOptions::default()
         },
     )?)
@@ -103,6 +108,7 @@ pub fn list(ctx: &Ctx, url: Option<String>) -> Result<Output> {
     let args = RemoteArgs {
         remote: url,
         holder: None,
+        map_paths: Vec::new(),
     };
     let remote = connect(ctx, &args)?;
     let sessions = remote.list()?;

@@ -115,3 +115,161 @@ fn export_folds_tool_calls_and_gives_json_and_list_all_spans_projects() {
     let text = env.text(&["list", "--all"]);
     assert!(text.contains("Why does the greeting"), "{text}");
 }
+
+/// The binary with this home and no `--project`: each source goes where it says.
+fn without_project(env: &Env) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("sessionkit").unwrap();
+    c.env_remove("SESSIONKIT_HOME")
+        .env_remove("CLICOLOR_FORCE")
+        .env("NO_COLOR", "1")
+        .current_dir(env.root())
+        .arg("--home")
+        .arg(env.home.path());
+    c
+}
+
+fn run_json(mut c: assert_cmd::Command) -> Value {
+    let out = c.arg("--json").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The sessions `list --all` shows for the project `code`, by id.
+fn listed(env: &Env, code: &str) -> std::collections::BTreeMap<String, Value> {
+    let mut c = without_project(env);
+    c.args(["list", "--all"]);
+    let all = run_json(c);
+    let p = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["projectCode"] == code)
+        .unwrap_or_else(|| panic!("no project {code}: {all:#}"))
+        .clone();
+    assert!(p["error"].is_null(), "{p:#}");
+    p["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["id"].as_str().unwrap().to_string(), e.clone()))
+        .collect()
+}
+
+fn assert_titles_and_times(sessions: &std::collections::BTreeMap<String, Value>) {
+    let field = |id: &str, k: &str| sessions[id][k].as_str().unwrap().to_string();
+    let orchestrator = "d4e5f6a7-1b2c-4d3e-8f40-5a6b7c8d9e01";
+    let rollout = "0199b2c4-5d6e-7f80-9a1b-2c3d4e5f6a7b";
+    assert_eq!(
+        field(orchestrator, "title"),
+        "/orchestrator fix the flaky CI build"
+    );
+    assert_eq!(
+        field(rollout, "title"),
+        "Add a --json flag to the demo's list command"
+    );
+    assert_eq!(field(orchestrator, "createdAt"), "2025-09-14T08:01:02.345Z");
+    assert_eq!(field(orchestrator, "updatedAt"), "2025-09-14T08:21:10.002Z");
+    assert_eq!(field(rollout, "updatedAt"), "2025-09-20T14:05:48.250Z");
+    for (id, e) in sessions {
+        assert!(!e["title"].as_str().unwrap().contains('<'), "{id}: {e:#}");
+        assert_eq!(e["status"], "completed", "{id}");
+    }
+}
+
+#[test]
+fn import_from_another_machine_keeps_its_project_titles_and_times() {
+    let env = Env::new();
+    let dir = fixtures().join("another-machine");
+    let mut c = without_project(&env);
+    c.arg("import").arg(&dir);
+    let v = run_json(c);
+    assert_eq!(v["failed"], 0, "{v:#}");
+    for s in v["sources"].as_array().unwrap() {
+        assert_eq!(s["outcome"], "imported");
+        assert_eq!(s["project"], "/Users/dana/code/demo");
+        let notice = s["notice"].as_str().unwrap();
+        assert!(notice.contains("does not exist here"), "{notice}");
+    }
+    let sessions = listed(&env, "-Users-dana-code-demo");
+    assert_eq!(sessions.len(), 4);
+    assert_titles_and_times(&sessions);
+
+    // The text report says so too; importing again changes no byte.
+    let before = sessionkit::testing::tree_snapshot(&[env.home.path()]);
+    let mut c = without_project(&env);
+    let out = c.arg("import").arg(&dir).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("up to date"));
+    assert_eq!(
+        sessionkit::testing::tree_snapshot(&[env.home.path()]),
+        before
+    );
+}
+
+#[test]
+fn import_with_map_path_lands_under_the_mapped_project() {
+    let env = Env::new();
+    let demo = env.root().join("code/demo");
+    std::fs::create_dir_all(&demo).unwrap();
+    let map = format!("/Users/dana={}", env.root().display());
+    let mut c = without_project(&env);
+    c.args([
+        "import",
+        "--map-path",
+        "/Users/dan=/nowhere",
+        "--map-path",
+        &map,
+    ])
+    .arg(fixtures().join("another-machine"));
+    let v = run_json(c);
+    assert_eq!(v["failed"], 0, "{v:#}");
+    let root = std::fs::canonicalize(&demo).unwrap();
+    for s in v["sources"].as_array().unwrap() {
+        assert_eq!(s["project"], root.to_str().unwrap(), "{s:#}");
+        assert!(s["notice"].as_str().unwrap().contains("mapped to"), "{s:#}");
+    }
+    let code = sessionkit::project_code(&root);
+    assert_titles_and_times(&listed(&env, &code));
+    assert!(!env
+        .home
+        .path()
+        .join("projects/-Users-dana-code-demo")
+        .exists());
+}
+
+#[test]
+fn a_bad_map_path_is_refused_naming_it_before_anything_is_written() {
+    let env = Env::new();
+    for (bad, says) in [
+        ("/Users/dana", "not OLD=NEW"),
+        ("Users/dana=/x", "\"Users/dana\" is not an absolute path"),
+        ("/Users/dana=x", "\"x\" is not an absolute path"),
+        ("/Users/dana=", "is empty"),
+        ("", "not OLD=NEW"),
+    ] {
+        let mut c = without_project(&env);
+        let out = c
+            .args(["import", "--map-path", bad])
+            .arg(fixtures().join("another-machine"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(sessionkit::ErrorKind::InvalidInput.code() + 2),
+            "{bad:?}"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("path mapping") && err.contains(says),
+            "{bad:?}: {err}"
+        );
+    }
+    assert!(
+        !env.home.path().join("projects").exists(),
+        "nothing written"
+    );
+}

@@ -21,7 +21,7 @@ type Test = fn(&TestServer);
 
 fn main() -> ExitCode {
     let args = Arguments::from_args();
-    let tests: [(&str, Test); 7] = [
+    let tests: [(&str, Test); 8] = [
         (
             "push_pull_and_list_remote_carry_a_session_between_two_machines",
             push_pull_and_list_remote_carry_a_session_between_two_machines,
@@ -49,6 +49,10 @@ fn main() -> ExitCode {
         (
             "hostile_ids_are_refused_and_nothing_is_written_outside_the_home",
             hostile_ids_are_refused_and_nothing_is_written_outside_the_home,
+        ),
+        (
+            "pull_with_map_path_brings_a_session_pushed_from_another_path",
+            pull_with_map_path_brings_a_session_pushed_from_another_path,
         ),
     ];
     let trials = tests
@@ -564,4 +568,67 @@ fn hostile_ids_are_refused_and_nothing_is_written_outside_the_home(pg: &TestServ
     sorted.sort();
     assert_eq!(sorted, ["home-a", "home-b", "project"]);
     assert!(!Path::new(&m.root()).join("escape.jsonl").exists());
+}
+
+/// Machine A keeps the project at `<tmp>/home/a/src/x`, machine B at
+/// `<tmp>/Users/b/code/x`: `pull --map-path OLD=NEW` on B finds what A pushed
+/// and lands it in B's project, byte for byte; a bad mapping is refused.
+fn pull_with_map_path_brings_a_session_pushed_from_another_path(pg: &TestServer) {
+    let m = Machines::new(&pg.url);
+    let a_src = m.tmp.path().join("home/a/src");
+    let b_code = m.tmp.path().join("Users/b/code");
+    let on = |machine: &str, root: &Path| {
+        std::fs::create_dir_all(root).expect("project dir");
+        let mut c = Command::cargo_bin("sessionkit").expect("binary");
+        c.env_remove("SESSIONKIT_HOME")
+            .env("SESSIONKIT_REMOTE", &m.url)
+            .env("NO_COLOR", "1")
+            .arg("--home")
+            .arg(m.home(machine))
+            .arg("--project")
+            .arg(root);
+        c
+    };
+    std::fs::create_dir_all(a_src.join("x")).expect("project dir");
+    let a = Store::open(
+        a_src.join("x"),
+        StoreOptions {
+            home: Some(m.home("a")),
+            ..StoreOptions::default()
+        },
+    )
+    .expect("open A");
+    let id = session(&a, 2);
+    m.run(on("a", &a_src.join("x")), &["push", &id]);
+
+    // Without the mapping B's project has another name: nothing to pull.
+    fails_with(on("b", &b_code.join("x")), &["pull", &id], 3);
+    let map = format!("{}={}", a_src.display(), b_code.display());
+    let out = m.run(
+        on("b", &b_code.join("x")),
+        &["--json", "pull", &id, "--map-path", &map],
+    );
+    let pulled: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(pulled["from"], json!(0));
+    let b = Store::open(
+        b_code.join("x"),
+        StoreOptions {
+            home: Some(m.home("b")),
+            ..StoreOptions::default()
+        },
+    )
+    .expect("open B");
+    let log = |s: &Store| std::fs::read(s.dir().join(format!("{id}.jsonl"))).expect("log");
+    assert_eq!(log(&b), log(&a));
+    assert_eq!(b.session_entry(&id).expect("in B").title, "message 0");
+
+    let stderr = fails_with(
+        on("b", &b_code.join("x")),
+        &["pull", &id, "--map-path", "home/a=/x"],
+        6,
+    );
+    assert!(
+        stderr.contains("path mapping") && stderr.contains("not an absolute path"),
+        "{stderr}"
+    );
 }

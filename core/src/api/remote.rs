@@ -14,7 +14,7 @@ use crate::remote::{
 use crate::settings::SettingsOptions;
 
 /// Where and as whom to share: every field has a default. As JSON (the
-/// bindings' form): `{"url", "project", "holder", "leaseTtlMs"}`.
+/// bindings' form): `{"url", "project", "holder", "leaseTtlMs", "mapPaths"}`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RemoteOptions {
@@ -32,6 +32,15 @@ pub struct RemoteOptions {
     /// How long a lease lasts unless renewed; default 60 s, at most a day.
     #[serde(rename = "leaseTtlMs", default, deserialize_with = "millis")]
     pub lease_ttl: Option<Duration>,
+    /// Where this project sat on the machines that share it, when that differs
+    /// and `project` is not given: the default name is then the project code
+    /// of this store's root with the longest `to` prefix (whole components)
+    /// replaced by its `from`. With `{"from": "/home/a/src", "to":
+    /// "/Users/b/code"}` the store of `/Users/b/code/x` shares the sessions
+    /// pushed from `/home/a/src/x`. As JSON a list of `{"from", "to"}`, as
+    /// for an import.
+    #[serde(default)]
+    pub map_paths: Vec<crate::format::project::PathMapping>,
 }
 
 impl RemoteOptions {
@@ -79,17 +88,23 @@ impl Remote {
     /// Fails with `InvalidInput` when no connection string is given or set
     /// (in the options, `SESSIONKIT_REMOTE` or the `remote.url` setting), or
     /// when the project or holder name is empty, over 200 bytes or holds a
-    /// control character (NUL included),
+    /// control character (NUL included), or a path mapping is not two
+    /// absolute paths,
     /// `Io` when the server cannot be reached (the message names it), and
     /// `Unsupported` when its schema is newer than this library.
     pub fn connect(store: &Store, options: RemoteOptions) -> Result<Remote> {
+        crate::format::project::check_mappings("remote options: mapPaths", &options.map_paths)?;
         let url = match options.url {
             Some(u) => u,
             None => remote_url(store)?,
         };
-        let project = options
-            .project
-            .unwrap_or_else(|| store.core.project_code().to_string());
+        let project = options.project.unwrap_or_else(|| {
+            match crate::format::project::unmap_path(&options.map_paths, store.core.project_root())
+            {
+                Some(there) => crate::format::project::project_code(&there),
+                None => store.core.project_code().to_string(),
+            }
+        });
         if project.is_empty() || project.len() > 200 {
             return Err(Error::InvalidInput(format!(
                 "remote project name must be 1 to 200 bytes, not {} bytes",

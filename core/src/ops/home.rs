@@ -47,8 +47,10 @@ pub(crate) fn list_all(options: &StoreOptions) -> Result<Vec<ProjectSessions>> {
             .unwrap_or_default();
         let root = project_root_of(&dir);
         let listed = match &root {
-            Some(r) => StoreCore::open(r, options.clone())
-                .and_then(|s| s.list_sessions())
+            // A project whose directory is not on this machine (imported
+            // from another, moved, deleted) still lists its sessions.
+            Some(r) => StoreCore::open_recorded(r, options.clone())
+                .and_then(|(s, _)| s.list_sessions())
                 .map_err(|e| e.to_string()),
             None => Err(format!(
                 "no session log in {} names its project",

@@ -352,6 +352,34 @@ impl StoreCore {
                 root.display()
             )));
         }
+        StoreCore::open_root(root, options)
+    }
+
+    /// Open the store of a project root as a transcript recorded it: the
+    /// canonical path when the directory exists here, else the recorded
+    /// absolute path normalised lexically (FORMAT.md §2, §22.1), so that a
+    /// session from another machine or of a moved or deleted project keeps
+    /// its project. The second value says whether the directory exists.
+    pub(crate) fn open_recorded(
+        recorded: &Path,
+        options: StoreOptions,
+    ) -> Result<(StoreCore, bool)> {
+        match fs::canonicalize(recorded) {
+            Ok(_) => Ok((StoreCore::open(recorded, options)?, true)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && recorded.is_absolute() => {
+                let root = crate::format::project::normalize_lexically(recorded);
+                // `/gone/../srv/app`: the directory the text names exists.
+                if root.is_dir() {
+                    return Ok((StoreCore::open(&root, options)?, true));
+                }
+                options.validate()?;
+                Ok((StoreCore::open_root(root, options)?, false))
+            }
+            Err(e) => Err(Error::io(recorded, e)),
+        }
+    }
+
+    fn open_root(root: PathBuf, options: StoreOptions) -> Result<StoreCore> {
         let home = options.resolve_home()?;
         let code = project_code(&root);
         let dir = home.join("projects").join(&code);

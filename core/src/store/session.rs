@@ -699,6 +699,17 @@ impl SessionCore {
         agent_id: Option<&str>,
         meta: Value,
     ) -> Result<SubagentCore> {
+        self.spawn_subagent_at(agent_id, meta, None)
+    }
+
+    /// [`spawn_subagent`](Self::spawn_subagent) at time `at` (an import's
+    /// source time) instead of now; `None`: now.
+    pub(crate) fn spawn_subagent_at(
+        &self,
+        agent_id: Option<&str>,
+        meta: Value,
+        at: Option<String>,
+    ) -> Result<SubagentCore> {
         self.check_writer()?;
         // The spawn record names the head: a shared handle holds the lock from here.
         let _guard = self.write_guard()?;
@@ -733,7 +744,7 @@ impl SessionCore {
             store.options().durability,
             &format!("subagent {agent_id}"),
         )?;
-        let now = store.ids().timestamp();
+        let now = at.clone().unwrap_or_else(|| store.ids().timestamp());
         let mut header = Map::new();
         header.insert("type".into(), kind::SESSION.into());
         header.insert("version".into(), FORMAT_VERSION.into());
@@ -759,7 +770,8 @@ impl SessionCore {
             })),
         };
         agent.write_meta()?;
-        self.write_record(spawn_record(store.ids().timestamp(), meta), None)?;
+        let time = at.unwrap_or_else(|| store.ids().timestamp());
+        self.write_record(spawn_record(time, meta), None)?;
         Ok(agent)
     }
 
@@ -1032,6 +1044,12 @@ impl SubagentCore {
     /// Record the subagent's result: in its metadata (status `completed`, or
     /// `failed` when `failed`) and as a `result` record in the main log.
     pub(crate) fn finish(&self, result: Value, failed: bool) -> Result<()> {
+        self.finish_at(result, failed, None)
+    }
+
+    /// [`finish`](Self::finish) at time `at` (an import's source time)
+    /// instead of now; `None`: now.
+    pub(crate) fn finish_at(&self, result: Value, failed: bool, at: Option<String>) -> Result<()> {
         self.check_writer()?;
         // Checked before the metadata changes: the result record holds it.
         check_nesting(&|| "a subagent result".into(), &result, MAX_NESTING - 1)?;
@@ -1053,14 +1071,15 @@ impl SubagentCore {
         {
             let mut m = self.meta.lock();
             m["status"] = status.into();
-            m["updatedAt"] = self.session.store.ids().timestamp().into();
+            m["updatedAt"] = at
+                .clone()
+                .unwrap_or_else(|| self.session.store.ids().timestamp())
+                .into();
             m["result"] = result.clone();
         }
         self.write_meta()?;
-        s.write_record(
-            result_record(self.session.store.ids().timestamp(), result),
-            None,
-        )?;
+        let time = at.unwrap_or_else(|| self.session.store.ids().timestamp());
+        s.write_record(result_record(time, result), None)?;
         Ok(())
     }
 

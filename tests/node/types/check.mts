@@ -86,7 +86,11 @@ export async function usage(dir: string): Promise<string[]> {
   const imported: ImportReport = await importTranscripts([`${dir}/chat.jsonl`], { from: 'codex', project: dir });
   const projects: ProjectSessions[] = await listAllSessions({ home: `${dir}/home` });
   const everyEntry: SessionEntry[] = projects.flatMap((p) => p.sessions);
-  void imported.messagesAdded, everyEntry;
+  const moved: ImportReport = await importTranscripts([`${dir}/old-laptop`], {
+    mapPaths: [{ from: '/home/ann', to: '/Users/ann' }],
+  });
+  const notice: string | null = moved.sources[0]?.notice ?? null;
+  void imported.messagesAdded, everyEntry, notice;
   const found: SearchResults = await store.search('parse_config', { role: 'user', limit: 5 });
   const where: string = found.hits[0]?.messageId ?? '';
   const kept: Store = await Store.open(dir, { maxSessions: 50, trashGraceSecs: 86_400 });

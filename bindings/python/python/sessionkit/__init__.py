@@ -17,7 +17,7 @@ Every call that touches the disk releases the GIL. Errors are subclasses of
 """
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from . import _native
 from ._api import BackgroundPush, Follower, Remote, Session, SessionView, Store, Subagent
@@ -92,7 +92,7 @@ from ._types import (
     UndoCandidate,
     ViewInfo,
 )
-from ._api import _enum, _path, _paths
+from ._api import _enum, _mappings, _path, _paths
 from .errors import (
     BusyError,
     ConflictError,
@@ -128,10 +128,14 @@ def import_transcripts(
     project: str | os.PathLike[str] | None = None,
     format: ImportFormat | str | None = None,
     home: str | os.PathLike[str] | None = None,
+    map_paths: Mapping[str | os.PathLike[str], str | os.PathLike[str]] | None = None,
 ) -> ImportReport:
     """Import Claude Code, Codex or seed-style transcripts (files, or
     directories searched for ``*.jsonl``) into the project each names, or
-    ``project``. Importing again adds only what a source gained. Returns the
+    ``project``; a source's directory need not exist here. ``map_paths``
+    (``{old: new}``, absolute paths) remaps a prefix of the directory a source
+    names, in whole components, the longest ``old`` winning. Importing again
+    adds only what a source gained. Returns the
     report: ``sources`` (each with ``outcome``, ``sessionId``, ``skipped`` and
     ``unmapped`` lines), ``messagesAdded``, ``failed``."""
     options: dict[str, object] = {}
@@ -141,6 +145,8 @@ def import_transcripts(
         options["from"] = _enum(ImportFormat, format, "format").value
     if home is not None:
         options["store"] = {"home": _path(home)}
+    if map_paths is not None:
+        options["mapPaths"] = _mappings(map_paths)
     return _native.import_transcripts(_paths(paths), options)
 
 

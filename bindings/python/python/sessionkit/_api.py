@@ -91,6 +91,14 @@ def _path(p: StrPath) -> str:
     return os.fspath(p) if isinstance(p, os.PathLike) else p
 
 
+def _mappings(map_paths: Mapping[StrPath, StrPath]) -> object:
+    """``{old: new}`` as the core's ``mapPaths`` (``[{"from", "to"}]``); any
+    other value is passed on for the native side to refuse, saying why."""
+    if not isinstance(map_paths, Mapping):
+        return map_paths
+    return [{"from": _path(k), "to": _path(v)} for k, v in map_paths.items()]
+
+
 def _paths(paths: Iterable[StrPath]) -> object:
     if isinstance(paths, (str, bytes)) or not isinstance(paths, Iterable):
         return paths  # refused by the native side, which says why
@@ -958,7 +966,10 @@ class Remote:
     ``postgresql://`` URI), default ``$SESSIONKIT_REMOTE``. ``project`` is the
     name the sessions are shared under (default: the store's project code);
     ``holder`` names this machine and process in leases; ``lease_ttl_ms`` is how
-    long a lease lasts unless renewed (default 60 s). Connecting creates or
+    long a lease lasts unless renewed (default 60 s). ``map_paths``
+    (``{old: new}``, absolute paths) says where this project sat on the machines
+    that share it: without ``project``, the name is that of the root with the
+    longest ``new`` prefix replaced by its ``old``. Connecting creates or
     migrates the schema. Calls take turns on one connection; share it freely.
     """
 
@@ -970,6 +981,7 @@ class Remote:
         project: str | None = None,
         holder: str | None = None,
         lease_ttl_ms: int | None = None,
+        map_paths: Mapping[StrPath, StrPath] | None = None,
     ) -> None:
         opts: dict[str, object] = {}
         for key, value in (
@@ -977,6 +989,7 @@ class Remote:
             ("project", project),
             ("holder", holder),
             ("leaseTtlMs", lease_ttl_ms),
+            ("mapPaths", None if map_paths is None else _mappings(map_paths)),
         ):
             if value is not None:
                 opts[key] = value

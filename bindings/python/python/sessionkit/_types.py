@@ -582,6 +582,7 @@ class SourceReport(TypedDict):
     outcome: str
     error: str | None
     project: str | None
+    notice: str | None
     sessionId: str | None
     agentId: str | None
     created: bool

@@ -43,7 +43,7 @@ import functools
 import os
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
@@ -748,10 +748,16 @@ class Remote(_Lazy[_api.Remote]):
         project: str | None = None,
         holder: str | None = None,
         lease_ttl_ms: int | None = None,
+        map_paths: Mapping[_api.StrPath, _api.StrPath] | None = None,
     ) -> None:
         self._lazy(
             lambda: _api.Remote(
-                store._sync_handle(), url=url, project=project, holder=holder, lease_ttl_ms=lease_ttl_ms
+                store._sync_handle(),
+                url=url,
+                project=project,
+                holder=holder,
+                lease_ttl_ms=lease_ttl_ms,
+                map_paths=map_paths,
             ),
             "the remote",
         )

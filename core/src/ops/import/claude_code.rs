@@ -42,20 +42,42 @@ pub(super) fn convert(path: &Path, file: &SourceFile) -> Converted {
             .and_then(|s| s.strip_prefix("agent-"))
             .and_then(|s| path_id(Some(&Value::from(s))));
     }
-    // The title: the summary of a branch of this file (a `summary` line names
-    // its branch by the leaf's uuid); the last one wins.
-    out.title = file
+    // The title as Claude Code shows it: the summary of a branch of this file
+    // (a `summary` line names its branch by the leaf's uuid; the last one
+    // wins), else the last summary, else the first prompt typed.
+    let summaries: Vec<(bool, &str)> = file
         .objects()
         .filter(|(_, o)| o.get("type").and_then(Value::as_str) == Some("summary"))
-        .filter(|(_, o)| {
-            o.get("leafUuid")
+        .filter_map(|(_, o)| {
+            let own = o
+                .get("leafUuid")
                 .and_then(Value::as_str)
-                .is_some_and(|l| parents.contains_key(l))
+                .is_some_and(|l| parents.contains_key(l));
+            let text = o.get("summary").and_then(Value::as_str)?;
+            Some((own, text))
         })
-        .filter_map(|(_, o)| o.get("summary").and_then(Value::as_str))
-        .filter(|s| !s.trim().is_empty())
-        .last()
-        .map(str::to_string);
+        .filter(|(_, s)| !s.trim().is_empty())
+        .collect();
+    out.title = summaries
+        .iter()
+        .rev()
+        .find(|(own, _)| *own)
+        .or(summaries.last())
+        .map(|(_, s)| super::title_of(s))
+        .or_else(|| {
+            file.objects()
+                .filter(|(_, o)| {
+                    o.get("type").and_then(Value::as_str) == Some("user")
+                        && o.get("isMeta") != Some(&Value::Bool(true))
+                        && o.get("isSidechain") != Some(&Value::Bool(true))
+                        && o.get("isCompactSummary") != Some(&Value::Bool(true))
+                })
+                .find_map(|(_, o)| {
+                    o.get("message")
+                        .and_then(|m| m.get("content"))
+                        .and_then(prompt)
+                })
+        });
 
     // Ids written so far, per target log (`None`: the session).
     let mut written: HashMap<Option<String>, HashSet<String>> = HashMap::new();
@@ -190,4 +212,109 @@ fn line_message(
         Item::message(n, m)
     };
     (item.noted(note), boundary)
+}
+
+/// The markup Claude Code wraps around what is not typed by the user: these
+/// elements are dropped from a prompt (`command-name` and `command-args` are
+/// shown as the slash command they record).
+const NOT_TYPED: [&str; 7] = [
+    "command-message",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "system-reminder",
+    "bash-stdout",
+    "bash-stderr",
+];
+
+/// A user line's content as Claude Code lists it as a prompt: a slash command
+/// as `/name args`, a shell escape as `! command`, any other text without the
+/// markup of [`NOT_TYPED`], white space collapsed; `None` when nothing typed
+/// is left (a tool result, command output, an interruption notice).
+pub(super) fn prompt(content: &Value) -> Option<String> {
+    let text = match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => {
+            if blocks
+                .iter()
+                .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            {
+                return None;
+            }
+            crate::format::records::content_text(content)?
+        }
+        _ => return None,
+    };
+    if let Some(name) = element(&text, "command-name") {
+        let args = element(&text, "command-args").unwrap_or_default();
+        let name = name.trim();
+        let name = if name.starts_with('/') {
+            name.to_string()
+        } else {
+            format!("/{name}")
+        };
+        return Some(super::title_of(&format!("{name} {args}"))).filter(|t| t != "/");
+    }
+    if let Some(cmd) = element(&text, "bash-input") {
+        return Some(super::title_of(&format!("! {cmd}")));
+    }
+    let mut rest = text;
+    for tag in NOT_TYPED {
+        rest = without_element(&rest, tag);
+    }
+    let title = super::title_of(&rest);
+    (!title.is_empty() && !title.starts_with("[Request interrupted by user")).then_some(title)
+}
+
+/// The text inside the first `<tag>…</tag>` of `text`.
+fn element<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
+    let open = format!("<{tag}>");
+    let start = text.find(&open)? + open.len();
+    let end = text[start..]
+        .find(&format!("</{tag}>"))
+        .map_or(text.len(), |e| start + e);
+    Some(&text[start..end])
+}
+
+/// `text` without its `<tag>…</tag>` elements (an unclosed one runs to the end).
+fn without_element(text: &str, tag: &str) -> String {
+    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(&open) {
+        out.push_str(&rest[..i]);
+        out.push(' ');
+        rest = match rest[i..].find(&close) {
+            Some(e) => &rest[i + e + close.len()..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prompt;
+    use serde_json::json;
+
+    #[test]
+    fn prompts_lose_claude_code_markup() {
+        for (content, want) in [
+            (
+                json!("<command-message>orchestrator is running…</command-message>\n<command-name>/orchestrator</command-name>\n<command-args>fix the   build</command-args>"),
+                Some("/orchestrator fix the build"),
+            ),
+            (json!("<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>"), Some("/clear")),
+            (json!("<local-command-stdout>done</local-command-stdout>"), None),
+            (json!("<local-command-caveat>Caveat: generated</local-command-caveat>"), None),
+            (json!("<system-reminder>be nice</system-reminder>\n  Fix the\n greeting "), Some("Fix the greeting")),
+            (json!("[Request interrupted by user]"), None),
+            (json!([{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]), None),
+            (json!([{"type": "text", "text": "Hello\tthere"}]), Some("Hello there")),
+            (json!("<bash-input>ls -la</bash-input>"), Some("! ls -la")),
+        ] {
+            assert_eq!(prompt(&content).as_deref(), want, "{content}");
+        }
+    }
 }

@@ -83,6 +83,26 @@ pub(super) fn convert(file: &SourceFile) -> Converted {
         }
         out.items.push(item);
     }
+    // The title as Codex lists it: the first prompt typed (a `user_message`
+    // event), else the first user message that is not injected context.
+    out.title = file
+        .objects()
+        .filter(|(_, o)| o.get("type").and_then(Value::as_str) == Some("event_msg"))
+        .filter_map(|(_, o)| o.get("payload"))
+        .filter(|p| p.get("type").and_then(Value::as_str) == Some("user_message"))
+        .filter_map(|p| p.get("message").and_then(Value::as_str))
+        .find_map(prompt)
+        .or_else(|| {
+            out.items.iter().find_map(|i| match &i.what {
+                What::Message(m)
+                    if m.get("role").and_then(Value::as_str) == Some("user")
+                        && m.get("visible") != Some(&Value::Bool(false)) =>
+                {
+                    m.get("content").and_then(Value::as_str).and_then(prompt)
+                }
+                _ => None,
+            })
+        });
     out
 }
 
@@ -112,14 +132,7 @@ fn response_item(n: u64, p: &Map<String, Value>, time: Option<String>, last: Opt
             };
             m = message(&id, last, role, time);
             let content = text_of(p.get("content"));
-            // Context the CLI injects into the first turn, not typed by the user.
-            let injected = role == "user"
-                && content.as_str().is_some_and(|t| {
-                    let t = t.trim_start();
-                    t.starts_with("<environment_context>")
-                        || t.starts_with("<user_instructions>")
-                        || t.starts_with("# AGENTS.md instructions")
-                });
+            let injected = role == "user" && content.as_str().is_some_and(is_preamble);
             m.insert("content".into(), content);
             if injected {
                 m.insert("visible".into(), false.into());
@@ -208,5 +221,58 @@ fn text_of(content: Option<&Value>) -> Value {
     match texts {
         Some(t) => Value::String(t.join("\n")),
         None => Value::Array(blocks.clone()),
+    }
+}
+
+/// Context the CLI injects as user text, not typed by the user.
+fn is_preamble(text: &str) -> bool {
+    let t = text.trim_start();
+    [
+        "<environment_context>",
+        "<user_instructions>",
+        "<developer_instructions>",
+        "<INSTRUCTIONS>",
+        "<turn_aborted>",
+        "<user_shell_command>",
+        "# AGENTS.md instructions",
+    ]
+    .iter()
+    .any(|p| t.starts_with(p))
+}
+
+/// A user text as a title: `None` for injected context; of a prompt sent from
+/// an IDE extension (its context, then `## My request for Codex:`), the request.
+fn prompt(text: &str) -> Option<String> {
+    if is_preamble(text) {
+        return None;
+    }
+    let text = text
+        .rsplit_once("## My request for Codex:")
+        .map_or(text, |(_, request)| request);
+    Some(super::title_of(text)).filter(|t| !t.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prompt;
+
+    #[test]
+    fn injected_context_is_no_title() {
+        assert_eq!(
+            prompt("<environment_context>\n  <cwd>/x</cwd>\n</environment_context>"),
+            None
+        );
+        assert_eq!(
+            prompt("# AGENTS.md instructions for /x\n\n<INSTRUCTIONS>…"),
+            None
+        );
+        assert_eq!(
+            prompt("  Fix the\n  flaky test "),
+            Some("Fix the flaky test".into())
+        );
+        assert_eq!(
+            prompt("# Context from my IDE setup:\n\n## Open tabs:\n- a.rs\n\n## My request for Codex:\nRename foo"),
+            Some("Rename foo".into())
+        );
     }
 }

@@ -74,6 +74,7 @@ pub(super) fn convert(path: &Path, file: &SourceFile) -> Converted {
         let note = (!notes.is_empty()).then(|| notes.join("; "));
         out.items.push(Item::message(n, m).noted(note));
     }
+    out.title = super::first_user_text(&out.items);
     out
 }
 

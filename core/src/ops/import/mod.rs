@@ -18,6 +18,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::format::project::check_mappings;
+pub use crate::format::project::PathMapping;
 use crate::options::StoreOptions;
 pub use source::MAX_IMPORT_SOURCE_BYTES;
 
@@ -73,8 +75,14 @@ pub struct ImportOptions {
     /// The format of every source; detected per file when absent.
     pub from: Option<ImportFormat>,
     /// The project to import into; by default the one each source names (its
-    /// working directory).
+    /// working directory), whether or not that directory exists here.
     pub project: Option<PathBuf>,
+    /// Path prefixes to remap in the working directory a source names (not in
+    /// `project`): another machine's home, a moved checkout. Whole components
+    /// only; the longest `from` that applies wins. As JSON a list of
+    /// `{"from": "/home/a", "to": "/Users/b"}`.
+    #[serde(default)]
+    pub map_paths: Vec<PathMapping>,
     /// The store's options (its home, durability, limits). Whatever
     /// `maxSessions` says, an import prunes no session.
     #[serde(default)]
@@ -82,19 +90,21 @@ pub struct ImportOptions {
 }
 
 impl ImportOptions {
-    /// Parse options from a JSON object (`from`, `project`, `store`); empty
+    /// Parse options from a JSON object (`from`, `project`, `mapPaths`, `store`); empty
     /// text gives the defaults. Fails with `InvalidInput` on unknown fields.
     pub fn from_json(json: &str) -> Result<ImportOptions> {
         crate::format::json::options_from_json("import options", json)
     }
 
     /// Refuse options no source could be imported with: invalid store
-    /// options or home (`InvalidInput`), an empty project (`InvalidInput`), a
+    /// options or home (`InvalidInput`), a path mapping that is not two
+    /// absolute paths (`InvalidInput`), an empty project (`InvalidInput`), a
     /// project that does not exist (`NotFound`) or is not a directory
     /// (`InvalidInput`). Reads only.
     fn check(&self) -> Result<()> {
         self.store.validate()?;
         self.store.resolve_home()?;
+        check_mappings("import options: mapPaths", &self.map_paths)?;
         let Some(project) = &self.project else {
             return Ok(());
         };
@@ -159,6 +169,9 @@ pub struct SourceReport {
     pub error: Option<String>,
     /// The canonical project root it was imported into.
     pub project: Option<PathBuf>,
+    /// Where the project came from when that needs saying: a working
+    /// directory remapped, or one that does not exist on this machine.
+    pub notice: Option<String>,
     /// The session its lines went to.
     pub session_id: Option<String>,
     /// The subagent its lines went to, for a sidechain file.
@@ -186,6 +199,7 @@ impl SourceReport {
             outcome: SourceOutcome::UpToDate,
             error: None,
             project: None,
+            notice: None,
             session_id: None,
             agent_id: None,
             created: false,
@@ -364,6 +378,20 @@ fn as_summary(mut m: Map<String, Value>) -> Map<String, Value> {
     m
 }
 
+/// The longest title an import gives, in characters: as the index cuts a
+/// first user text (FORMAT.md §10.3).
+const TITLE_CHARS: usize = 100;
+
+/// `text` as a title: white space collapsed, cut to [`TITLE_CHARS`].
+fn title_of(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(TITLE_CHARS)
+        .collect()
+}
+
 /// The title of an imported session the source gives none: its first visible
 /// user text (the index would take injected context, hidden, as the title).
 fn first_user_text(items: &[Item]) -> Option<String> {
@@ -375,9 +403,8 @@ fn first_user_text(items: &[Item]) -> Option<String> {
         {
             m.get("content")
                 .and_then(crate::format::records::content_text)
-                .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+                .map(|t| title_of(&t))
                 .filter(|t| !t.is_empty())
-                .map(|t| t.chars().take(100).collect())
         }
         _ => None,
     })

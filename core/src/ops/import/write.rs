@@ -14,6 +14,7 @@ use super::{
     SourceOutcome, SourceReport, What,
 };
 use crate::error::{Error, Result};
+use crate::format::project::map_path;
 use crate::format::records::BlobRef;
 use crate::options::StoreOptions;
 use crate::store::session::{CreateOptions, SessionCore, SubagentCore};
@@ -160,9 +161,31 @@ fn write(
     store_options: &StoreOptions,
     report: &mut SourceReport,
 ) -> Result<()> {
-    let project = match (&options.project, &conv.project) {
-        (Some(given), _) => given.clone(),
-        (None, Some(named)) => source_project(path, named)?,
+    let store = match (&options.project, &conv.project) {
+        (Some(given), _) => StoreCore::open(given, store_options.clone())?,
+        (None, Some(named)) => {
+            let named = source_project(path, named)?;
+            let mapped = map_path(&options.map_paths, &named);
+            let target = mapped.as_deref().unwrap_or(&named);
+            let (store, exists) = StoreCore::open_recorded(target, store_options.clone())?;
+            let mut notice = Vec::new();
+            if mapped.is_some() {
+                notice.push(format!(
+                    "working directory {} mapped to {}",
+                    named.display(),
+                    target.display()
+                ));
+            }
+            if !exists {
+                notice.push(format!(
+                    "the recorded project directory {} does not exist here: imported into its \
+                     project all the same (give the project, or map the path, to put it elsewhere)",
+                    target.display()
+                ));
+            }
+            report.notice = (!notice.is_empty()).then(|| notice.join("; "));
+            store
+        }
         (None, None) => {
             return Err(Error::invalid(format!(
                 "{} names no working directory: give the project to import it into",
@@ -170,14 +193,6 @@ fn write(
             )))
         }
     };
-    let store = StoreCore::open(&project, store_options.clone()).map_err(|e| match e {
-        Error::NotFound(_) => Error::NotFound(format!(
-            "project directory {} (named by {}); give the project to import it into",
-            project.display(),
-            path.display()
-        )),
-        e => e,
-    })?;
     report.project = Some(store.project_root().to_path_buf());
     let session_id = conv
         .session_id
@@ -219,10 +234,7 @@ fn write(
     }
     report.lines = file.lines.iter().filter(|l| l.number > start_line).count() as u64;
 
-    let title = conv
-        .title
-        .clone()
-        .or_else(|| super::first_user_text(&conv.items));
+    let title = conv.title.clone();
     // The items not imported before, by target log (`None`: the session).
     let mut targets: Vec<(Option<String>, Vec<Item>)> = Vec::new();
     for item in conv.items.into_iter().filter(|i| i.line > start_line) {
@@ -254,11 +266,18 @@ fn write(
         .map(|l| (l.number, l.text.as_str()))
         .collect();
     let times = times_of(file);
+    let last_line = bytecount_lines(&file.bytes[..file.complete]);
     let ctx = Ctx {
         store: &store,
         format,
         text_of: &text_of,
         times: &times,
+        last_time: file
+            .lines
+            .iter()
+            .rev()
+            .find_map(|l| times.get(&l.number))
+            .cloned(),
     };
 
     let session = match store.open_session(&session_id) {
@@ -296,16 +315,21 @@ fn write(
         return Err(e);
     }
     // How far the source is in, so that the next import takes only what follows.
-    let last_line = bytecount_lines(&file.bytes[..file.complete]);
-    let mut rec = record(&ctx, last_line);
-    rec.shift_remove("line");
+    let mut rec = Map::new();
+    rec.insert("type".into(), IMPORT.into());
+    if let Some(t) = &ctx.last_time {
+        rec.insert("timestamp".into(), t.clone().into());
+    }
+    rec.insert("format".into(), ctx.format.name().into());
     rec.insert("source".into(), source_key.into());
     rec.insert(
         "progress".into(),
         json!({"bytes": file.complete, "lines": last_line, "sha256": file.prefix_sha256(file.complete)}),
     );
     match &conv.agent_id {
-        None => session.append_records(vec![rec])?,
+        // What the source holds has ended as far as an import can tell: the
+        // session says so, at the source's last time (FORMAT.md §22.1).
+        None => session.append_records(vec![ended(&ctx), rec])?,
         Some(a) => {
             session.open_subagent(a)?.append_with(Vec::new(), &[rec])?;
         }
@@ -320,6 +344,8 @@ struct Ctx<'a> {
     format: ImportFormat,
     text_of: &'a HashMap<u64, &'a str>,
     times: &'a HashMap<u64, String>,
+    /// The time of the source's last line (its own or the last before it).
+    last_time: Option<String>,
 }
 
 fn write_targets(
@@ -338,15 +364,21 @@ fn write_targets(
                 let path = ctx.store.subagent_log_path(session.id(), &agent)?;
                 let have = existing(&path)?;
                 let items = fresh(items, &have);
+                // The spawn and result records take the source's times, so
+                // that the session's updatedAt stays the source's.
+                let time = |i: Option<&Item>| i.and_then(|i| ctx.times.get(&i.line)).cloned();
+                let (first, last) = (time(items.first()), time(items.last()));
                 let (sub, spawned) = if path.exists() {
                     (session.open_subagent(&agent)?, false)
                 } else {
                     let meta = json!({"importedFrom": ctx.format.name()});
-                    (session.spawn_subagent(Some(&agent), meta)?, true)
+                    let at = first.or_else(|| ctx.last_time.clone());
+                    (session.spawn_subagent_at(Some(&agent), meta, at)?, true)
                 };
                 write_subagent(ctx, &sub, items, report)?;
                 if spawned {
-                    sub.finish(json!({"imported": true}), false)?;
+                    let at = last.or_else(|| ctx.last_time.clone());
+                    sub.finish_at(json!({"imported": true}), false, at)?;
                 }
             }
         }
@@ -500,6 +532,18 @@ fn record(ctx: &Ctx<'_>, line: u64) -> Map<String, Value> {
     }
     rec.insert("format".into(), ctx.format.name().into());
     rec.insert("line".into(), line.into());
+    rec
+}
+
+/// The `state` record an import ends a session's lines with: status
+/// `completed`, at the time of the source's last line.
+fn ended(ctx: &Ctx<'_>) -> Map<String, Value> {
+    let mut rec = Map::new();
+    rec.insert("type".into(), "state".into());
+    if let Some(t) = &ctx.last_time {
+        rec.insert("timestamp".into(), t.clone().into());
+    }
+    rec.insert("set".into(), json!({"status": "completed"}));
     rec
 }
 
