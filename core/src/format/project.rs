@@ -72,7 +72,7 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
 /// One remapping of a path prefix: a recorded path under `from` (another
 /// machine's home, a moved checkout) is taken as the same path under `to`.
 /// As JSON: `{"from": "/home/a", "to": "/Users/b"}`; on a command line
-/// `OLD=NEW` ([`PathMapping::from_str`]).
+/// `OLD=NEW` (its [`FromStr`](std::str::FromStr), `str::parse`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "serde_json::Map<String, serde_json::Value>")]
 pub struct PathMapping {
@@ -84,8 +84,8 @@ pub struct PathMapping {
 
 impl std::str::FromStr for PathMapping {
     type Err = Error;
-    /// `OLD=NEW`, split at the first `=`; both sides checked as by
-    /// [`check_mappings`].
+    /// `OLD=NEW`, split at the first `=`; both sides must be non-empty
+    /// absolute paths without a NUL byte (`InvalidInput` otherwise).
     fn from_str(s: &str) -> Result<PathMapping> {
         let Some((from, to)) = s.split_once('=') else {
             return Err(Error::invalid(format!(
