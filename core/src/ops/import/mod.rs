@@ -378,17 +378,14 @@ fn as_summary(mut m: Map<String, Value>) -> Map<String, Value> {
     m
 }
 
-/// The longest title an import gives, in characters: as the index cuts a
-/// first user text (FORMAT.md §10.3).
-const TITLE_CHARS: usize = 100;
-
-/// `text` as a title: white space collapsed, cut to [`TITLE_CHARS`].
+/// `text` as a title: white space collapsed, cut to the index's
+/// [`TITLE_CHARS`](crate::index::TITLE_CHARS) (FORMAT.md §10.3).
 fn title_of(text: &str) -> String {
     text.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .chars()
-        .take(TITLE_CHARS)
+        .take(crate::index::TITLE_CHARS)
         .collect()
 }
 
