@@ -589,15 +589,16 @@ fn pull_with_map_path_brings_a_session_pushed_from_another_path(pg: &TestServer)
             .arg(root);
         c
     };
-    std::fs::create_dir_all(a_src.join("x")).expect("project dir");
-    let a = Store::open(
-        a_src.join("x"),
-        StoreOptions {
-            home: Some(m.home("a")),
+    // The store of a project as the machine whose home it is opens it.
+    let open = |machine: &str, dir: PathBuf| {
+        let options = StoreOptions {
+            home: Some(m.home(machine)),
             ..StoreOptions::default()
-        },
-    )
-    .expect("open A");
+        };
+        Store::open(dir, options).unwrap_or_else(|e| panic!("open {machine}'s store: {e}"))
+    };
+    std::fs::create_dir_all(a_src.join("x")).expect("project dir");
+    let a = open("a", a_src.join("x"));
     let id = session(&a, 2);
     m.run(on("a", &a_src.join("x")), &["push", &id]);
 
@@ -610,14 +611,7 @@ fn pull_with_map_path_brings_a_session_pushed_from_another_path(pg: &TestServer)
     );
     let pulled: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(pulled["from"], json!(0));
-    let b = Store::open(
-        b_code.join("x"),
-        StoreOptions {
-            home: Some(m.home("b")),
-            ..StoreOptions::default()
-        },
-    )
-    .expect("open B");
+    let b = open("b", b_code.join("x"));
     let log = |s: &Store| std::fs::read(s.dir().join(format!("{id}.jsonl"))).expect("log");
     assert_eq!(log(&b), log(&a));
     assert_eq!(b.session_entry(&id).expect("in B").title, "message 0");
