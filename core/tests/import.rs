@@ -910,3 +910,150 @@ fn a_recorded_path_through_a_missing_directory_to_an_existing_one_is_canonical()
         "hello"
     );
 }
+
+const PI: &str = "019ad1e2-3c4d-7e5f-8a6b-7c8d9e0f1a2b";
+
+fn pi_file() -> PathBuf {
+    fixtures().join(format!(
+        "pi/--home-ann-app--/2025-11-30T09-15-02-113Z_{PI}.jsonl"
+    ))
+}
+
+#[test]
+fn a_pi_session_keeps_its_tree_tool_pairs_title_times_and_every_line() {
+    let env = Env::new();
+    let file = pi_file();
+    let report = env.import(std::slice::from_ref(&file));
+    let s = &report.sources[0];
+    assert_eq!(s.format, Some(sessionkit::ImportFormat::Pi));
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert!(s.skipped.is_empty(), "{s:#?}");
+    // Eight messages; the header and eight other entries are records.
+    assert_eq!(s.messages_added, 8, "{s:#?}");
+    assert_eq!(s.records_added, 9, "{s:#?}");
+
+    let store = env.store();
+    let entry = store.session_entry(PI).unwrap();
+    assert_eq!(
+        entry.title, "Why greet is slow",
+        "the latest session_info name"
+    );
+    assert_eq!(entry.created_at, "2025-11-30T09:15:02.113Z");
+    assert_eq!(entry.updated_at, "2025-11-30T09:31:00.000Z");
+    assert_eq!(entry.status, sessionkit::Status::Completed);
+
+    let view = store.read_session(PI).unwrap();
+    assert!(view.report().is_clean(), "{:?}", view.report());
+    // Messages hang from the nearest message above them in pi's tree: the
+    // branch left (a1000008, a1000009) and the one taken (a100000b, below
+    // the branch_summary) both hang from a1000006.
+    assert_eq!(
+        ids(&view.active_path().unwrap()),
+        ["a1000003", "a1000004", "a1000005", "a1000006", "a100000b", "a1000010"]
+    );
+    assert_eq!(
+        view.message("a1000008").unwrap().parent_id(),
+        Some("a1000006")
+    );
+    assert_eq!(view.message("a1000003").unwrap().parent_id(), None);
+
+    let user = view.message("a1000003").unwrap().value();
+    assert_eq!(user["role"], "user");
+    assert_eq!(user["content"], "Which   test in tests/ is\nthe slowest?");
+    assert_eq!(user["timestamp"], "2025-11-30T09:15:10.500Z");
+    assert_eq!(user["import"]["format"], "pi");
+    assert_eq!(user["import"]["raw"], source_line(&file, 4).as_str());
+    let call = view.message("a1000004").unwrap().value();
+    assert_eq!(call["role"], "assistant");
+    assert_eq!(call["content"], "Let me time them.");
+    let tc = &call["messageParams"]["tool_calls"][0];
+    assert_eq!(tc["id"], "toolu_01Timing");
+    assert_eq!(tc["function"]["name"], "bash");
+    assert_eq!(
+        serde_json::from_str::<Value>(tc["function"]["arguments"].as_str().unwrap()).unwrap()
+            ["command"],
+        "cargo test -- -Z unstable-options --report-time"
+    );
+    assert_eq!(
+        call["messageParams"]["reasoning_content"],
+        "Run the suite with timings."
+    );
+    assert_eq!(call["meta"]["usage"]["totalTokens"], 3439);
+    let result = view.message("a1000005").unwrap().value();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(result["messageParams"]["tool_call_id"], "toolu_01Timing");
+    let bash = view.message("a100000b").unwrap().value();
+    assert_eq!(bash["role"], "user");
+    assert!(bash["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("! grep -n sleep tests/greet.rs\n12:"));
+
+    // Every other line is an import record holding it exactly.
+    let log = std::fs::read_to_string(store.log_path(PI).unwrap()).unwrap();
+    for n in [1, 2, 3, 8, 11, 13, 14, 15, 16] {
+        let raw = source_line(&file, n);
+        assert!(
+            log.lines().any(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                v["type"] == "import" && v["line"] == n && v["raw"] == raw.as_str()
+            }),
+            "line {n}"
+        );
+    }
+
+    // Importing it again changes nothing, byte for byte.
+    let home = env.home.path().to_path_buf();
+    let before = sessionkit::testing::tree_snapshot(&[&home]);
+    let again = env.import(std::slice::from_ref(&file));
+    assert_eq!(again.sources[0].outcome, SourceOutcome::UpToDate);
+    assert_eq!(sessionkit::testing::tree_snapshot(&[&home]), before);
+}
+
+#[test]
+fn a_pi_session_without_a_name_takes_its_first_prompt_and_grows() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let file = src.path().join("s.jsonl");
+    let full = std::fs::read_to_string(pi_file()).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    std::fs::write(&file, lines[..7].join("\n") + "\n").unwrap();
+    let first = env.import(std::slice::from_ref(&file));
+    assert_eq!(first.messages_added, 4, "{first:#?}");
+    let store = env.store();
+    assert_eq!(
+        store.session_entry(PI).unwrap().title,
+        "Which test in tests/ is the slowest?"
+    );
+    // An appended line is imported on the next run, alone.
+    std::fs::write(&file, lines[..9].join("\n") + "\n").unwrap();
+    let grown = env.import(std::slice::from_ref(&file));
+    assert_eq!(grown.sources[0].lines, 2);
+    assert_eq!(grown.messages_added, 1, "{grown:#?}");
+    let view = store.read_session(PI).unwrap();
+    assert_eq!(
+        view.message("a1000008").unwrap().parent_id(),
+        Some("a1000006")
+    );
+}
+
+#[test]
+fn malformed_pi_lines_are_reported_by_number() {
+    let env = Env::new();
+    let file = fixtures()
+        .join("pi/malformed/2025-12-01T08-00-00-000Z_019ad1e2-aaaa-7e5f-8a6b-7c8d9e0f1a2b.jsonl");
+    let report = env.import(std::slice::from_ref(&file));
+    let s = &report.sources[0];
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    let skipped: Vec<u64> = s.skipped.iter().map(|n| n.line).collect();
+    assert_eq!(skipped, [3, 4, 10], "{:#?}", s.skipped);
+    let unmapped: Vec<u64> = s.unmapped.iter().map(|n| n.line).collect();
+    assert_eq!(unmapped, [5, 6, 7, 8, 9], "{:#?}", s.unmapped);
+    assert!(s.unmapped[2].reason.contains("ffffffff"));
+    let view = env
+        .store()
+        .read_session("019ad1e2-aaaa-7e5f-8a6b-7c8d9e0f1a2b")
+        .unwrap();
+    assert!(view.report().is_clean(), "{:?}", view.report());
+    assert_eq!(view.message("b2000003").unwrap().parent_id(), None);
+}
