@@ -1236,3 +1236,22 @@ fn each_format_is_detected_from_its_content() {
     assert_eq!("gemini-cli".parse::<F>().unwrap(), F::GeminiCli);
     assert_eq!("pi".parse::<F>().unwrap(), F::Pi);
 }
+
+#[test]
+fn a_gemini_cli_project_root_that_is_a_fifo_is_not_read_and_never_blocks() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let chats = src.path().join("proj/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let file = chats.join("session-2025-11-30T09-15-4a7b9c1d.jsonl");
+    std::fs::copy(gemini_file(), &file).unwrap();
+    mkfifo(&src.path().join("proj/.project_root"));
+    let options = ImportOptions {
+        store: env.store_options(),
+        ..ImportOptions::default()
+    };
+    let r = within_seconds(move || import(&[file], &options, &mut |_| {}).unwrap());
+    assert_eq!(r.sources[0].outcome, SourceOutcome::Failed);
+    let why = r.sources[0].error.as_deref().unwrap();
+    assert!(why.contains(".project_root"), "{why}");
+}

@@ -18,6 +18,9 @@ use super::{message, path_id, timestamp, title_of, Converted, Item};
 /// The file beside a project's `chats/` folder naming the project's directory.
 const PROJECT_ROOT_FILE: &str = ".project_root";
 
+/// The longest `.project_root` read: a path, not a document.
+const MAX_PROJECT_ROOT_BYTES: u64 = 64 * 1024;
+
 /// One Gemini message id as imported: the message its latest version became
 /// and that message's parent.
 struct Seen {
@@ -169,6 +172,15 @@ fn project_of(path: &Path, out: &mut Converted) {
         return;
     };
     let marker = dir.join(PROJECT_ROOT_FILE);
+    // Only a small regular file is read: a FIFO there must not block the
+    // import, nor a huge file fill memory.
+    if !std::fs::metadata(&marker).is_ok_and(|m| m.is_file() && m.len() <= MAX_PROJECT_ROOT_BYTES) {
+        out.no_project = Some(format!(
+            "Gemini CLI records only a hash of it, and {} is missing or not a small regular file",
+            marker.display()
+        ));
+        return;
+    }
     match std::fs::read_to_string(&marker) {
         Ok(text) if !text.trim().is_empty() => {
             out.project = Some(PathBuf::from(text.trim_end_matches(['\n', '\r'])));

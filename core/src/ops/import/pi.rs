@@ -23,6 +23,7 @@ pub(super) fn convert(file: &SourceFile) -> Converted {
     let mut ids: HashSet<String> = HashSet::new();
     let mut last: Option<String> = None;
     let mut name: Option<String> = None;
+    let mut first_prompt: Option<String> = None;
     for (n, o) in file.objects() {
         let kind = o.get("type").and_then(Value::as_str).unwrap_or("");
         let time = timestamp(o.get("timestamp"));
@@ -98,6 +99,13 @@ pub(super) fn convert(file: &SourceFile) -> Converted {
             ));
             continue;
         };
+        if first_prompt.is_none() && msg.get("role").and_then(Value::as_str) == Some("user") {
+            first_prompt = m
+                .get("content")
+                .and_then(crate::format::records::content_text)
+                .map(|t| title_of(&t))
+                .filter(|t| !t.is_empty());
+        }
         ids.insert(id.clone());
         if let Some(e) = &entry_id {
             messages.insert(e.clone(), id.clone());
@@ -105,8 +113,9 @@ pub(super) fn convert(file: &SourceFile) -> Converted {
         last = Some(id);
         out.items.push(Item::message(n, m).noted(note));
     }
-    // As pi lists the session: its latest name, else its first user message.
-    out.title = name.or_else(|| super::first_user_text(&out.items));
+    // As pi lists the session: its latest name, else its first user message
+    // (not a command the user ran).
+    out.title = name.or(first_prompt);
     out
 }
 
