@@ -910,3 +910,348 @@ fn a_recorded_path_through_a_missing_directory_to_an_existing_one_is_canonical()
         "hello"
     );
 }
+
+const PI: &str = "019ad1e2-3c4d-7e5f-8a6b-7c8d9e0f1a2b";
+
+fn pi_file() -> PathBuf {
+    fixtures().join(format!(
+        "pi/--home-ann-app--/2025-11-30T09-15-02-113Z_{PI}.jsonl"
+    ))
+}
+
+#[test]
+fn a_pi_session_keeps_its_tree_tool_pairs_title_times_and_every_line() {
+    let env = Env::new();
+    let file = pi_file();
+    let report = env.import(std::slice::from_ref(&file));
+    let s = &report.sources[0];
+    assert_eq!(s.format, Some(sessionkit::ImportFormat::Pi));
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert!(s.skipped.is_empty(), "{s:#?}");
+    // Eight messages; the header and eight other entries are records.
+    assert_eq!(s.messages_added, 8, "{s:#?}");
+    assert_eq!(s.records_added, 9, "{s:#?}");
+
+    let store = env.store();
+    let entry = store.session_entry(PI).unwrap();
+    assert_eq!(
+        entry.title, "Why greet is slow",
+        "the latest session_info name"
+    );
+    assert_eq!(entry.created_at, "2025-11-30T09:15:02.113Z");
+    assert_eq!(entry.updated_at, "2025-11-30T09:31:00.000Z");
+    assert_eq!(entry.status, sessionkit::Status::Completed);
+
+    let view = store.read_session(PI).unwrap();
+    assert!(view.report().is_clean(), "{:?}", view.report());
+    // Messages hang from the nearest message above them in pi's tree: the
+    // branch left (a1000008, a1000009) and the one taken (a100000b, below
+    // the branch_summary) both hang from a1000006.
+    assert_eq!(
+        ids(&view.active_path().unwrap()),
+        ["a1000003", "a1000004", "a1000005", "a1000006", "a100000b", "a1000010"]
+    );
+    assert_eq!(
+        view.message("a1000008").unwrap().parent_id(),
+        Some("a1000006")
+    );
+    assert_eq!(view.message("a1000003").unwrap().parent_id(), None);
+
+    let user = view.message("a1000003").unwrap().value();
+    assert_eq!(user["role"], "user");
+    assert_eq!(user["content"], "Which   test in tests/ is\nthe slowest?");
+    assert_eq!(user["timestamp"], "2025-11-30T09:15:10.500Z");
+    assert_eq!(user["import"]["format"], "pi");
+    assert_eq!(user["import"]["raw"], source_line(&file, 4).as_str());
+    let call = view.message("a1000004").unwrap().value();
+    assert_eq!(call["role"], "assistant");
+    assert_eq!(call["content"], "Let me time them.");
+    let tc = &call["messageParams"]["tool_calls"][0];
+    assert_eq!(tc["id"], "toolu_01Timing");
+    assert_eq!(tc["function"]["name"], "bash");
+    assert_eq!(
+        serde_json::from_str::<Value>(tc["function"]["arguments"].as_str().unwrap()).unwrap()
+            ["command"],
+        "cargo test -- -Z unstable-options --report-time"
+    );
+    assert_eq!(
+        call["messageParams"]["reasoning_content"],
+        "Run the suite with timings."
+    );
+    assert_eq!(call["meta"]["usage"]["totalTokens"], 3439);
+    let result = view.message("a1000005").unwrap().value();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(result["messageParams"]["tool_call_id"], "toolu_01Timing");
+    let bash = view.message("a100000b").unwrap().value();
+    assert_eq!(bash["role"], "user");
+    assert!(bash["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("! grep -n sleep tests/greet.rs\n12:"));
+
+    // Every other line is an import record holding it exactly.
+    let log = std::fs::read_to_string(store.log_path(PI).unwrap()).unwrap();
+    for n in [1, 2, 3, 8, 11, 13, 14, 15, 16] {
+        let raw = source_line(&file, n);
+        assert!(
+            log.lines().any(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                v["type"] == "import" && v["line"] == n && v["raw"] == raw.as_str()
+            }),
+            "line {n}"
+        );
+    }
+
+    // Importing it again changes nothing, byte for byte.
+    let home = env.home.path().to_path_buf();
+    let before = sessionkit::testing::tree_snapshot(&[&home]);
+    let again = env.import(std::slice::from_ref(&file));
+    assert_eq!(again.sources[0].outcome, SourceOutcome::UpToDate);
+    assert_eq!(sessionkit::testing::tree_snapshot(&[&home]), before);
+}
+
+#[test]
+fn a_pi_session_without_a_name_takes_its_first_prompt_and_grows() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let file = src.path().join("s.jsonl");
+    let full = std::fs::read_to_string(pi_file()).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    std::fs::write(&file, lines[..7].join("\n") + "\n").unwrap();
+    let first = env.import(std::slice::from_ref(&file));
+    assert_eq!(first.messages_added, 4, "{first:#?}");
+    let store = env.store();
+    assert_eq!(
+        store.session_entry(PI).unwrap().title,
+        "Which test in tests/ is the slowest?"
+    );
+    // An appended line is imported on the next run, alone.
+    std::fs::write(&file, lines[..9].join("\n") + "\n").unwrap();
+    let grown = env.import(std::slice::from_ref(&file));
+    assert_eq!(grown.sources[0].lines, 2);
+    assert_eq!(grown.messages_added, 1, "{grown:#?}");
+    let view = store.read_session(PI).unwrap();
+    assert_eq!(
+        view.message("a1000008").unwrap().parent_id(),
+        Some("a1000006")
+    );
+}
+
+#[test]
+fn malformed_pi_lines_are_reported_by_number() {
+    let env = Env::new();
+    let file = fixtures()
+        .join("pi/malformed/2025-12-01T08-00-00-000Z_019ad1e2-aaaa-7e5f-8a6b-7c8d9e0f1a2b.jsonl");
+    let report = env.import(std::slice::from_ref(&file));
+    let s = &report.sources[0];
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    let skipped: Vec<u64> = s.skipped.iter().map(|n| n.line).collect();
+    assert_eq!(skipped, [3, 4, 10], "{:#?}", s.skipped);
+    let unmapped: Vec<u64> = s.unmapped.iter().map(|n| n.line).collect();
+    assert_eq!(unmapped, [5, 6, 7, 8, 9], "{:#?}", s.unmapped);
+    assert!(s.unmapped[2].reason.contains("ffffffff"));
+    let view = env
+        .store()
+        .read_session("019ad1e2-aaaa-7e5f-8a6b-7c8d9e0f1a2b")
+        .unwrap();
+    assert!(view.report().is_clean(), "{:?}", view.report());
+    assert_eq!(view.message("b2000003").unwrap().parent_id(), None);
+}
+
+const GEMINI: &str = "4a7b9c1d-62e5-4f90-8b71-8d2e3f4a5b6c";
+
+fn gemini_file() -> PathBuf {
+    fixtures().join("gemini-cli/app/chats/session-2025-11-30T09-15-4a7b9c1d.jsonl")
+}
+
+#[test]
+fn a_gemini_cli_chat_replays_onto_one_chain_and_keeps_every_line() {
+    let env = Env::new();
+    let file = gemini_file();
+    let report = env.import(std::slice::from_ref(&file));
+    let s = &report.sources[0];
+    assert_eq!(s.format, Some(sessionkit::ImportFormat::GeminiCli));
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert!(s.skipped.is_empty(), "{s:#?}");
+    assert_eq!(s.messages_added, 10, "{s:#?}");
+
+    let store = env.store();
+    let entry = store.session_entry(GEMINI).unwrap();
+    assert_eq!(entry.title, "Find the slowest test", "the summary");
+    assert_eq!(entry.created_at, "2025-11-30T09:15:02.113Z");
+    assert_eq!(entry.updated_at, "2025-11-30T09:17:04.000Z");
+    let view = store.read_session(GEMINI).unwrap();
+    assert!(view.report().is_clean(), "{:?}", view.report());
+    let id = |n: &str| format!("c1000000-0000-4000-8000-0000000000{n}");
+    // The replaced message's latest version (line 7) is on the path, the
+    // earlier one its sibling; the rewound reply (08) is off it.
+    assert_eq!(
+        ids(&view.active_path().unwrap()),
+        [
+            id("01"),
+            id("03"),
+            "line-7".into(),
+            id("05"),
+            id("06"),
+            id("09"),
+            id("0a")
+        ]
+    );
+    assert_eq!(
+        view.message(&id("04")).unwrap().parent_id(),
+        Some(id("03").as_str())
+    );
+    assert_eq!(
+        view.message(&id("08")).unwrap().parent_id(),
+        Some(id("07").as_str())
+    );
+
+    let call = view.message("line-7").unwrap().value();
+    assert_eq!(call["role"], "assistant");
+    assert_eq!(call["content"], "Let me time them.");
+    assert_eq!(
+        call["messageParams"]["tool_calls"][0]["id"],
+        "run_shell_command__run_shell_command_1764494123900_0"
+    );
+    assert_eq!(
+        call["messageParams"]["reasoning_content"],
+        "Timing: Run the suite with timings."
+    );
+    assert_eq!(call["meta"]["usage"]["total"], 5199);
+    assert_eq!(call["import"]["raw"], source_line(&file, 7).as_str());
+    let result = view.message(&id("05")).unwrap().value();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(
+        result["messageParams"]["tool_call_id"],
+        "run_shell_command__run_shell_command_1764494123900_0"
+    );
+    assert_eq!(result["content"], "test greet ... ok <0.912s>");
+    let prompt = view.message(&id("03")).unwrap().value();
+    assert_eq!(prompt["content"], "Which test  is the\nslowest?");
+    assert_eq!(prompt["timestamp"], "2025-11-30T09:15:20.000Z");
+
+    // The project from `.project_root` (absent here: imported with a notice).
+    let options = ImportOptions {
+        store: env.store_options(),
+        ..ImportOptions::default()
+    };
+    let r = import(std::slice::from_ref(&file), &options, &mut |_| {}).unwrap();
+    let s = &r.sources[0];
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert_eq!(s.project.as_deref(), Some(Path::new("/home/ann/app")));
+
+    // Again: nothing changes, byte for byte.
+    let home = env.home.path().to_path_buf();
+    let before = sessionkit::testing::tree_snapshot(&[&home]);
+    let again = env.import(std::slice::from_ref(&file));
+    assert_eq!(again.sources[0].outcome, SourceOutcome::UpToDate);
+    assert_eq!(sessionkit::testing::tree_snapshot(&[&home]), before);
+}
+
+#[test]
+fn a_gemini_cli_chat_without_a_summary_takes_its_first_prompt_and_grows() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let file = src.path().join("s.jsonl");
+    let full = std::fs::read_to_string(gemini_file()).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    std::fs::write(&file, lines[..6].join("\n") + "\n").unwrap();
+    let first = env.import(std::slice::from_ref(&file));
+    assert_eq!(first.messages_added, 3, "{first:#?}");
+    let store = env.store();
+    assert_eq!(
+        store.session_entry(GEMINI).unwrap().title,
+        "Which test is the slowest?",
+        "not the /help command"
+    );
+    // The rewrite of the last message arrives later: a sibling, on the path.
+    std::fs::write(&file, lines[..7].join("\n") + "\n").unwrap();
+    let grown = env.import(std::slice::from_ref(&file));
+    assert_eq!(grown.sources[0].lines, 1);
+    assert_eq!(grown.messages_added, 1, "{grown:#?}");
+    let view = store.read_session(GEMINI).unwrap();
+    assert_eq!(
+        ids(&view.active_path().unwrap()).last().map(String::as_str),
+        Some("line-7")
+    );
+}
+
+#[test]
+fn a_gemini_cli_chat_without_its_project_root_needs_a_project() {
+    let env = Env::new();
+    let file = fixtures().join("gemini-cli/no-root/chats/session-2025-12-01T08-00-5b8c0d2e.jsonl");
+    let options = ImportOptions {
+        store: env.store_options(),
+        ..ImportOptions::default()
+    };
+    let r = import(std::slice::from_ref(&file), &options, &mut |_| {}).unwrap();
+    assert_eq!(r.sources[0].outcome, SourceOutcome::Failed);
+    let why = r.sources[0].error.as_deref().unwrap();
+    assert!(
+        why.contains(".project_root") && why.contains("give the project"),
+        "{why}"
+    );
+
+    // With a project given, malformed lines are reported by number.
+    let report = env.import(std::slice::from_ref(&file));
+    let s = &report.sources[0];
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    let skipped: Vec<u64> = s.skipped.iter().map(|n| n.line).collect();
+    assert_eq!(skipped, [3, 4, 9], "{:#?}", s.skipped);
+    let unmapped: Vec<u64> = s.unmapped.iter().map(|n| n.line).collect();
+    assert_eq!(unmapped, [5, 7, 8], "{:#?}", s.unmapped);
+    assert_eq!(s.messages_added, 2);
+}
+
+#[test]
+fn each_format_is_detected_from_its_content() {
+    use sessionkit::ImportFormat as F;
+    let env = Env::new();
+    let cases = [
+        (
+            fixtures().join(format!("claude-code/-home-ann-app/{MAIN}.jsonl")),
+            F::ClaudeCode,
+        ),
+        (
+            fixtures().join("claude-code/malformed/9b5e3c74-2f60-4da0-9c43-7e8f9a0b1c23.jsonl"),
+            F::ClaudeCode,
+        ),
+        (fixtures().join("codex/2025/10/29"), F::Codex),
+        (fixtures().join("deepcode/seed-flat-1.jsonl"), F::Deepcode),
+        (pi_file(), F::Pi),
+        (fixtures().join("pi/malformed"), F::Pi),
+        (gemini_file(), F::GeminiCli),
+        (fixtures().join("gemini-cli/no-root"), F::GeminiCli),
+    ];
+    for (path, format) in cases {
+        let r = env.import(std::slice::from_ref(&path));
+        for s in &r.sources {
+            assert_eq!(s.format, Some(format), "{}", s.path.display());
+        }
+    }
+    // Each format's name round-trips.
+    for f in F::ALL {
+        assert_eq!(f.name().parse::<F>().unwrap(), f);
+    }
+    assert_eq!("gemini-cli".parse::<F>().unwrap(), F::GeminiCli);
+    assert_eq!("pi".parse::<F>().unwrap(), F::Pi);
+}
+
+#[test]
+fn a_gemini_cli_project_root_that_is_a_fifo_is_not_read_and_never_blocks() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let chats = src.path().join("proj/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let file = chats.join("session-2025-11-30T09-15-4a7b9c1d.jsonl");
+    std::fs::copy(gemini_file(), &file).unwrap();
+    mkfifo(&src.path().join("proj/.project_root"));
+    let options = ImportOptions {
+        store: env.store_options(),
+        ..ImportOptions::default()
+    };
+    let r = within_seconds(move || import(&[file], &options, &mut |_| {}).unwrap());
+    assert_eq!(r.sources[0].outcome, SourceOutcome::Failed);
+    let why = r.sources[0].error.as_deref().unwrap();
+    assert!(why.contains(".project_root"), "{why}");
+}

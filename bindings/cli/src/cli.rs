@@ -478,6 +478,8 @@ pub enum ImportFrom {
     ClaudeCode,
     Codex,
     Deepcode,
+    Pi,
+    GeminiCli,
 }
 
 /// Which settings sources to read.

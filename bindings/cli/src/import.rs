@@ -25,6 +25,8 @@ pub fn import(
             ImportFrom::ClaudeCode => ImportFormat::ClaudeCode,
             ImportFrom::Codex => ImportFormat::Codex,
             ImportFrom::Deepcode => ImportFormat::Deepcode,
+            ImportFrom::Pi => ImportFormat::Pi,
+            ImportFrom::GeminiCli => ImportFormat::GeminiCli,
         }),
         project: g.project.clone(),
         map_paths,

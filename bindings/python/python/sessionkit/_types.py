@@ -131,6 +131,8 @@ class ImportFormat(str, enum.Enum):
     CLAUDE_CODE = "claude-code"
     CODEX = "codex"
     DEEPCODE = "deepcode"
+    PI = "pi"
+    GEMINI_CLI = "gemini-cli"
 
 
 class MemoryScope(str, enum.Enum):

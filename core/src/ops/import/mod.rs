@@ -1,5 +1,5 @@
-//! Import of other agents' transcripts — Claude Code, the Codex CLI and
-//! seed-style flat logs — into sessionkit sessions (FORMAT.md §22).
+//! Import of other agents' transcripts — Claude Code, the Codex CLI, pi,
+//! Gemini CLI and seed-style flat logs — into sessionkit sessions (FORMAT.md §22).
 //!
 //! A format module turns a source file's lines into items (messages, compaction
 //! summaries, lines kept only as `import` records); `write` puts the items the
@@ -9,6 +9,8 @@
 mod claude_code;
 mod codex;
 mod deepcode;
+mod gemini_cli;
+mod pi;
 mod source;
 mod write;
 
@@ -34,14 +36,20 @@ pub enum ImportFormat {
     Codex,
     /// A seed-style flat transcript: one message object per line.
     Deepcode,
+    /// The pi coding agent: `~/.pi/agent/sessions/--<cwd>--/<time>_<uuid>.jsonl`.
+    Pi,
+    /// Gemini CLI: `~/.gemini/tmp/<project>/chats/session-*.jsonl`.
+    GeminiCli,
 }
 
 impl ImportFormat {
     /// Every format.
-    pub const ALL: [ImportFormat; 3] = [
+    pub const ALL: [ImportFormat; 5] = [
         ImportFormat::ClaudeCode,
         ImportFormat::Codex,
         ImportFormat::Deepcode,
+        ImportFormat::Pi,
+        ImportFormat::GeminiCli,
     ];
 
     /// The name used on the command line and in JSON.
@@ -50,6 +58,8 @@ impl ImportFormat {
             ImportFormat::ClaudeCode => "claude-code",
             ImportFormat::Codex => "codex",
             ImportFormat::Deepcode => "deepcode",
+            ImportFormat::Pi => "pi",
+            ImportFormat::GeminiCli => "gemini-cli",
         }
     }
 }
@@ -61,8 +71,10 @@ impl std::str::FromStr for ImportFormat {
             "claude-code" => Ok(ImportFormat::ClaudeCode),
             "codex" => Ok(ImportFormat::Codex),
             "deepcode" => Ok(ImportFormat::Deepcode),
+            "pi" => Ok(ImportFormat::Pi),
+            "gemini-cli" => Ok(ImportFormat::GeminiCli),
             _ => Err(Error::invalid(format!(
-                "import format {s:?} is not one of \"claude-code\", \"codex\", \"deepcode\""
+                "import format {s:?} is not one of \"claude-code\", \"codex\", \"deepcode\", \"pi\", \"gemini-cli\""
             ))),
         }
     }
@@ -287,6 +299,8 @@ pub(super) struct Converted {
     agent_id: Option<String>,
     /// The working directory the source names.
     project: Option<PathBuf>,
+    /// Why the source names no working directory, when that needs saying.
+    no_project: Option<String>,
     created_at: Option<String>,
     title: Option<String>,
     items: Vec<Item>,

@@ -227,6 +227,29 @@ pub(super) fn detect(file: &SourceFile) -> Option<ImportFormat> {
         if o.contains_key("parentUuid") || o.contains_key("leafUuid") || o.contains_key("uuid") {
             return Some(ImportFormat::ClaudeCode);
         }
+        // pi: a `session` header naming the working directory, or an entry
+        // whose `message` is nested (Claude Code's lines have a `uuid`).
+        if kind == Some("session") && o.contains_key("cwd") {
+            return Some(ImportFormat::Pi);
+        }
+        if kind == Some("message") && o.get("message").is_some_and(Value::is_object) {
+            return Some(ImportFormat::Pi);
+        }
+        // Gemini CLI: its metadata line (no `type`), its replay records, or a
+        // message record whose `type` is one of its own.
+        if kind.is_none() && o.contains_key("sessionId") && o.contains_key("projectHash") {
+            return Some(ImportFormat::GeminiCli);
+        }
+        if o.len() == 1 && (o.contains_key("$set") || o.contains_key("$rewindTo")) {
+            return Some(ImportFormat::GeminiCli);
+        }
+        if matches!(kind, Some("gemini" | "info" | "error" | "warning" | "user"))
+            && o.contains_key("id")
+            && o.contains_key("content")
+            && !o.contains_key("role")
+        {
+            return Some(ImportFormat::GeminiCli);
+        }
         // The first line of an older Codex rollout: the session's own metadata.
         if kind.is_none() && o.contains_key("instructions") && o.contains_key("id") {
             return Some(ImportFormat::Codex);

@@ -10,8 +10,8 @@ use serde_json::{json, Map, Value};
 
 use super::source::{self, SourceFile};
 use super::{
-    claude_code, codex, deepcode, Converted, ImportFormat, ImportOptions, Item, LineNote,
-    SourceOutcome, SourceReport, What,
+    claude_code, codex, deepcode, gemini_cli, pi, Converted, ImportFormat, ImportOptions, Item,
+    LineNote, SourceOutcome, SourceReport, What,
 };
 use crate::error::{Error, Result};
 use crate::format::project::map_path;
@@ -36,7 +36,8 @@ pub(super) fn import_file(
     let report = SourceReport::new(path, format);
     let Some(format) = format else {
         return report.failed(format!(
-            "{}: not recognised as a Claude Code, Codex or seed-style transcript (name the format)",
+            "{}: not recognised as a Claude Code, Codex, pi, Gemini CLI or seed-style transcript \
+             (name the format)",
             path.display()
         ));
     };
@@ -44,6 +45,8 @@ pub(super) fn import_file(
         ImportFormat::ClaudeCode => claude_code::convert(path, &file),
         ImportFormat::Codex => codex::convert(&file),
         ImportFormat::Deepcode => deepcode::convert(path, &file),
+        ImportFormat::Pi => pi::convert(&file),
+        ImportFormat::GeminiCli => gemini_cli::convert(path, &file),
     };
     let mut report = report;
     match write(
@@ -188,8 +191,12 @@ fn write(
         }
         (None, None) => {
             return Err(Error::invalid(format!(
-                "{} names no working directory: give the project to import it into",
-                path.display()
+                "{} names no working directory{}: give the project to import it into",
+                path.display(),
+                conv.no_project
+                    .as_deref()
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default()
             )))
         }
     };
