@@ -237,7 +237,7 @@ fn importing_the_rollout_gives_the_same_active_path() {
         ..StoreOptions::default()
     };
     let report = import(
-        &[out.path.clone()],
+        std::slice::from_ref(&out.path),
         &ImportOptions {
             from: Some(ImportFormat::Codex),
             project: Some(e.project.path().to_path_buf()),
