@@ -246,18 +246,21 @@ fn items(out: &mut Rollout, messages: &[Value]) -> usize {
     // A call goes as a `function_call` only when its result follows on the
     // path (Codex sends an unanswered call to the model, which refuses it);
     // otherwise call and result are flattened to text.
-    let mut answered = std::collections::HashSet::new();
-    for m in messages.iter().filter_map(Value::as_object) {
-        for r in tool_results(m) {
+    // The last message answering each call id: a call is paired only when
+    // that comes after it.
+    let mut answered: std::collections::HashMap<String, usize> = Default::default();
+    for (i, m) in messages.iter().enumerate() {
+        for r in m.as_object().map(tool_results).unwrap_or_default() {
             if let Some(c) = r.call_id {
-                answered.insert(c.to_owned());
+                answered.insert(c.to_owned(), i);
             }
         }
     }
     let mut open: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut dropped = 0;
-    for m in messages.iter().filter_map(Value::as_object) {
+    for (i, m) in messages.iter().enumerate() {
+        let Some(m) = m.as_object() else { continue };
         let before = out.lines.len();
         let at = m
             .get("timestamp")
@@ -305,7 +308,11 @@ fn items(out: &mut Rollout, messages: &[Value]) -> usize {
             let name = c.name.unwrap_or("?");
             let args = c.arguments_text();
             match c.id {
-                Some(id) if answered.contains(id) && !open.contains(id) && !done.contains(id) => {
+                Some(id)
+                    if answered.get(id).is_some_and(|&j| j > i)
+                        && !open.contains(id)
+                        && !done.contains(id) =>
+                {
                     open.insert(id.to_owned());
                     out.line_at(
                         at,
@@ -412,6 +419,32 @@ mod tests {
         assert_eq!(u.get_version_num(), 7);
         // Upper case is a UUID, but not as Codex names files: derived.
         assert_eq!(codex_id(&id.to_uppercase(), 0).1, CodexIdSource::Derived);
+    }
+
+    #[test]
+    fn a_result_before_its_call_pairs_nothing() {
+        let mut out = Rollout::new(1000);
+        let call = json!({"role": "assistant", "content": "",
+            "messageParams": {"tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "ls", "arguments": "{}"}}]}});
+        let result =
+            json!({"role": "tool", "content": "x", "messageParams": {"tool_call_id": "c1"}});
+        items(&mut out, &[result.clone(), call.clone()]);
+        assert!(
+            out.lines.iter().all(|l| !l.contains("function_call")),
+            "{:?}",
+            out.lines
+        );
+        // The same call answered later, then repeated: the repeat is text.
+        let mut out = Rollout::new(1000);
+        items(&mut out, &[call.clone(), result, call]);
+        assert!(out.lines[0].contains("\"type\":\"function_call\""));
+        assert!(out.lines[1].contains("\"type\":\"function_call_output\""));
+        assert!(
+            out.lines[2].contains("[tool call ls c1]"),
+            "{}",
+            out.lines[2]
+        );
     }
 
     #[test]
