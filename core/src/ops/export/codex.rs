@@ -21,8 +21,9 @@ use crate::format::tool_calls::{tool_calls, tool_results};
 use crate::store::StoreCore;
 
 /// How many lines from the top Codex's listing reads for the first
-/// `user_message` (`HEAD_RECORD_LIMIT` + `USER_EVENT_SCAN_LIMIT` in
-/// `codex-rs/rollout/src/list.rs`): past it, the session is not listed.
+/// `user_message`, rounded down (`HEAD_RECORD_LIMIT` 10 +
+/// `USER_EVENT_SCAN_LIMIT` 200 in openai/codex `codex-rs/rollout/src/list.rs`
+/// @ c7b6324ec89a1cb9993309b97114fd50a76f7687): past it, it is not listed.
 const LISTING_SCAN_LINES: usize = 200;
 
 /// Options of [`Store::export_codex`](crate::Store::export_codex), as JSON
