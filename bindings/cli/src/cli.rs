@@ -243,11 +243,19 @@ pub enum Command {
     /// Rewind files and/or conversation to before a user message
     Rewind(RewindArgs),
     /// A session's active path as seed-style JSONL, a Markdown transcript or JSON
+    /// on stdout; with --to, written into another agent's own store
     Export {
         /// Session id or a unique prefix of it
         id: String,
-        #[arg(long, value_enum, default_value = "jsonl")]
+        #[arg(long, value_enum, default_value = "jsonl", conflicts_with = "to")]
         format: ExportFormat,
+        /// Write the session where that agent keeps its own (codex: a rollout
+        /// under $CODEX_HOME/sessions that `codex resume` lists) instead of printing it
+        #[arg(long, value_enum)]
+        to: Option<ExportTarget>,
+        /// Codex's home for --to codex (absolute; default $CODEX_HOME, else ~/.codex)
+        #[arg(long, value_name = "DIR", requires = "to")]
+        codex_home: Option<std::path::PathBuf>,
     },
     /// Full-text search over the project's sessions (or every project's, with --all)
     Search(SearchArgs),
@@ -471,6 +479,11 @@ pub enum ExportFormat {
     Jsonl,
     Markdown,
     Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportTarget {
+    Codex,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

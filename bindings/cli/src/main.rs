@@ -171,7 +171,13 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<(Output, u8), CliError> {
         Command::Restore { id } => edit::restore(ctx, &id)?,
         Command::Undo { id } => edit::undo(ctx, &id)?,
         Command::Rewind(a) => edit::rewind(ctx, &a)?,
-        Command::Export { id, format } => sessions::export(ctx, &id, format)?,
+        Command::Export {
+            id,
+            to: Some(cli::ExportTarget::Codex),
+            codex_home,
+            ..
+        } => sessions::export_codex(ctx, &id, codex_home)?,
+        Command::Export { id, format, .. } => sessions::export(ctx, &id, format)?,
         Command::Search(a) => search::search(ctx, a)?,
         Command::Doctor { repair } => return maint::doctor(ctx, repair),
         Command::Gc => maint::gc(ctx)?,

@@ -10,7 +10,7 @@ use sessionkit::{IndexEntry, ModelViewOptions, TreeNode};
 use crate::cli::ExportFormat;
 use crate::ctx::{
     clip, now, one_line, paint, relative, role_style, short_id, Ctx, Output, Result, BOLD, DIM,
-    WARN,
+    GOOD, WARN,
 };
 use crate::render::{body, heading};
 
@@ -545,4 +545,38 @@ pub fn export(ctx: &Ctx, id: &str, format: ExportFormat) -> Result<Output> {
         ExportFormat::Json => sessionkit::ExportFormat::Json,
     };
     Ok(Output::Raw(ctx.store.export_session(&id, format)?))
+}
+
+pub fn export_codex(ctx: &Ctx, id: &str, codex_home: Option<std::path::PathBuf>) -> Result<Output> {
+    let id = ctx.resolve(id)?;
+    let out = ctx.store.export_codex(
+        &id,
+        &sessionkit::CodexExportOptions {
+            codex_home,
+            ..Default::default()
+        },
+    )?;
+    if ctx.json {
+        return Output::json(&out);
+    }
+    let mut s = format!(
+        "{} {} ({} items{})\n",
+        if out.written {
+            paint(GOOD, "exported")
+        } else {
+            paint(DIM, "unchanged")
+        },
+        paint(BOLD, out.path.display().to_string()),
+        out.items,
+        if out.dropped > 0 {
+            format!(", {} messages without a Codex form left out", out.dropped)
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(s, "resume with: {}", paint(BOLD, &out.resume_command));
+    if let Some(n) = &out.notice {
+        let _ = writeln!(s, "{}", paint(WARN, n));
+    }
+    Ok(Output::Text(s))
 }

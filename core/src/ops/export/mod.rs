@@ -1,5 +1,8 @@
 //! Export of a session's active path: seed-style JSONL (one message object per
-//! line, as the seed systems store them) or a Markdown transcript.
+//! line, as the seed systems store them) or a Markdown transcript; to another
+//! agent's own store: a Codex rollout (`codex`).
+
+pub(crate) mod codex;
 
 use std::fmt::Write as _;
 
