@@ -156,7 +156,7 @@ impl SourceFile {
             let value = match crate::format::decode::parse_strict(text) {
                 Ok(Value::Object(m)) => Ok(m),
                 Ok(v) => Err(format!(
-                    "a JSON {}, not an object",
+                    "{}, not a JSON object",
                     crate::format::records::type_name(&v)
                 )),
                 Err(e) => Err(format!("not JSON: {e}")),
