@@ -654,7 +654,9 @@ sk_status sk_store_memory_path(const struct sk_store *store,
 //
 // String arguments are NULL or NUL-terminated; `out_report_json` is NULL or
 // writable. Free the result with `sk_string_free`.
-sk_status sk_import(const char *paths_json, const char *options_json, char **out_report_json);
+sk_status sk_import(const char *paths_json,
+                    const char *options_json,
+                    char **out_report_json);
 
 // The sessions of every project in a home: a JSON array of `{"projectCode",
 // "projectRoot", "sessions": [index entry], "error"}` by project code.
@@ -1585,9 +1587,13 @@ sk_status sk_session_fsync_count(const struct sk_session *session, uint64_t *out
 //
 // Creates the project's directory under the home if needed.
 //
+// A project root that does not exist here opens its store when that store
+// exists (sessions imported from another machine or a moved project).
+//
 // Errors: `SK_NULL_ARGUMENT`, `SK_INVALID_UTF8`, `SK_INVALID_INPUT` (bad
 // options, an empty `home`, no home at all, a project root that is not a
-// directory), `SK_NOT_FOUND` (no project root), `SK_IO`, `SK_UNSUPPORTED`.
+// directory), `SK_NOT_FOUND` (no project root, nor a store for that path),
+// `SK_IO`, `SK_UNSUPPORTED`.
 //
 // # Safety
 //

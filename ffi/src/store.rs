@@ -43,9 +43,13 @@ pub(crate) unsafe fn model_view_options(p: *const c_char) -> FfiResult<ModelView
 ///
 /// Creates the project's directory under the home if needed.
 ///
+/// A project root that does not exist here opens its store when that store
+/// exists (sessions imported from another machine or a moved project).
+///
 /// Errors: `SK_NULL_ARGUMENT`, `SK_INVALID_UTF8`, `SK_INVALID_INPUT` (bad
 /// options, an empty `home`, no home at all, a project root that is not a
-/// directory), `SK_NOT_FOUND` (no project root), `SK_IO`, `SK_UNSUPPORTED`.
+/// directory), `SK_NOT_FOUND` (no project root, nor a store for that path),
+/// `SK_IO`, `SK_UNSUPPORTED`.
 ///
 /// # Safety
 ///

@@ -211,6 +211,45 @@ fn import_from_another_machine_keeps_its_project_titles_and_times() {
 }
 
 #[test]
+fn sessions_of_an_absent_project_open_by_its_path_and_a_mistyped_path_creates_nothing() {
+    let env = Env::new();
+    let mut c = without_project(&env);
+    c.arg("import").arg(fixtures().join("another-machine"));
+    assert_eq!(run_json(c)["failed"], 0);
+
+    // Its path opens the store the import wrote, though the directory is absent.
+    let mut c = without_project(&env);
+    c.args([
+        "--project",
+        "/Users/dana/code/demo",
+        "show",
+        "d4e5f6a7",
+        "--active-path",
+    ]);
+    let v = run_json(c);
+    let texts = v.to_string();
+    assert!(texts.contains("fix the flaky CI build"), "{v:#}");
+
+    // A path with neither a directory nor a store: NotFound, naming it, nothing created.
+    let before = sessionkit::testing::tree_snapshot(&[env.home.path()]);
+    let mut c = without_project(&env);
+    let out = c
+        .args(["--project", "/Users/dana/code/dmeo", "list"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/Users/dana/code/dmeo") && err.contains("list --all"),
+        "{err}"
+    );
+    assert_eq!(
+        sessionkit::testing::tree_snapshot(&[env.home.path()]),
+        before
+    );
+}
+
+#[test]
 fn import_with_map_path_lands_under_the_mapped_project() {
     let env = Env::new();
     let demo = env.root().join("code/demo");

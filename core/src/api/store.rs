@@ -104,8 +104,11 @@ impl Store {
     /// Open (creating if needed) the store of the project rooted at `project_root`:
     /// the directory `<home>/projects/<project code>/`, where home is
     /// `options.home`, else `$SESSIONKIT_HOME`, else `~/.sessionkit`. Takes no
-    /// lock. Fails with `NotFound` if the project root does not exist and with
-    /// `InvalidInput` if it is not a directory or the options are invalid.
+    /// lock. A project root that does not exist here (another machine's, a
+    /// moved or deleted project, as imports keep them: FORMAT.md §22.1) opens
+    /// its store when that store exists, so its sessions can be read, resumed
+    /// and exported; otherwise it is `NotFound`, nothing created. Fails with
+    /// `InvalidInput` if the root is not a directory or the options are invalid.
     ///
     /// ```
     /// use sessionkit::{Store, StoreOptions};

@@ -340,17 +340,47 @@ impl StoreCore {
     pub(crate) fn open(project_root: impl AsRef<Path>, options: StoreOptions) -> Result<StoreCore> {
         options.validate()?;
         let given = project_root.as_ref();
-        let root = fs::canonicalize(given).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                Error::NotFound(format!("project root {}", given.display()))
+        let root = match fs::canonicalize(given) {
+            Ok(root) => root,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return StoreCore::open_absent(given, options);
             }
-            _ => Error::io(given, e),
-        })?;
+            Err(e) => return Err(Error::io(given, e)),
+        };
         if !root.is_dir() {
             return Err(Error::invalid(format!(
                 "project root {} is not a directory",
                 root.display()
             )));
+        }
+        StoreCore::open_root(root, options)
+    }
+
+    /// The store of a project root that is not a directory here (another
+    /// machine's, a moved or deleted project; FORMAT.md §2): opened when its
+    /// store exists, so that its sessions can be read, resumed and exported;
+    /// never created, so that a mistyped path is `NotFound`.
+    fn open_absent(given: &Path, options: StoreOptions) -> Result<StoreCore> {
+        let not_found = || {
+            Error::NotFound(format!(
+                "project root {}: no such directory, and no store of sessions for that path \
+                 (`sessionkit list --all` lists every project with sessions)",
+                given.display()
+            ))
+        };
+        if !given.is_absolute() {
+            return Err(not_found());
+        }
+        let root = crate::format::project::normalize_lexically(given);
+        if root.is_dir() {
+            return StoreCore::open(&root, options);
+        }
+        let dir = options
+            .resolve_home()?
+            .join("projects")
+            .join(project_code(&root));
+        if !dir.is_dir() {
+            return Err(not_found());
         }
         StoreCore::open_root(root, options)
     }
