@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use notify::event::{AccessKind, AccessMode, MetadataKind, ModifyKind};
+use notify::event::{AccessKind, AccessMode, DataChange, MetadataKind, ModifyKind};
 use notify::{Event, EventKind, RecursiveMode, Watcher};
 use sessionkit::{ErrorKind, ImportReport, SourceOutcome};
 
@@ -111,11 +111,11 @@ pub fn watch(g: &Global, run: &ImportRun) -> Result<(Output, u8)> {
 }
 
 /// Watch every root recursively with the system's file events, else by
-/// polling; with a few words saying which.
+/// polling (a thread that ends with the watch); with a few words saying which.
 fn start_watcher(
     roots: &[Root],
     tx: mpsc::Sender<notify::Result<Event>>,
-) -> Result<(Box<dyn Watcher>, String)> {
+) -> Result<(Option<Box<dyn Watcher>>, String)> {
     // For tests of the fallback: SESSIONKIT_WATCH_POLL=1 skips the events.
     let forced = std::env::var_os("SESSIONKIT_WATCH_POLL").is_some_and(|v| v == "1");
     let events = if forced {
@@ -131,27 +131,82 @@ fn start_watcher(
             .map_err(|e| e.to_string())
     };
     let why = match events {
-        Ok(w) => return Ok((Box::new(w), "file events".into())),
+        Ok(w) => return Ok((Some(Box::new(w)), "file events".into())),
         Err(why) => why,
     };
-    let config = notify::Config::default().with_poll_interval(POLL_INTERVAL);
-    let mut w = notify::PollWatcher::new(tx, config)
-        .map_err(|e| CliError::new(ErrorKind::Io, format!("watching by polling: {e}")))?;
-    for r in roots {
-        w.watch(&r.path, RecursiveMode::Recursive).map_err(|e| {
-            CliError::new(
-                ErrorKind::Io,
-                format!("watching {} by polling: {e}", r.path.display()),
-            )
-        })?;
-    }
+    let paths: Vec<PathBuf> = roots.iter().map(|r| r.path.clone()).collect();
+    std::thread::Builder::new()
+        .name("import-poll".into())
+        .spawn(move || poll(&paths, &tx))
+        .map_err(|e| CliError::new(ErrorKind::Io, format!("starting the poll: {e}")))?;
     Ok((
-        Box::new(w),
+        None,
         format!(
             "polling every {} ms: file events unavailable: {why}",
             POLL_INTERVAL.as_millis()
         ),
     ))
+}
+
+/// Every [`POLL_INTERVAL`], look for sources whose size or modification time
+/// changed, or that appeared, and send an event for each; until the watch
+/// ends. (Not notify's `PollWatcher`: it compares modification times to the
+/// second, so a line appended in the same second as the last would wait for
+/// the next change.)
+fn poll(roots: &[PathBuf], tx: &mpsc::Sender<notify::Result<Event>>) {
+    let mut seen = std::collections::HashMap::new();
+    scan(roots, &mut seen, &mut |_| {});
+    loop {
+        std::thread::sleep(POLL_INTERVAL);
+        let mut changed = Vec::new();
+        scan(roots, &mut seen, &mut |p| changed.push(p));
+        for p in changed {
+            let e = Event::new(EventKind::Modify(ModifyKind::Data(DataChange::Any))).add_path(p);
+            if tx.send(Ok(e)).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The sources under `roots` (without following links), with `changed`
+/// called for each whose size or modification time is not as `seen` had it.
+fn scan(
+    roots: &[PathBuf],
+    seen: &mut std::collections::HashMap<PathBuf, (u64, Option<std::time::SystemTime>)>,
+    changed: &mut dyn FnMut(PathBuf),
+) {
+    fn walk(dir: &Path, out: &mut Vec<(PathBuf, std::fs::Metadata)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => walk(&path, out),
+                Ok(t) if t.is_file() && sessionkit::is_import_source(&path) => {
+                    if let Ok(m) = e.metadata() {
+                        out.push((path, m));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for r in roots {
+        match std::fs::metadata(r) {
+            Ok(m) if m.is_dir() => walk(r, &mut found),
+            Ok(m) => found.push((r.clone(), m)),
+            Err(_) => {}
+        }
+    }
+    for (path, m) in found {
+        let state = (m.len(), m.modified().ok());
+        if seen.insert(path.clone(), state) != Some(state) {
+            changed(path);
+        }
+    }
 }
 
 /// Gather the events that come within [`DEBOUNCE`] of the first.
@@ -191,9 +246,9 @@ fn take(
         EventKind::Create(_) | EventKind::Any | EventKind::Other => true,
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
         EventKind::Modify(ModifyKind::Metadata(m)) => {
-            // A poll sees a write as a new modification time; a change of
-            // owner or mode (or an access, e.g. the import's own reading)
-            // brings nothing to import.
+            // Some back ends see a write only as a new modification time;
+            // a change of owner or mode, or an access (the import's own
+            // reading), brings nothing to import.
             matches!(m, MetadataKind::WriteTime)
         }
         EventKind::Modify(_) => true,
