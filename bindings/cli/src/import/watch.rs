@@ -201,11 +201,15 @@ fn scan(
             Err(_) => {}
         }
     }
+    // Only what is there now is remembered: a deleted file is forgotten
+    // (and imported again, if only its new lines, when it comes back).
+    let before = std::mem::take(seen);
     for (path, m) in found {
         let state = (m.len(), m.modified().ok());
-        if seen.insert(path.clone(), state) != Some(state) {
-            changed(path);
+        if before.get(&path) != Some(&state) {
+            changed(path.clone());
         }
+        seen.insert(path, state);
     }
 }
 
