@@ -70,19 +70,24 @@ pub fn watch(g: &Global, run: &ImportRun) -> Result<(Output, u8)> {
     // The watch starts before the first import, so that nothing written
     // during it is missed (a file changed then is only imported once more).
     let (tx, rx) = mpsc::channel();
-    let (_watcher, how) = start_watcher(&roots, tx)?;
+    let (watcher, how) = start_watcher(&roots, tx)?;
     let printer = Printer {
         json: g.json,
         quiet: run.quiet,
     };
-    printer.status(&format!(
+    let status = format!(
         "watching {} ({how}); SIGINT or SIGTERM stops",
         roots
             .iter()
             .map(|r| r.path.display().to_string())
             .collect::<Vec<_>>()
             .join(", ")
-    ));
+    );
+    match watcher {
+        Some(_) => printer.status(&status),
+        // Polling is worth saying even with --quiet: it costs more.
+        None => printer.warn(&status),
+    }
     printer.report(&import_roots(&roots, &options, &mut |_| {})?);
     while !stop.load(Ordering::Relaxed) {
         let mut pending = BTreeSet::new();
