@@ -125,8 +125,9 @@ pub use ops::export::ExportFormat;
 pub use ops::fork::ForkOptions;
 pub use ops::home::ProjectSessions;
 pub use ops::import::{
-    ImportFormat, ImportOptions, ImportProgress, ImportReport, LineNote, PathMapping,
-    SourceOutcome, SourceReport, MAX_IMPORT_SOURCE_BYTES,
+    default_sources, is_import_source, sort_import_sources, DefaultSource, ImportFormat,
+    ImportOptions, ImportProgress, ImportReport, LineNote, PathMapping, SourceOutcome,
+    SourceReport, MAX_IMPORT_SOURCE_BYTES,
 };
 pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
 pub use ops::rewind::{HeadMove, RewindPreview};

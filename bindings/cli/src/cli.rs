@@ -106,11 +106,20 @@ pub enum Command {
         #[command(flatten)]
         remote: RemoteArgs,
     },
-    /// Import Claude Code, Codex or seed-style transcripts (files or directories)
+    /// Import Claude Code, Codex, pi, Gemini CLI or seed-style transcripts (files or
+    /// directories); with --watch, keep importing them as they grow
     Import {
-        /// Transcript files, or directories searched for *.jsonl
-        #[arg(required = true, value_name = "PATH")]
+        /// Transcript files, or directories searched for *.jsonl [default: every
+        /// tool's own session directory that exists, e.g. ~/.claude/projects]
+        #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
+        /// After the import, watch the paths (recursively) and import what grows or
+        /// appears, until SIGINT or SIGTERM
+        #[arg(long)]
+        watch: bool,
+        /// Print nothing unless a source failed (for cron)
+        #[arg(long, short)]
+        quiet: bool,
         /// The format of every source [default: detected per file]
         #[arg(long, value_enum)]
         from: Option<ImportFrom>,

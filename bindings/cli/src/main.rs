@@ -105,9 +105,23 @@ fn run(cli: Cli, store_dir: &mut Option<std::path::PathBuf>) -> Result<(Output, 
         Command::Demo => return demo::run(&cli.global).map(|o| (o, 0)),
         Command::Import {
             paths,
+            watch,
+            quiet,
             from,
             map_paths,
-        } => return import::import(&cli.global, paths, *from, map_paths),
+        } => {
+            let run = import::ImportRun {
+                paths,
+                from: *from,
+                map_paths,
+                quiet: *quiet,
+            };
+            return if *watch {
+                import::watch(&cli.global, &run)
+            } else {
+                import::import(&cli.global, &run)
+            };
+        }
         Command::List { all: true, .. } => return import::list_all(&cli.global).map(|o| (o, 0)),
         _ => {}
     }

@@ -10,6 +10,7 @@ mod claude_code;
 mod codex;
 mod deepcode;
 mod gemini_cli;
+mod locations;
 mod pi;
 mod source;
 mod write;
@@ -23,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::format::project::check_mappings;
 pub use crate::format::project::PathMapping;
 use crate::options::StoreOptions;
+pub use locations::{default_sources, is_import_source, sort_import_sources, DefaultSource};
 pub use source::MAX_IMPORT_SOURCE_BYTES;
 
 /// The transcript formats an import reads.
