@@ -628,7 +628,8 @@ sk_status sk_store_memory_path(const struct sk_store *store,
 // - `paths_json`: a JSON array of paths, each a transcript file or a
 //   directory searched for `*.jsonl` files (required).
 // - `options_json`: NULL, "" or a JSON object: `from` ("claude-code" |
-//   "codex" | "deepcode" | "pi" | "gemini-cli"; detected per file when
+//   "codex" | "deepcode" | "pi" | "gemini-cli" |
+//   "copilot-cli"; detected per file when
 //   absent), `project` (the project to import into; by default the one each
 //   source names, whether or not its directory exists here), `mapPaths` (`[{"from", "to"}]`: prefixes
 //   of the named working directory to remap, absolute paths), `store`

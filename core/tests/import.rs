@@ -1222,6 +1222,8 @@ fn each_format_is_detected_from_its_content() {
         (fixtures().join("pi/malformed"), F::Pi),
         (gemini_file(), F::GeminiCli),
         (fixtures().join("gemini-cli/no-root"), F::GeminiCli),
+        (copilot_file(), F::CopilotCli),
+        (fixtures().join("copilot-cli/malformed"), F::CopilotCli),
     ];
     for (path, format) in cases {
         let r = env.import(std::slice::from_ref(&path));
@@ -1254,4 +1256,135 @@ fn a_gemini_cli_project_root_that_is_a_fifo_is_not_read_and_never_blocks() {
     assert_eq!(r.sources[0].outcome, SourceOutcome::Failed);
     let why = r.sources[0].error.as_deref().unwrap();
     assert!(why.contains(".project_root"), "{why}");
+}
+
+const COPILOT: &str = "5c1e9a42-8b7d-4f3e-a2c1-0d9e8f7a6b5c";
+
+fn copilot_file() -> PathBuf {
+    fixtures().join(format!("copilot-cli/session-state/{COPILOT}/events.jsonl"))
+}
+
+#[test]
+fn a_copilot_cli_session_keeps_its_chain_tools_subagent_title_and_every_line() {
+    let env = Env::new();
+    let file = copilot_file();
+    let report = env.import(std::slice::from_ref(&file));
+    let s = &report.sources[0];
+    assert_eq!(s.format, Some(sessionkit::ImportFormat::CopilotCli));
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert!(s.skipped.is_empty(), "{s:#?}");
+    assert_eq!(s.session_id.as_deref(), Some(COPILOT));
+    assert_eq!(s.messages_added, 6, "{s:#?}");
+
+    let store = env.store();
+    let entry = store.session_entry(COPILOT).unwrap();
+    assert_eq!(
+        entry.title, "Find the largest Rust file",
+        "the title_changed event"
+    );
+    assert_eq!(entry.created_at, "2026-11-30T09:15:02.113Z", "startTime");
+    assert_eq!(
+        entry.updated_at, "2026-11-30T09:16:40.020Z",
+        "the last event"
+    );
+    let view = store.read_session(COPILOT).unwrap();
+    assert!(view.report().is_clean(), "{:?}", view.report());
+    let id = |n: &str| format!("0b6f1c2d-1111-4a2b-9c3d-0000000000{n}");
+    assert_eq!(
+        ids(&view.active_path().unwrap()),
+        [id("03"), id("05"), id("08"), id("0e"), id("12")]
+    );
+    let call = view.message(&id("05")).unwrap().value();
+    assert_eq!(call["role"], "assistant");
+    assert_eq!(call["parentId"], id("03").as_str());
+    assert_eq!(
+        call["messageParams"]["tool_calls"][0]["id"],
+        "toolu_vrtx_01AbCdEfGh"
+    );
+    assert_eq!(
+        call["messageParams"]["tool_calls"][0]["function"]["arguments"],
+        r#"{"command":"ls -lS src/*.rs","description":"List Rust files by size"}"#
+    );
+    assert_eq!(
+        call["messageParams"]["reasoning_content"],
+        "I should list the files with sizes."
+    );
+    assert_eq!(call["import"]["format"], "copilot-cli");
+    assert_eq!(call["import"]["raw"], source_line(&file, 5).as_str());
+    let result = view.message(&id("08")).unwrap().value();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(
+        result["messageParams"]["tool_call_id"],
+        "toolu_vrtx_01AbCdEfGh"
+    );
+    assert!(result["content"].as_str().unwrap().contains("src/lib.rs"));
+    let prompt = view.message(&id("03")).unwrap().value();
+    assert_eq!(
+        prompt["content"],
+        "List the Rust files in src and tell me which one is largest."
+    );
+    // The compaction summary replaces what came before in the model's view.
+    let model = view.model_view(&ModelViewOptions::default()).unwrap();
+    assert_eq!(model.len(), 1, "{model:?}");
+    // The sub-agent's message went to its subagent.
+    let sub = store.read_subagent(COPILOT, "explore-1").unwrap();
+    assert_eq!(ids(&sub.active_path().unwrap()), [id("0c")]);
+
+    // The recorded project, absent here: imported with a notice.
+    let options = ImportOptions {
+        store: env.store_options(),
+        ..ImportOptions::default()
+    };
+    let r = import(std::slice::from_ref(&file), &options, &mut |_| {}).unwrap();
+    let s = &r.sources[0];
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert_eq!(
+        s.project.as_deref(),
+        Some(Path::new("/home/alice/src/demo"))
+    );
+    assert!(s.notice.is_some(), "{s:#?}");
+
+    // Again: nothing changes, byte for byte.
+    let home = env.home.path().to_path_buf();
+    let before = sessionkit::testing::tree_snapshot(&[&home]);
+    let again = env.import(std::slice::from_ref(&file));
+    assert_eq!(again.sources[0].outcome, SourceOutcome::UpToDate);
+    assert_eq!(sessionkit::testing::tree_snapshot(&[&home]), before);
+}
+
+#[test]
+fn a_copilot_cli_session_without_a_title_takes_its_first_prompt_and_grows() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let file = src.path().join("events.jsonl");
+    let full = std::fs::read_to_string(copilot_file()).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    std::fs::write(&file, lines[..5].join("\n") + "\n").unwrap();
+    let first = env.import(std::slice::from_ref(&file));
+    assert_eq!(first.messages_added, 2, "{first:#?}");
+    let store = env.store();
+    assert_eq!(
+        store.session_entry(COPILOT).unwrap().title,
+        "List the Rust files in src and tell me which one is largest."
+    );
+    std::fs::write(&file, lines[..8].join("\n") + "\n").unwrap();
+    let grown = env.import(std::slice::from_ref(&file));
+    assert_eq!(grown.sources[0].lines, 3);
+    assert_eq!(grown.messages_added, 1, "{grown:#?}");
+}
+
+#[test]
+fn malformed_copilot_cli_events_are_reported_by_number_and_kept() {
+    let env = Env::new();
+    let dir = fixtures().join("copilot-cli/malformed");
+    let report = env.import(std::slice::from_ref(&dir));
+    let s = &report.sources[0];
+    assert_eq!(s.format, Some(sessionkit::ImportFormat::CopilotCli));
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    let skipped: Vec<u64> = s.skipped.iter().map(|n| n.line).collect();
+    assert_eq!(skipped, [3, 4, 8], "{:#?}", s.skipped);
+    let unmapped: Vec<u64> = s.unmapped.iter().map(|n| n.line).collect();
+    assert_eq!(unmapped, [5, 7], "{:#?}", s.unmapped);
+    assert_eq!(s.messages_added, 2);
+    assert_eq!(s.records_added, 3, "{s:#?}");
 }

@@ -493,6 +493,7 @@ pub enum ImportFrom {
     Deepcode,
     Pi,
     GeminiCli,
+    CopilotCli,
 }
 
 /// Which settings sources to read.

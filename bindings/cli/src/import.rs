@@ -27,6 +27,7 @@ pub fn import(
             ImportFrom::Deepcode => ImportFormat::Deepcode,
             ImportFrom::Pi => ImportFormat::Pi,
             ImportFrom::GeminiCli => ImportFormat::GeminiCli,
+            ImportFrom::CopilotCli => ImportFormat::CopilotCli,
         }),
         project: g.project.clone(),
         map_paths,

@@ -273,3 +273,21 @@ fn a_bad_map_path_is_refused_naming_it_before_anything_is_written() {
         "nothing written"
     );
 }
+
+#[test]
+fn import_from_copilot_cli_keeps_its_title_and_is_idempotent() {
+    let env = Env::new();
+    let dir = fixtures().join("copilot-cli/session-state");
+    let dir = dir.to_str().unwrap();
+    let v = env.json(&["import", "--from", "copilot-cli", dir]);
+    let s = &v["sources"][0];
+    assert_eq!(s["format"], "copilot-cli", "{v:#}");
+    assert_eq!(s["outcome"], "imported", "{v:#}");
+    assert_eq!(s["sessionId"], "5c1e9a42-8b7d-4f3e-a2c1-0d9e8f7a6b5c");
+    let list = env.json(&["list"]);
+    assert_eq!(list[0]["title"], "Find the largest Rust file", "{list:#}");
+    assert_eq!(list[0]["updatedAt"], "2026-11-30T09:16:40.020Z", "{list:#}");
+    let again = env.json(&["import", dir]);
+    assert_eq!(again["sources"][0]["format"], "copilot-cli", "detected");
+    assert_eq!(again["sources"][0]["outcome"], "upToDate", "{again:#}");
+}

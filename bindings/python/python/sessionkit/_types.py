@@ -133,6 +133,7 @@ class ImportFormat(str, enum.Enum):
     DEEPCODE = "deepcode"
     PI = "pi"
     GEMINI_CLI = "gemini-cli"
+    COPILOT_CLI = "copilot-cli"
 
 
 class MemoryScope(str, enum.Enum):

@@ -1,5 +1,5 @@
 //! Import of other agents' transcripts — Claude Code, the Codex CLI, pi,
-//! Gemini CLI and seed-style flat logs — into sessionkit sessions (FORMAT.md §22).
+//! Gemini CLI, GitHub Copilot CLI and seed-style flat logs — into sessionkit sessions (FORMAT.md §22).
 //!
 //! A format module turns a source file's lines into items (messages, compaction
 //! summaries, lines kept only as `import` records); `write` puts the items the
@@ -8,6 +8,7 @@
 
 mod claude_code;
 mod codex;
+mod copilot_cli;
 mod deepcode;
 mod gemini_cli;
 mod pi;
@@ -40,16 +41,19 @@ pub enum ImportFormat {
     Pi,
     /// Gemini CLI: `~/.gemini/tmp/<project>/chats/session-*.jsonl`.
     GeminiCli,
+    /// GitHub Copilot CLI: `~/.copilot/session-state/<uuid>/events.jsonl`.
+    CopilotCli,
 }
 
 impl ImportFormat {
     /// Every format.
-    pub const ALL: [ImportFormat; 5] = [
+    pub const ALL: [ImportFormat; 6] = [
         ImportFormat::ClaudeCode,
         ImportFormat::Codex,
         ImportFormat::Deepcode,
         ImportFormat::Pi,
         ImportFormat::GeminiCli,
+        ImportFormat::CopilotCli,
     ];
 
     /// The name used on the command line and in JSON.
@@ -60,6 +64,7 @@ impl ImportFormat {
             ImportFormat::Deepcode => "deepcode",
             ImportFormat::Pi => "pi",
             ImportFormat::GeminiCli => "gemini-cli",
+            ImportFormat::CopilotCli => "copilot-cli",
         }
     }
 }
@@ -73,8 +78,9 @@ impl std::str::FromStr for ImportFormat {
             "deepcode" => Ok(ImportFormat::Deepcode),
             "pi" => Ok(ImportFormat::Pi),
             "gemini-cli" => Ok(ImportFormat::GeminiCli),
+            "copilot-cli" => Ok(ImportFormat::CopilotCli),
             _ => Err(Error::invalid(format!(
-                "import format {s:?} is not one of \"claude-code\", \"codex\", \"deepcode\", \"pi\", \"gemini-cli\""
+                "import format {s:?} is not one of \"claude-code\", \"codex\", \"deepcode\", \"pi\", \"gemini-cli\", \"copilot-cli\""
             ))),
         }
     }

@@ -216,6 +216,11 @@ fn too_large(path: &Path, len: u64) -> Error {
 pub(super) fn detect(file: &SourceFile) -> Option<ImportFormat> {
     for (_, o) in file.objects().take(20) {
         let kind = o.get("type").and_then(Value::as_str);
+        // Copilot CLI: events with a dotted type (`session.start`,
+        // `user.message`) and a `data` object; no other format dots its types.
+        if kind.is_some_and(|k| k.contains('.')) && o.get("data").is_some_and(Value::is_object) {
+            return Some(ImportFormat::CopilotCli);
+        }
         if o.contains_key("payload")
             && matches!(
                 kind,

@@ -10,8 +10,8 @@ use serde_json::{json, Map, Value};
 
 use super::source::{self, SourceFile};
 use super::{
-    claude_code, codex, deepcode, gemini_cli, pi, Converted, ImportFormat, ImportOptions, Item,
-    LineNote, SourceOutcome, SourceReport, What,
+    claude_code, codex, copilot_cli, deepcode, gemini_cli, pi, Converted, ImportFormat,
+    ImportOptions, Item, LineNote, SourceOutcome, SourceReport, What,
 };
 use crate::error::{Error, Result};
 use crate::format::project::map_path;
@@ -36,7 +36,7 @@ pub(super) fn import_file(
     let report = SourceReport::new(path, format);
     let Some(format) = format else {
         return report.failed(format!(
-            "{}: not recognised as a Claude Code, Codex, pi, Gemini CLI or seed-style transcript \
+            "{}: not recognised as a Claude Code, Codex, pi, Gemini CLI, Copilot CLI or seed-style transcript \
              (name the format)",
             path.display()
         ));
@@ -47,6 +47,7 @@ pub(super) fn import_file(
         ImportFormat::Deepcode => deepcode::convert(path, &file),
         ImportFormat::Pi => pi::convert(&file),
         ImportFormat::GeminiCli => gemini_cli::convert(path, &file),
+        ImportFormat::CopilotCli => copilot_cli::convert(path, &file),
     };
     let mut report = report;
     match write(
