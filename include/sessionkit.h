@@ -623,13 +623,14 @@ sk_status sk_store_memory_path(const struct sk_store *store,
                                const char *scope,
                                char **out_path_json);
 
-// Import Claude Code, Codex CLI or seed-style transcripts (FORMAT.md §22).
+// Import other agents' transcripts: Claude Code, Codex CLI, pi, Gemini CLI,
+// Copilot CLI, opencode databases, seed-style logs (FORMAT.md §22).
 //
 // - `paths_json`: a JSON array of paths, each a transcript file or a
-//   directory searched for `*.jsonl` files (required).
+//   directory searched for `*.jsonl` files and opencode databases (required).
 // - `options_json`: NULL, "" or a JSON object: `from` ("claude-code" |
 //   "codex" | "deepcode" | "pi" | "gemini-cli" |
-//   "copilot-cli"; detected per file when
+//   "copilot-cli" | "opencode"; detected per file when
 //   absent), `project` (the project to import into; by default the one each
 //   source names, whether or not its directory exists here), `mapPaths` (`[{"from", "to"}]`: prefixes
 //   of the named working directory to remap, absolute paths), `store`
@@ -655,7 +656,9 @@ sk_status sk_store_memory_path(const struct sk_store *store,
 //
 // String arguments are NULL or NUL-terminated; `out_report_json` is NULL or
 // writable. Free the result with `sk_string_free`.
-sk_status sk_import(const char *paths_json, const char *options_json, char **out_report_json);
+sk_status sk_import(const char *paths_json,
+                    const char *options_json,
+                    char **out_report_json);
 
 // The sessions of every project in a home: a JSON array of `{"projectCode",
 // "projectRoot", "sessions": [index entry], "error"}` by project code.

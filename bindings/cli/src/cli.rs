@@ -108,7 +108,7 @@ pub enum Command {
     },
     /// Import Claude Code, Codex or seed-style transcripts (files or directories)
     Import {
-        /// Transcript files, or directories searched for *.jsonl
+        /// Transcript files or opencode databases, or directories searched for *.jsonl and opencode*.db
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
         /// The format of every source [default: detected per file]
@@ -494,6 +494,7 @@ pub enum ImportFrom {
     Pi,
     GeminiCli,
     CopilotCli,
+    Opencode,
 }
 
 /// Which settings sources to read.

@@ -28,6 +28,7 @@ pub fn import(
             ImportFrom::Pi => ImportFormat::Pi,
             ImportFrom::GeminiCli => ImportFormat::GeminiCli,
             ImportFrom::CopilotCli => ImportFormat::CopilotCli,
+            ImportFrom::Opencode => ImportFormat::Opencode,
         }),
         project: g.project.clone(),
         map_paths,

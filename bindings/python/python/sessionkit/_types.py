@@ -134,6 +134,7 @@ class ImportFormat(str, enum.Enum):
     PI = "pi"
     GEMINI_CLI = "gemini-cli"
     COPILOT_CLI = "copilot-cli"
+    OPENCODE = "opencode"
 
 
 class MemoryScope(str, enum.Enum):

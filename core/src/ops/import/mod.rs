@@ -1,5 +1,5 @@
 //! Import of other agents' transcripts — Claude Code, the Codex CLI, pi,
-//! Gemini CLI, GitHub Copilot CLI and seed-style flat logs — into sessionkit sessions (FORMAT.md §22).
+//! Gemini CLI, GitHub Copilot CLI, opencode and seed-style flat logs — into sessionkit sessions (FORMAT.md §22).
 //!
 //! A format module turns a source file's lines into items (messages, compaction
 //! summaries, lines kept only as `import` records); `write` puts the items the
@@ -11,6 +11,7 @@ mod codex;
 mod copilot_cli;
 mod deepcode;
 mod gemini_cli;
+mod opencode;
 mod pi;
 mod source;
 mod write;
@@ -43,17 +44,21 @@ pub enum ImportFormat {
     GeminiCli,
     /// GitHub Copilot CLI: `~/.copilot/session-state/<uuid>/events.jsonl`.
     CopilotCli,
+    /// opencode: the SQLite database `~/.local/share/opencode/opencode.db`
+    /// (1.2 and later), one session per opencode session.
+    Opencode,
 }
 
 impl ImportFormat {
     /// Every format.
-    pub const ALL: [ImportFormat; 6] = [
+    pub const ALL: [ImportFormat; 7] = [
         ImportFormat::ClaudeCode,
         ImportFormat::Codex,
         ImportFormat::Deepcode,
         ImportFormat::Pi,
         ImportFormat::GeminiCli,
         ImportFormat::CopilotCli,
+        ImportFormat::Opencode,
     ];
 
     /// The name used on the command line and in JSON.
@@ -65,6 +70,7 @@ impl ImportFormat {
             ImportFormat::Pi => "pi",
             ImportFormat::GeminiCli => "gemini-cli",
             ImportFormat::CopilotCli => "copilot-cli",
+            ImportFormat::Opencode => "opencode",
         }
     }
 }
@@ -79,8 +85,9 @@ impl std::str::FromStr for ImportFormat {
             "pi" => Ok(ImportFormat::Pi),
             "gemini-cli" => Ok(ImportFormat::GeminiCli),
             "copilot-cli" => Ok(ImportFormat::CopilotCli),
+            "opencode" => Ok(ImportFormat::Opencode),
             _ => Err(Error::invalid(format!(
-                "import format {s:?} is not one of \"claude-code\", \"codex\", \"deepcode\", \"pi\", \"gemini-cli\", \"copilot-cli\""
+                "import format {s:?} is not one of \"claude-code\", \"codex\", \"deepcode\", \"pi\", \"gemini-cli\", \"copilot-cli\", \"opencode\""
             ))),
         }
     }
@@ -281,12 +288,21 @@ pub(crate) fn import(
             total,
             path: path.clone(),
         });
-        let r = write::import_file(path, options, &store_options);
-        report.messages_added += r.messages_added;
-        if matches!(r.outcome, SourceOutcome::Failed | SourceOutcome::Changed) {
-            report.failed += 1;
+        // A SQLite database is opencode's: one report per session it holds.
+        let rs = if matches!(options.from, None | Some(ImportFormat::Opencode))
+            && opencode::is_database(path)
+        {
+            opencode::import_db(path, options, &store_options)
+        } else {
+            vec![write::import_file(path, options, &store_options)]
+        };
+        for r in rs {
+            report.messages_added += r.messages_added;
+            if matches!(r.outcome, SourceOutcome::Failed | SourceOutcome::Changed) {
+                report.failed += 1;
+            }
+            report.sources.push(r);
         }
-        report.sources.push(r);
     }
     progress(ImportProgress {
         done: total,

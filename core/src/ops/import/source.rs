@@ -60,11 +60,21 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         let kind = e.file_type().map_err(|e| Error::io(&path, e))?;
         if kind.is_dir() {
             walk(&path, out)?;
-        } else if kind.is_file() && path.extension().is_some_and(|x| x == "jsonl") {
+        } else if kind.is_file()
+            && (path.extension().is_some_and(|x| x == "jsonl") || is_opencode_db_name(&path))
+        {
             out.push(path);
         }
     }
     Ok(())
+}
+
+/// Whether `path` is named as opencode names its databases: `opencode.db`,
+/// `opencode-<channel>.db` (not their `-wal` and `-shm` files).
+fn is_opencode_db_name(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("opencode") && n.ends_with(".db"))
 }
 
 fn not_regular(path: &Path, kind: fs::FileType) -> Error {
@@ -136,6 +146,15 @@ impl SourceFile {
         if bytes.len() as u64 > MAX_IMPORT_SOURCE_BYTES {
             return Err(too_large(path, bytes.len() as u64));
         }
+        Ok(SourceFile::from_bytes(bytes))
+    }
+
+    /// A source made of `text` (the rows of a database, as lines).
+    pub(super) fn from_text(text: String) -> SourceFile {
+        SourceFile::from_bytes(text.into_bytes())
+    }
+
+    fn from_bytes(bytes: Vec<u8>) -> SourceFile {
         let complete = memchr::memrchr(b'\n', &bytes).map_or(0, |i| i + 1);
         let mut lines = Vec::new();
         let mut skipped = Vec::new();
@@ -180,12 +199,12 @@ impl SourceFile {
                     .into(),
             });
         }
-        Ok(SourceFile {
+        SourceFile {
             bytes,
             complete,
             lines,
             skipped,
-        })
+        }
     }
 
     /// Lowercase hex SHA-256 of the first `len` bytes.

@@ -1,0 +1,425 @@
+//! opencode sessions (FORMAT.md §22.7): the SQLite database opencode 1.2 and
+//! later keeps (`~/.local/share/opencode/opencode.db`), tables `session`,
+//! `message` and `part`. One database holds many sessions; each becomes one
+//! sessionkit session. A session's rows are read into a source of JSON lines
+//! (the session row, then one line per message holding its parts), which the
+//! import writes as it writes a transcript's lines; since rows change in place
+//! in a live database, what is already in is decided by message id, not by the
+//! bytes of that text.
+
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+use serde_json::{json, Map, Value};
+
+use super::source::SourceFile;
+use super::{
+    as_summary, message, path_id, title_of, Converted, ImportFormat, ImportOptions, Item, LineNote,
+    SourceReport, What,
+};
+use crate::options::StoreOptions;
+
+/// The first bytes of every SQLite database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Whether `path` is a SQLite database (read without blocking: a FIFO is
+/// never waited on).
+pub(super) fn is_database(path: &Path) -> bool {
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return false;
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = [0u8; 16];
+    file.take(16).read_exact(&mut head).is_ok() && &head == SQLITE_MAGIC
+}
+
+/// Import every session of the opencode database at `path`: one report each.
+pub(super) fn import_db(
+    path: &Path,
+    options: &ImportOptions,
+    store_options: &StoreOptions,
+) -> Vec<SourceReport> {
+    let failed = |e: String| vec![SourceReport::new(path, Some(ImportFormat::Opencode)).failed(e)];
+    let canonical = match std::fs::canonicalize(path) {
+        Ok(c) => c,
+        Err(e) => return failed(format!("{}: {e}", path.display())),
+    };
+    let conn = match open(&canonical) {
+        Ok(c) => c,
+        Err(e) => {
+            return failed(format!(
+                "{}: opening the opencode database: {e}",
+                path.display()
+            ))
+        }
+    };
+    let sessions = match rows(
+        &conn,
+        "SELECT * FROM session ORDER BY time_created, id",
+        &[],
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            return failed(format!(
+                "{}: not an opencode database, or one of another version (no readable \
+                 `session` table: {e})",
+                path.display()
+            ))
+        }
+    };
+    let mut out = Vec::new();
+    for row in sessions {
+        let id = row
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let mut report = SourceReport::new(path, Some(ImportFormat::Opencode));
+        let file = match session_source(&conn, &row, &id) {
+            Ok(f) => f,
+            Err(e) => {
+                report.session_id = Some(id.clone());
+                out.push(report.failed(format!("{}: session {id:?}: {e}", path.display())));
+                continue;
+            }
+        };
+        let conv = convert(&row, &file);
+        let key = format!("{}#{id}", canonical.display());
+        out.push(super::write::import_rows(
+            path,
+            &key,
+            &file,
+            conv,
+            options,
+            store_options,
+        ));
+    }
+    out
+}
+
+/// The database opened read-only, so that an import never writes to it:
+/// `mode=ro` (not `immutable=1`, which would ignore what a running opencode
+/// has in its write-ahead log), and `query_only` on top. A read-only
+/// connection never checkpoints the log nor deletes it.
+fn open(path: &Path) -> rusqlite::Result<Connection> {
+    let mut uri = String::from("file:");
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                uri.push(*b as char)
+            }
+            _ => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?mode=ro");
+    let conn = Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.pragma_update(None, "query_only", true)?;
+    // A live opencode holds the database for short writes: wait a little.
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(conn)
+}
+
+/// The rows of `sql`, each as a JSON object of its columns as stored.
+fn rows(
+    conn: &Connection,
+    sql: &str,
+    params: &[&dyn rusqlite::ToSql],
+) -> rusqlite::Result<Vec<Map<String, Value>>> {
+    let mut stmt = conn.prepare(sql)?;
+    let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
+    let mut out = Vec::new();
+    let mut it = stmt.query(params)?;
+    while let Some(r) = it.next()? {
+        let mut m = Map::new();
+        for (i, name) in names.iter().enumerate() {
+            let v = match r.get_ref(i)? {
+                ValueRef::Null => Value::Null,
+                ValueRef::Integer(n) => n.into(),
+                ValueRef::Real(f) => json!(f),
+                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
+                ValueRef::Blob(b) => String::from_utf8_lossy(b).into_owned().into(),
+            };
+            m.insert(name.clone(), v);
+        }
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// A row's `time_created` (Unix ms) as a timestamp.
+fn time_of(row: &Map<String, Value>) -> Option<String> {
+    row.get("time_created")
+        .and_then(Value::as_u64)
+        .map(crate::format::ids::format_ms)
+}
+
+/// A row's `data` column parsed, when it is a JSON object.
+fn data_of(row: &Map<String, Value>) -> Option<Map<String, Value>> {
+    match serde_json::from_str(row.get("data")?.as_str()?) {
+        Ok(Value::Object(m)) => Some(m),
+        _ => None,
+    }
+}
+
+/// A session's rows as JSON lines: `{"timestamp", "session": row}`, then per
+/// message `{"timestamp", "message": row, "parts": [row, …]}`, columns as
+/// stored. The lines end before the first assistant message still being
+/// written (no `time.completed`, no `error`): it and what follows are
+/// imported once it is done, as a transcript's incomplete last line is.
+fn session_source(
+    conn: &Connection,
+    session: &Map<String, Value>,
+    id: &str,
+) -> rusqlite::Result<SourceFile> {
+    let mut text = String::new();
+    let mut line = |v: Value| {
+        text.push_str(&v.to_string());
+        text.push('\n');
+    };
+    line(json!({"timestamp": time_of(session), "session": session}));
+    let mut pending = None;
+    let messages = rows(
+        conn,
+        "SELECT * FROM message WHERE session_id = ?1 ORDER BY time_created, id",
+        &[&id],
+    )?;
+    for (n, m) in messages.into_iter().enumerate() {
+        let data = data_of(&m);
+        let running = data.as_ref().is_some_and(|d| {
+            d.get("role").and_then(Value::as_str) == Some("assistant")
+                && d.get("time").and_then(|t| t.get("completed")).is_none()
+                && d.get("error").is_none()
+        });
+        if running {
+            pending = Some(n as u64 + 2);
+            break;
+        }
+        let mid = m
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let parts = rows(
+            conn,
+            "SELECT * FROM part WHERE message_id = ?1 ORDER BY id",
+            &[&mid],
+        )?;
+        line(json!({"timestamp": time_of(&m), "message": m, "parts": parts}));
+    }
+    let mut file = SourceFile::from_text(text);
+    if let Some(n) = pending {
+        file.skipped.push(LineNote {
+            line: n,
+            reason: "an assistant message still being written (not completed): imported, with \
+                     what follows, once it is"
+                .into(),
+        });
+    }
+    Ok(file)
+}
+
+/// A session's lines as items: the session row a record, each message row a
+/// message (and a `tool` message per finished tool part), on one chain.
+fn convert(session: &Map<String, Value>, file: &SourceFile) -> Converted {
+    let mut out = Converted {
+        session_id: path_id(session.get("id")),
+        project: session
+            .get("directory")
+            .and_then(Value::as_str)
+            .map(PathBuf::from),
+        created_at: time_of(session),
+        ..Converted::default()
+    };
+    // As opencode lists the session: its title.
+    out.title = session
+        .get("title")
+        .and_then(Value::as_str)
+        .map(title_of)
+        .filter(|t| !t.is_empty());
+    let mut last: Option<String> = None;
+    for (n, o) in file.objects() {
+        let Some(row) = o.get("message").and_then(Value::as_object) else {
+            out.items.push(Item::record(n, "").noted(None));
+            continue;
+        };
+        let Some(id) = row
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|i| crate::format::ids::validate_message_id(i).is_ok())
+        else {
+            out.items.push(Item::record(
+                n,
+                "a message row without a valid id: kept as a record",
+            ));
+            continue;
+        };
+        let time = time_of(row);
+        let parts: Vec<Map<String, Value>> = o
+            .get("parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.as_object())
+            .map(|p| {
+                let mut d = data_of(p).unwrap_or_default();
+                d.insert("id".into(), p.get("id").cloned().unwrap_or(Value::Null));
+                d.insert(
+                    "time_created".into(),
+                    p.get("time_created").cloned().unwrap_or(Value::Null),
+                );
+                d
+            })
+            .collect();
+        let Some(data) = data_of(row) else {
+            // Kept as a hidden message, so that its id marks it imported.
+            let mut m = message(id, last.as_deref(), "system", time);
+            m.insert("content".into(), Value::Null);
+            m.insert("visible".into(), false.into());
+            out.items.push(Item::message(n, m).noted(Some(
+                "its data is not a JSON object: kept as a hidden message".into(),
+            )));
+            last = Some(id.to_string());
+            continue;
+        };
+        let role = data.get("role").and_then(Value::as_str).unwrap_or("");
+        let mut texts = Vec::new();
+        let mut reasoning = Vec::new();
+        let mut calls = Vec::new();
+        let mut results = Vec::new();
+        let mut other = Vec::new();
+        for p in &parts {
+            match p.get("type").and_then(Value::as_str).unwrap_or("") {
+                // Injected context and parts not sent to the model are not
+                // the conversation; they stay in the raw line.
+                "text"
+                    if p.get("synthetic") == Some(&Value::Bool(true))
+                        || p.get("ignored") == Some(&Value::Bool(true)) => {}
+                "text" => texts.push(
+                    p.get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                ),
+                "reasoning" => reasoning.push(
+                    p.get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                ),
+                "tool" => {
+                    let state = p.get("state");
+                    let input = state
+                        .and_then(|s| s.get("input"))
+                        .cloned()
+                        .unwrap_or(json!({}));
+                    calls.push(json!({"id": p.get("callID").cloned().unwrap_or(Value::Null),
+                        "type": "function", "function": {"name": p.get("tool").cloned().unwrap_or(Value::Null),
+                        "arguments": input.to_string()}}));
+                    let output = match state.and_then(|s| s.get("status")).and_then(Value::as_str) {
+                        Some("completed") => state.and_then(|s| s.get("output")).cloned(),
+                        Some("error") => state.and_then(|s| s.get("error")).cloned(),
+                        _ => None,
+                    };
+                    if let (Some(output), Some(pid)) = (output, p.get("id").and_then(Value::as_str))
+                    {
+                        let at = state
+                            .and_then(|s| s.get("time"))
+                            .and_then(|t| t.get("end"))
+                            .and_then(Value::as_u64)
+                            .map(crate::format::ids::format_ms);
+                        results.push((pid.to_string(), p.get("callID").cloned(), output, at));
+                    }
+                }
+                "step-start" | "step-finish" | "snapshot" | "patch" | "compaction" => {}
+                t => other.push(t.to_string()),
+            }
+        }
+        let role = match role {
+            "user" | "assistant" => role,
+            _ => {
+                let mut m = message(id, last.as_deref(), "system", time);
+                m.insert("content".into(), texts.join("\n").into());
+                m.insert("visible".into(), false.into());
+                out.items.push(Item::message(n, m).noted(Some(format!(
+                    "a message of role {role:?}: kept as a hidden message"
+                ))));
+                last = Some(id.to_string());
+                continue;
+            }
+        };
+        let mut m = message(id, last.as_deref(), role, time.clone());
+        m.insert("content".into(), texts.join("\n").into());
+        let mut params = Map::new();
+        if !calls.is_empty() {
+            params.insert("tool_calls".into(), Value::Array(calls));
+        }
+        if !reasoning.is_empty() {
+            params.insert("reasoning_content".into(), reasoning.join("\n").into());
+        }
+        if !params.is_empty() {
+            m.insert("messageParams".into(), Value::Object(params));
+        }
+        if let Some(t) = data.get("tokens").filter(|t| t.is_object()) {
+            m.insert("meta".into(), json!({ "usage": t }));
+        }
+        // A compaction request (a user message with a `compaction` part) is
+        // the CLI's, not a prompt.
+        if parts
+            .iter()
+            .any(|p| p.get("type").and_then(Value::as_str) == Some("compaction"))
+        {
+            m.insert("visible".into(), false.into());
+        }
+        let note = (!other.is_empty()).then(|| {
+            format!(
+                "parts of type {} kept only in the raw line",
+                other.join(", ")
+            )
+        });
+        let summary = role == "assistant" && data.get("summary") == Some(&Value::Bool(true));
+        let item = if summary {
+            Item {
+                line: n,
+                agent: None,
+                what: What::Compaction(as_summary(m)),
+                note: None,
+            }
+        } else {
+            Item::message(n, m)
+        };
+        out.items.push(item.noted(note));
+        last = Some(id.to_string());
+        for (pid, call, output, at) in results {
+            if crate::format::ids::validate_message_id(&pid).is_err() {
+                continue;
+            }
+            let mut t = message(&pid, last.as_deref(), "tool", at.or_else(|| time.clone()));
+            let output = match output {
+                Value::String(s) => Value::String(s),
+                v => Value::String(v.to_string()),
+            };
+            t.insert("content".into(), output);
+            t.insert(
+                "messageParams".into(),
+                json!({ "tool_call_id": call.unwrap_or(Value::Null) }),
+            );
+            out.items.push(Item::message(n, t));
+            last = Some(pid);
+        }
+    }
+    out
+}
