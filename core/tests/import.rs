@@ -1586,3 +1586,56 @@ fn an_opencode_session_that_grows_adds_only_finished_new_messages() {
         .value();
     assert!(bad["import"]["raw"].as_str().unwrap().contains("not json"));
 }
+
+#[test]
+fn an_opencode_json_tree_imports_its_sessions_and_again_changes_nothing() {
+    let env = Env::new();
+    let storage = fixtures().join("opencode/json/storage");
+    let report = env.import(std::slice::from_ref(&storage));
+    assert_eq!(report.sources.len(), 1, "{report:#?}");
+    let s = &report.sources[0];
+    assert_eq!(s.format, Some(sessionkit::ImportFormat::Opencode));
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert_eq!(s.session_id.as_deref(), Some(OPENCODE));
+    assert!(s.skipped.is_empty(), "{s:#?}");
+    assert_eq!(s.messages_added, 3, "{s:#?}");
+    let store = env.store();
+    let entry = store.session_entry(OPENCODE).unwrap();
+    assert_eq!(entry.title, "Find the largest Rust file");
+    assert_eq!(entry.created_at, "2025-11-30T09:15:02.113Z");
+    let view = store.read_session(OPENCODE).unwrap();
+    assert!(view.report().is_clean(), "{:?}", view.report());
+    assert_eq!(
+        ids(&view.active_path().unwrap()),
+        [
+            "msg_ad5e0f3c1001Aa1Bb2Cc3Dd4Ee",
+            "msg_ad5e0f3d2002Ff5Gg6Hh7Ii8Jj",
+            "prt_ad5e0f3d2005Zz1Aa2Bb3Cc4Dd",
+        ]
+    );
+    let reply = view
+        .message("msg_ad5e0f3d2002Ff5Gg6Hh7Ii8Jj")
+        .unwrap()
+        .value();
+    assert_eq!(
+        reply["messageParams"]["tool_calls"][0]["function"]["name"],
+        "bash"
+    );
+    // The raw line holds each file's exact text.
+    let raw: Value = serde_json::from_str(reply["import"]["raw"].as_str().unwrap()).unwrap();
+    let file = raw["message"]["file"].as_str().unwrap();
+    assert_eq!(
+        raw["message"]["data"].as_str().unwrap(),
+        std::fs::read_to_string(file).unwrap()
+    );
+
+    let home = env.home.path().to_path_buf();
+    let before = sessionkit::testing::tree_snapshot(&[&home]);
+    let again = env.import(std::slice::from_ref(&storage));
+    assert_eq!(
+        again.sources[0].outcome,
+        SourceOutcome::UpToDate,
+        "{again:#?}"
+    );
+    assert_eq!(sessionkit::testing::tree_snapshot(&[&home]), before);
+}

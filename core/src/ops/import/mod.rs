@@ -45,7 +45,8 @@ pub enum ImportFormat {
     /// GitHub Copilot CLI: `~/.copilot/session-state/<uuid>/events.jsonl`.
     CopilotCli,
     /// opencode: the SQLite database `~/.local/share/opencode/opencode.db`
-    /// (1.2 and later), one session per opencode session.
+    /// (1.2 and later), one session per opencode session; or a session file
+    /// of its earlier JSON tree, `storage/session/<project>/ses_*.json`.
     Opencode,
 }
 
@@ -266,7 +267,8 @@ pub struct ImportProgress {
     pub path: PathBuf,
 }
 
-/// Import `paths` (files, or directories searched for `*.jsonl` files).
+/// Import `paths` (files, or directories searched for `*.jsonl` files,
+/// opencode databases and opencode's session files).
 pub(crate) fn import(
     paths: &[PathBuf],
     options: &ImportOptions,
@@ -289,9 +291,10 @@ pub(crate) fn import(
             path: path.clone(),
         });
         // A SQLite database is opencode's: one report per session it holds.
-        let rs = if matches!(options.from, None | Some(ImportFormat::Opencode))
-            && opencode::is_database(path)
-        {
+        let opencode = matches!(options.from, None | Some(ImportFormat::Opencode));
+        let rs = if opencode && opencode::is_session_file(path) {
+            vec![opencode::import_json_session(path, options, &store_options)]
+        } else if opencode && opencode::is_database(path) {
             opencode::import_db(path, options, &store_options)
         } else {
             vec![write::import_file(path, options, &store_options)]

@@ -1,7 +1,8 @@
 //! opencode sessions (FORMAT.md §22.7): the SQLite database opencode 1.2 and
 //! later keeps (`~/.local/share/opencode/opencode.db`), tables `session`,
 //! `message` and `part`. One database holds many sessions; each becomes one
-//! sessionkit session. A session's rows are read into a source of JSON lines
+//! sessionkit session (as does a session file of the JSON tree of opencode
+//! 1.1 and earlier). A session's rows are read into a source of JSON lines
 //! (the session row, then one line per message holding its parts), which the
 //! import writes as it writes a transcript's lines; since rows change in place
 //! in a live database, what is already in is decided by message id, not by the
@@ -84,7 +85,7 @@ pub(super) fn import_db(
             .unwrap_or("")
             .to_string();
         let mut report = SourceReport::new(path, Some(ImportFormat::Opencode));
-        let file = match session_source(&conn, &row, &id) {
+        let file = match db_session_source(&conn, &row, &id) {
             Ok(f) => f,
             Err(e) => {
                 report.session_id = Some(id.clone());
@@ -180,11 +181,11 @@ fn data_of(row: &Map<String, Value>) -> Option<Map<String, Value>> {
 /// stored. The lines end before the first assistant message still being
 /// written (no `time.completed`, no `error`): it and what follows are
 /// imported once it is done, as a transcript's incomplete last line is.
-fn session_source(
-    conn: &Connection,
+fn session_source<E>(
     session: &Map<String, Value>,
-    id: &str,
-) -> rusqlite::Result<SourceFile> {
+    messages: Vec<Map<String, Value>>,
+    mut parts_of: impl FnMut(&str) -> std::result::Result<Vec<Map<String, Value>>, E>,
+) -> std::result::Result<SourceFile, E> {
     let mut text = String::new();
     let mut line = |v: Value| {
         text.push_str(&v.to_string());
@@ -192,11 +193,6 @@ fn session_source(
     };
     line(json!({"timestamp": time_of(session), "session": session}));
     let mut pending = None;
-    let messages = rows(
-        conn,
-        "SELECT * FROM message WHERE session_id = ?1 ORDER BY time_created, id",
-        &[&id],
-    )?;
     for (n, m) in messages.into_iter().enumerate() {
         let data = data_of(&m);
         let running = data.as_ref().is_some_and(|d| {
@@ -213,11 +209,7 @@ fn session_source(
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let parts = rows(
-            conn,
-            "SELECT * FROM part WHERE message_id = ?1 ORDER BY id",
-            &[&mid],
-        )?;
+        let parts = parts_of(&mid)?;
         line(json!({"timestamp": time_of(&m), "message": m, "parts": parts}));
     }
     let mut file = SourceFile::from_text(text);
@@ -230,6 +222,147 @@ fn session_source(
         });
     }
     Ok(file)
+}
+
+/// A session of the database as a source.
+fn db_session_source(
+    conn: &Connection,
+    session: &Map<String, Value>,
+    id: &str,
+) -> rusqlite::Result<SourceFile> {
+    let messages = rows(
+        conn,
+        "SELECT * FROM message WHERE session_id = ?1 ORDER BY time_created, id",
+        &[&id],
+    )?;
+    session_source(session, messages, |mid| {
+        rows(
+            conn,
+            "SELECT * FROM part WHERE message_id = ?1 ORDER BY id",
+            &[&mid],
+        )
+    })
+}
+
+/// Whether `path` is a session file of opencode 1.1 and earlier:
+/// `storage/session/<project>/ses_*.json`.
+pub(super) fn is_session_file(path: &Path) -> bool {
+    let name = |p: Option<&Path>| {
+        p.and_then(Path::file_name)
+            .and_then(|n| n.to_str())
+            .map(str::to_string)
+    };
+    let up = |n: usize| {
+        let mut p = Some(path);
+        for _ in 0..n {
+            p = p.and_then(Path::parent);
+        }
+        name(p)
+    };
+    up(0).is_some_and(|n| n.starts_with("ses_") && n.ends_with(".json"))
+        && up(2).as_deref() == Some("session")
+        && up(3).as_deref() == Some("storage")
+}
+
+/// One JSON file of the tree as a row: `{"id", "file", "data"}`, its id
+/// from its name (as opencode's own migration takes it: files were moved
+/// without their JSON being updated), `data` its exact text.
+fn file_row(path: &Path) -> std::result::Result<Map<String, Value>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !meta.is_file() || meta.len() > super::MAX_IMPORT_SOURCE_BYTES {
+        return Err(format!(
+            "{}: not a regular file of a readable size",
+            path.display()
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("")
+        .to_string();
+    let mut m = Map::new();
+    m.insert("id".into(), id.into());
+    m.insert("file".into(), path.to_string_lossy().into_owned().into());
+    m.insert("data".into(), text.into());
+    Ok(m)
+}
+
+/// The rows of the `*.json` files in `dir` (none when it does not exist).
+fn dir_rows(dir: &Path) -> std::result::Result<Vec<Map<String, Value>>, String> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{}: {e}", dir.display())),
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| file_row(p)).collect()
+}
+
+/// Import one session of opencode's JSON tree (1.1 and earlier):
+/// `storage/session/<project>/<ses>.json`, its messages in
+/// `storage/message/<ses>/`, their parts in `storage/part/<msg>/`.
+pub(super) fn import_json_session(
+    path: &Path,
+    options: &ImportOptions,
+    store_options: &StoreOptions,
+) -> SourceReport {
+    let report = || SourceReport::new(path, Some(ImportFormat::Opencode));
+    let canonical = match std::fs::canonicalize(path) {
+        Ok(c) => c,
+        Err(e) => return report().failed(format!("{}: {e}", path.display())),
+    };
+    let Some(storage) = canonical.ancestors().nth(3).map(Path::to_path_buf) else {
+        return report().failed(format!("{}: not under storage/session/", path.display()));
+    };
+    let built = (|| {
+        let row = file_row(&canonical)?;
+        let id = row
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let mut messages = dir_rows(&storage.join("message").join(&id))?;
+        for m in &mut messages {
+            let t = data_of(m).and_then(|d| d.get("time")?.get("created").cloned());
+            m.insert("time_created".into(), t.unwrap_or(Value::Null));
+        }
+        messages.sort_by_key(|m| {
+            (
+                m.get("time_created").and_then(Value::as_u64).unwrap_or(0),
+                m.get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        });
+        let file = session_source(&row, messages, |mid| {
+            dir_rows(&storage.join("part").join(mid))
+        })?;
+        // The session's fields, as the database has them in columns.
+        let mut fields = row.clone();
+        if let Some(d) = data_of(&row) {
+            for k in ["directory", "title"] {
+                fields.insert(k.into(), d.get(k).cloned().unwrap_or(Value::Null));
+            }
+            let t = d.get("time").and_then(|t| t.get("created")).cloned();
+            fields.insert("time_created".into(), t.unwrap_or(Value::Null));
+        }
+        Ok::<_, String>((fields, file))
+    })();
+    let (fields, file) = match built {
+        Ok(b) => b,
+        Err(e) => return report().failed(e),
+    };
+    let conv = convert(&fields, &file);
+    let key = canonical.to_string_lossy().into_owned();
+    super::write::import_rows(path, &key, &file, conv, options, store_options)
 }
 
 /// A session's lines as items: the session row a record, each message row a

@@ -61,7 +61,9 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         if kind.is_dir() {
             walk(&path, out)?;
         } else if kind.is_file()
-            && (path.extension().is_some_and(|x| x == "jsonl") || is_opencode_db_name(&path))
+            && (path.extension().is_some_and(|x| x == "jsonl")
+                || is_opencode_db_name(&path)
+                || super::opencode::is_session_file(&path))
         {
             out.push(path);
         }

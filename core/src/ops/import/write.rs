@@ -50,8 +50,8 @@ pub(super) fn import_file(
         ImportFormat::CopilotCli => copilot_cli::convert(path, &file),
         ImportFormat::Opencode => {
             return report.failed(format!(
-                "{}: not an opencode database (opencode.db); the JSON files of opencode 1.1 \
-                 and earlier are not read",
+                "{}: neither an opencode database (opencode.db) nor a session file of its \
+                 JSON tree (storage/session/<project>/ses_*.json)",
                 path.display()
             ))
         }
