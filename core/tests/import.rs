@@ -1639,3 +1639,27 @@ fn an_opencode_json_tree_imports_its_sessions_and_again_changes_nothing() {
     );
     assert_eq!(sessionkit::testing::tree_snapshot(&[&home]), before);
 }
+
+#[test]
+fn an_opencode_database_at_rest_is_read_without_a_file_made_beside_it() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let (db, writer) = opencode_db(src.path());
+    // opencode closed: its log is checkpointed into the file and removed.
+    drop(writer);
+    let before = snapshot(src.path());
+    assert_eq!(before.len(), 1, "only opencode.db: {before:?}");
+    let report = env.import(std::slice::from_ref(&db));
+    assert!(
+        report
+            .sources
+            .iter()
+            .all(|s| s.outcome == SourceOutcome::Imported),
+        "{report:#?}"
+    );
+    assert_eq!(
+        snapshot(src.path()),
+        before,
+        "no -wal or -shm left beside it"
+    );
+}

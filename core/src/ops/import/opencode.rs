@@ -108,10 +108,19 @@ pub(super) fn import_db(
 }
 
 /// The database opened read-only, so that an import never writes to it:
-/// `mode=ro` (not `immutable=1`, which would ignore what a running opencode
-/// has in its write-ahead log), and `query_only` on top. A read-only
-/// connection never checkpoints the log nor deletes it.
+/// `mode=ro`, and `query_only` on top. A read-only connection never
+/// checkpoints the write-ahead log nor deletes it. `immutable=1` only when
+/// there is no log (`-wal`) nor index (`-shm`) beside it: then no running
+/// opencode has rows outside the file, and SQLite, told the file cannot
+/// change, creates neither beside it (as `mode=ro` alone would); with a log,
+/// `immutable` would ignore the newest rows.
 fn open(path: &Path) -> rusqlite::Result<Connection> {
+    let beside = |suffix: &str| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        std::fs::symlink_metadata(PathBuf::from(p)).is_ok()
+    };
+    let at_rest = !beside("-wal") && !beside("-shm");
     let mut uri = String::from("file:");
     for b in path.as_os_str().as_encoded_bytes() {
         match b {
@@ -121,7 +130,11 @@ fn open(path: &Path) -> rusqlite::Result<Connection> {
             _ => uri.push_str(&format!("%{b:02X}")),
         }
     }
-    uri.push_str("?mode=ro");
+    uri.push_str(if at_rest {
+        "?mode=ro&immutable=1"
+    } else {
+        "?mode=ro"
+    });
     let conn = Connection::open_with_flags(
         uri,
         OpenFlags::SQLITE_OPEN_READ_ONLY
