@@ -623,12 +623,14 @@ sk_status sk_store_memory_path(const struct sk_store *store,
                                const char *scope,
                                char **out_path_json);
 
-// Import Claude Code, Codex CLI or seed-style transcripts (FORMAT.md §22).
+// Import other agents' transcripts: Claude Code, Codex CLI, pi, Gemini CLI,
+// Copilot CLI, opencode databases, seed-style logs (FORMAT.md §22).
 //
 // - `paths_json`: a JSON array of paths, each a transcript file or a
-//   directory searched for `*.jsonl` files (required).
+//   directory searched for `*.jsonl` files and opencode databases (required).
 // - `options_json`: NULL, "" or a JSON object: `from` ("claude-code" |
-//   "codex" | "deepcode" | "pi" | "gemini-cli"; detected per file when
+//   "codex" | "deepcode" | "pi" | "gemini-cli" |
+//   "copilot-cli" | "opencode"; detected per file when
 //   absent), `project` (the project to import into; by default the one each
 //   source names, whether or not its directory exists here), `mapPaths` (`[{"from", "to"}]`: prefixes
 //   of the named working directory to remap, absolute paths), `store`

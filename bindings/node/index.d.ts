@@ -247,7 +247,7 @@ export interface CheckpointDeltaHistory {
 export declare function nextChannelVersion(current?: string | number | null): string;
 export type RewindMode = 'files' | 'conversation' | 'both';
 export type ExportFormat = 'jsonl' | 'markdown' | 'json';
-export type ImportFormat = 'claude-code' | 'codex' | 'deepcode' | 'pi' | 'gemini-cli';
+export type ImportFormat = 'claude-code' | 'codex' | 'deepcode' | 'pi' | 'gemini-cli' | 'copilot-cli' | 'opencode';
 
 /** What and where to import (as the core's ImportOptions). */
 export interface ImportOptions {

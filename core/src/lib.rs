@@ -125,7 +125,7 @@ pub use ops::export::ExportFormat;
 pub use ops::fork::ForkOptions;
 pub use ops::home::ProjectSessions;
 pub use ops::import::{
-    default_sources, is_import_source, sort_import_sources, DefaultSource, ImportFormat,
+    default_sources, import_source_of, sort_import_sources, DefaultSource, ImportFormat,
     ImportOptions, ImportProgress, ImportReport, LineNote, PathMapping, SourceOutcome,
     SourceReport, MAX_IMPORT_SOURCE_BYTES,
 };

@@ -1222,7 +1222,12 @@ fn each_format_is_detected_from_its_content() {
         (fixtures().join("pi/malformed"), F::Pi),
         (gemini_file(), F::GeminiCli),
         (fixtures().join("gemini-cli/no-root"), F::GeminiCli),
+        (copilot_file(), F::CopilotCli),
+        (fixtures().join("copilot-cli/malformed"), F::CopilotCli),
     ];
+    let src = tempfile::tempdir().unwrap();
+    let (db, _writer) = opencode_db(src.path());
+    let cases = cases.into_iter().chain([(db, F::Opencode)]);
     for (path, format) in cases {
         let r = env.import(std::slice::from_ref(&path));
         for s in &r.sources {
@@ -1254,4 +1259,407 @@ fn a_gemini_cli_project_root_that_is_a_fifo_is_not_read_and_never_blocks() {
     assert_eq!(r.sources[0].outcome, SourceOutcome::Failed);
     let why = r.sources[0].error.as_deref().unwrap();
     assert!(why.contains(".project_root"), "{why}");
+}
+
+const COPILOT: &str = "5c1e9a42-8b7d-4f3e-a2c1-0d9e8f7a6b5c";
+
+fn copilot_file() -> PathBuf {
+    fixtures().join(format!("copilot-cli/session-state/{COPILOT}/events.jsonl"))
+}
+
+#[test]
+fn a_copilot_cli_session_keeps_its_chain_tools_subagent_title_and_every_line() {
+    let env = Env::new();
+    let file = copilot_file();
+    let report = env.import(std::slice::from_ref(&file));
+    let s = &report.sources[0];
+    assert_eq!(s.format, Some(sessionkit::ImportFormat::CopilotCli));
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert!(s.skipped.is_empty(), "{s:#?}");
+    assert_eq!(s.session_id.as_deref(), Some(COPILOT));
+    assert_eq!(s.messages_added, 6, "{s:#?}");
+
+    let store = env.store();
+    let entry = store.session_entry(COPILOT).unwrap();
+    assert_eq!(
+        entry.title, "Find the largest Rust file",
+        "the title_changed event"
+    );
+    assert_eq!(entry.created_at, "2026-11-30T09:15:02.113Z", "startTime");
+    assert_eq!(
+        entry.updated_at, "2026-11-30T09:16:40.020Z",
+        "the last event"
+    );
+    let view = store.read_session(COPILOT).unwrap();
+    assert!(view.report().is_clean(), "{:?}", view.report());
+    let id = |n: &str| format!("0b6f1c2d-1111-4a2b-9c3d-0000000000{n}");
+    assert_eq!(
+        ids(&view.active_path().unwrap()),
+        [id("03"), id("05"), id("08"), id("0e"), id("12")]
+    );
+    let call = view.message(&id("05")).unwrap().value();
+    assert_eq!(call["role"], "assistant");
+    assert_eq!(call["parentId"], id("03").as_str());
+    assert_eq!(
+        call["messageParams"]["tool_calls"][0]["id"],
+        "toolu_vrtx_01AbCdEfGh"
+    );
+    assert_eq!(
+        call["messageParams"]["tool_calls"][0]["function"]["arguments"],
+        r#"{"command":"ls -lS src/*.rs","description":"List Rust files by size"}"#
+    );
+    assert_eq!(
+        call["messageParams"]["reasoning_content"],
+        "I should list the files with sizes."
+    );
+    assert_eq!(call["import"]["format"], "copilot-cli");
+    assert_eq!(call["import"]["raw"], source_line(&file, 5).as_str());
+    let result = view.message(&id("08")).unwrap().value();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(
+        result["messageParams"]["tool_call_id"],
+        "toolu_vrtx_01AbCdEfGh"
+    );
+    assert!(result["content"].as_str().unwrap().contains("src/lib.rs"));
+    let prompt = view.message(&id("03")).unwrap().value();
+    assert_eq!(
+        prompt["content"],
+        "List the Rust files in src and tell me which one is largest."
+    );
+    // The compaction summary replaces what came before in the model's view.
+    let model = view.model_view(&ModelViewOptions::default()).unwrap();
+    assert_eq!(model.len(), 1, "{model:?}");
+    // The sub-agent's message went to its subagent.
+    let sub = store.read_subagent(COPILOT, "explore-1").unwrap();
+    assert_eq!(ids(&sub.active_path().unwrap()), [id("0c")]);
+
+    // The recorded project, absent here: imported with a notice.
+    let options = ImportOptions {
+        store: env.store_options(),
+        ..ImportOptions::default()
+    };
+    let r = import(std::slice::from_ref(&file), &options, &mut |_| {}).unwrap();
+    let s = &r.sources[0];
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert_eq!(
+        s.project.as_deref(),
+        Some(Path::new("/home/alice/src/demo"))
+    );
+    assert!(s.notice.is_some(), "{s:#?}");
+
+    // Again: nothing changes, byte for byte.
+    let home = env.home.path().to_path_buf();
+    let before = sessionkit::testing::tree_snapshot(&[&home]);
+    let again = env.import(std::slice::from_ref(&file));
+    assert_eq!(again.sources[0].outcome, SourceOutcome::UpToDate);
+    assert_eq!(sessionkit::testing::tree_snapshot(&[&home]), before);
+}
+
+#[test]
+fn a_copilot_cli_session_without_a_title_takes_its_first_prompt_and_grows() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let file = src.path().join("events.jsonl");
+    let full = std::fs::read_to_string(copilot_file()).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    std::fs::write(&file, lines[..5].join("\n") + "\n").unwrap();
+    let first = env.import(std::slice::from_ref(&file));
+    assert_eq!(first.messages_added, 2, "{first:#?}");
+    let store = env.store();
+    assert_eq!(
+        store.session_entry(COPILOT).unwrap().title,
+        "List the Rust files in src and tell me which one is largest."
+    );
+    std::fs::write(&file, lines[..8].join("\n") + "\n").unwrap();
+    let grown = env.import(std::slice::from_ref(&file));
+    assert_eq!(grown.sources[0].lines, 3);
+    assert_eq!(grown.messages_added, 1, "{grown:#?}");
+}
+
+#[test]
+fn malformed_copilot_cli_events_are_reported_by_number_and_kept() {
+    let env = Env::new();
+    let dir = fixtures().join("copilot-cli/malformed");
+    let report = env.import(std::slice::from_ref(&dir));
+    let s = &report.sources[0];
+    assert_eq!(s.format, Some(sessionkit::ImportFormat::CopilotCli));
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    let skipped: Vec<u64> = s.skipped.iter().map(|n| n.line).collect();
+    assert_eq!(skipped, [3, 4, 8], "{:#?}", s.skipped);
+    let unmapped: Vec<u64> = s.unmapped.iter().map(|n| n.line).collect();
+    assert_eq!(unmapped, [5, 7], "{:#?}", s.unmapped);
+    assert_eq!(s.messages_added, 2);
+    assert_eq!(s.records_added, 3, "{s:#?}");
+}
+
+const OPENCODE: &str = "ses_52a1f0c3dffeQk7Zr2LmNp4TvW";
+const OPENCODE_CHILD: &str = "ses_52a1f0aa0ffeSubAgEnT0001xx";
+
+/// An opencode database made from the fixture's SQL, in WAL mode as opencode
+/// keeps it, with the connection that wrote it (still open, so that the
+/// rows are in the write-ahead log, as in a running opencode).
+fn opencode_db(dir: &Path) -> (PathBuf, rusqlite::Connection) {
+    let path = dir.join("opencode.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "journal_mode", "wal").unwrap();
+    let sql = std::fs::read_to_string(fixtures().join("opencode/opencode.sql")).unwrap();
+    conn.execute_batch(&sql).unwrap();
+    (path, conn)
+}
+
+/// The database's own files but its shared-memory index (which readers of a
+/// live database use to agree with its writer).
+fn db_files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    snapshot(dir)
+        .into_iter()
+        .filter(|(p, _)| !p.to_string_lossy().ends_with("-shm"))
+        .collect()
+}
+
+#[test]
+fn an_opencode_database_imports_each_session_read_only_and_again_changes_nothing() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let (db, _writer) = opencode_db(src.path());
+    assert!(
+        src.path().join("opencode.db-wal").exists(),
+        "rows in the WAL"
+    );
+    let before_db = db_files(src.path());
+
+    // Found in a directory, detected by content.
+    let report = env.import(&[src.path().to_path_buf()]);
+    assert_eq!(report.sources.len(), 2, "{report:#?}");
+    assert_eq!(db_files(src.path()), before_db, "the database is only read");
+    let s = report
+        .sources
+        .iter()
+        .find(|s| s.session_id.as_deref() == Some(OPENCODE))
+        .unwrap();
+    assert_eq!(s.format, Some(sessionkit::ImportFormat::Opencode));
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert!(s.skipped.is_empty(), "{s:#?}");
+    assert_eq!(s.messages_added, 5, "{s:#?}");
+    let child = report
+        .sources
+        .iter()
+        .find(|s| s.session_id.as_deref() == Some(OPENCODE_CHILD))
+        .unwrap();
+    assert_eq!(child.outcome, SourceOutcome::Imported, "{child:#?}");
+
+    let store = env.store();
+    let entry = store.session_entry(OPENCODE).unwrap();
+    assert_eq!(entry.title, "Find the largest Rust file");
+    assert_eq!(entry.created_at, "2025-11-30T09:15:02.113Z");
+    assert_eq!(
+        store.session_entry(OPENCODE_CHILD).unwrap().title,
+        "Child session - 2026-11-30T09:15:20.000Z"
+    );
+    let view = store.read_session(OPENCODE).unwrap();
+    assert!(view.report().is_clean(), "{:?}", view.report());
+    assert_eq!(
+        ids(&view.active_path().unwrap()),
+        [
+            "msg_ad5e0f3c1001Aa1Bb2Cc3Dd4Ee",
+            "msg_ad5e0f3d2002Ff5Gg6Hh7Ii8Jj",
+            "prt_ad5e0f3d2005Zz1Aa2Bb3Cc4Dd",
+            "msg_ad5e0f4a0001Cp1Cp2Cp3Cp4Cp",
+            "msg_ad5e0f4a1003Sm1Sm2Sm3Sm4Sm",
+        ]
+    );
+    let prompt = view
+        .message("msg_ad5e0f3c1001Aa1Bb2Cc3Dd4Ee")
+        .unwrap()
+        .value();
+    assert_eq!(
+        prompt["content"],
+        "List the Rust files in src and tell me which one is largest."
+    );
+    assert_eq!(prompt["timestamp"], "2025-11-30T09:15:10.500Z");
+    let reply = view
+        .message("msg_ad5e0f3d2002Ff5Gg6Hh7Ii8Jj")
+        .unwrap()
+        .value();
+    assert_eq!(
+        reply["content"],
+        "`src/lib.rs` is the largest (9120 bytes)."
+    );
+    assert_eq!(
+        reply["messageParams"]["tool_calls"][0]["id"],
+        "toolu_01AbCdEfGh"
+    );
+    assert_eq!(
+        reply["messageParams"]["reasoning_content"],
+        "I should list the files with sizes."
+    );
+    assert_eq!(reply["meta"]["usage"]["input"], 7131);
+    assert_eq!(reply["import"]["format"], "opencode");
+    // The raw line holds the rows as stored: the message's and its parts'.
+    let raw: Value = serde_json::from_str(reply["import"]["raw"].as_str().unwrap()).unwrap();
+    assert_eq!(raw["message"]["id"], "msg_ad5e0f3d2002Ff5Gg6Hh7Ii8Jj");
+    assert_eq!(raw["parts"].as_array().unwrap().len(), 7);
+    let result = view
+        .message("prt_ad5e0f3d2005Zz1Aa2Bb3Cc4Dd")
+        .unwrap()
+        .value();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(result["messageParams"]["tool_call_id"], "toolu_01AbCdEfGh");
+    // The compaction summary replaces what came before in the model's view.
+    let model = view.model_view(&ModelViewOptions::default()).unwrap();
+    assert_eq!(model.len(), 1, "{model:?}");
+
+    // Without a project: the recorded one (absent here), with a notice.
+    let options = ImportOptions {
+        store: env.store_options(),
+        ..ImportOptions::default()
+    };
+    let r = import(std::slice::from_ref(&db), &options, &mut |_| {}).unwrap();
+    let s = &r.sources[0];
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert_eq!(
+        s.project.as_deref(),
+        Some(Path::new("/home/alice/src/demo"))
+    );
+    assert!(s.notice.is_some(), "{s:#?}");
+
+    // Again: nothing changes, byte for byte.
+    let home = env.home.path().to_path_buf();
+    let before = sessionkit::testing::tree_snapshot(&[&home]);
+    let again = env.import(std::slice::from_ref(&db));
+    assert!(
+        again
+            .sources
+            .iter()
+            .all(|s| s.outcome == SourceOutcome::UpToDate),
+        "{again:#?}"
+    );
+    assert_eq!(sessionkit::testing::tree_snapshot(&[&home]), before);
+}
+
+#[test]
+fn an_opencode_session_that_grows_adds_only_finished_new_messages() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let (db, writer) = opencode_db(src.path());
+    env.import(std::slice::from_ref(&db));
+    // A new prompt, an answer still being written, and a row whose data is
+    // not JSON; the session's title changes in place.
+    writer
+        .execute_batch(
+            "INSERT INTO message VALUES ('msg_ad5e0f5a0001Nw1Nw2Nw3Nw4Nw','ses_52a1f0c3dffeQk7Zr2LmNp4TvW',1764494200000,1764494200000,
+               '{\"role\":\"user\",\"time\":{\"created\":1764494200000}}');
+             INSERT INTO part VALUES ('prt_ad5e0f5a0002Nw5Nw6Nw7Nw8Nw','msg_ad5e0f5a0001Nw1Nw2Nw3Nw4Nw','ses_52a1f0c3dffeQk7Zr2LmNp4TvW',1764494200000,1764494200000,
+               '{\"type\":\"text\",\"text\":\"And the smallest?\"}');
+             INSERT INTO message VALUES ('msg_ad5e0f5a1003Nw9Nw0NwaNwbNw','ses_52a1f0c3dffeQk7Zr2LmNp4TvW',1764494200100,1764494200100,
+               '{\"role\":\"assistant\",\"time\":{\"created\":1764494200100}}');
+             UPDATE session SET title = 'Largest and smallest' WHERE id = 'ses_52a1f0c3dffeQk7Zr2LmNp4TvW';",
+        )
+        .unwrap();
+    let grown = env.import(std::slice::from_ref(&db));
+    let s = grown
+        .sources
+        .iter()
+        .find(|s| s.session_id.as_deref() == Some(OPENCODE))
+        .unwrap();
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert_eq!(s.messages_added, 1, "only the prompt: {s:#?}");
+    assert_eq!(s.skipped.len(), 1, "the answer being written: {s:#?}");
+    writer
+        .execute_batch(
+            "UPDATE message SET data = '{\"role\":\"assistant\",\"time\":{\"created\":1764494200100,\"completed\":1764494201000}}'
+               WHERE id = 'msg_ad5e0f5a1003Nw9Nw0NwaNwbNw';
+             INSERT INTO message VALUES ('msg_ad5e0f5b0001Bd1Bd2Bd3Bd4Bd','ses_52a1f0c3dffeQk7Zr2LmNp4TvW',1764494202000,1764494202000,'not json');",
+        )
+        .unwrap();
+    let done = env.import(std::slice::from_ref(&db));
+    let s = done
+        .sources
+        .iter()
+        .find(|s| s.session_id.as_deref() == Some(OPENCODE))
+        .unwrap();
+    assert_eq!(s.messages_added, 2, "{s:#?}");
+    assert_eq!(s.unmapped.len(), 1, "the row that is not JSON: {s:#?}");
+    let view = env.store().read_session(OPENCODE).unwrap();
+    let bad = view
+        .message("msg_ad5e0f5b0001Bd1Bd2Bd3Bd4Bd")
+        .unwrap()
+        .value();
+    assert!(bad["import"]["raw"].as_str().unwrap().contains("not json"));
+}
+
+#[test]
+fn an_opencode_json_tree_imports_its_sessions_and_again_changes_nothing() {
+    let env = Env::new();
+    let storage = fixtures().join("opencode/json/storage");
+    let report = env.import(std::slice::from_ref(&storage));
+    assert_eq!(report.sources.len(), 1, "{report:#?}");
+    let s = &report.sources[0];
+    assert_eq!(s.format, Some(sessionkit::ImportFormat::Opencode));
+    assert_eq!(s.outcome, SourceOutcome::Imported, "{s:#?}");
+    assert_eq!(s.session_id.as_deref(), Some(OPENCODE));
+    assert!(s.skipped.is_empty(), "{s:#?}");
+    assert_eq!(s.messages_added, 3, "{s:#?}");
+    let store = env.store();
+    let entry = store.session_entry(OPENCODE).unwrap();
+    assert_eq!(entry.title, "Find the largest Rust file");
+    assert_eq!(entry.created_at, "2025-11-30T09:15:02.113Z");
+    let view = store.read_session(OPENCODE).unwrap();
+    assert!(view.report().is_clean(), "{:?}", view.report());
+    assert_eq!(
+        ids(&view.active_path().unwrap()),
+        [
+            "msg_ad5e0f3c1001Aa1Bb2Cc3Dd4Ee",
+            "msg_ad5e0f3d2002Ff5Gg6Hh7Ii8Jj",
+            "prt_ad5e0f3d2005Zz1Aa2Bb3Cc4Dd",
+        ]
+    );
+    let reply = view
+        .message("msg_ad5e0f3d2002Ff5Gg6Hh7Ii8Jj")
+        .unwrap()
+        .value();
+    assert_eq!(
+        reply["messageParams"]["tool_calls"][0]["function"]["name"],
+        "bash"
+    );
+    // The raw line holds each file's exact text.
+    let raw: Value = serde_json::from_str(reply["import"]["raw"].as_str().unwrap()).unwrap();
+    let file = raw["message"]["file"].as_str().unwrap();
+    assert_eq!(
+        raw["message"]["data"].as_str().unwrap(),
+        std::fs::read_to_string(file).unwrap()
+    );
+
+    let home = env.home.path().to_path_buf();
+    let before = sessionkit::testing::tree_snapshot(&[&home]);
+    let again = env.import(std::slice::from_ref(&storage));
+    assert_eq!(
+        again.sources[0].outcome,
+        SourceOutcome::UpToDate,
+        "{again:#?}"
+    );
+    assert_eq!(sessionkit::testing::tree_snapshot(&[&home]), before);
+}
+
+#[test]
+fn an_opencode_database_at_rest_is_read_without_a_file_made_beside_it() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let (db, writer) = opencode_db(src.path());
+    // opencode closed: its log is checkpointed into the file and removed.
+    drop(writer);
+    let before = snapshot(src.path());
+    assert_eq!(before.len(), 1, "only opencode.db: {before:?}");
+    let report = env.import(std::slice::from_ref(&db));
+    assert!(
+        report
+            .sources
+            .iter()
+            .all(|s| s.outcome == SourceOutcome::Imported),
+        "{report:#?}"
+    );
+    assert_eq!(
+        snapshot(src.path()),
+        before,
+        "no -wal or -shm left beside it"
+    );
 }

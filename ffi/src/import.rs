@@ -9,12 +9,14 @@ use sessionkit::{ExportFormat, ImportOptions, StoreOptions};
 use crate::store::sk_store;
 use crate::{arg_handle, arg_out, arg_str, guard, opt_str, put_json, put_string, sk_status};
 
-/// Import Claude Code, Codex CLI or seed-style transcripts (FORMAT.md §22).
+/// Import other agents' transcripts: Claude Code, Codex CLI, pi, Gemini CLI,
+/// Copilot CLI, opencode databases, seed-style logs (FORMAT.md §22).
 ///
 /// - `paths_json`: a JSON array of paths, each a transcript file or a
-///   directory searched for `*.jsonl` files (required).
+///   directory searched for `*.jsonl` files and opencode databases (required).
 /// - `options_json`: NULL, "" or a JSON object: `from` ("claude-code" |
-///   "codex" | "deepcode" | "pi" | "gemini-cli"; detected per file when
+///   "codex" | "deepcode" | "pi" | "gemini-cli" |
+///   "copilot-cli" | "opencode"; detected per file when
 ///   absent), `project` (the project to import into; by default the one each
 ///   source names, whether or not its directory exists here), `mapPaths` (`[{"from", "to"}]`: prefixes
 ///   of the named working directory to remap, absolute paths), `store`

@@ -109,8 +109,9 @@ pub enum Command {
     /// Import Claude Code, Codex, pi, Gemini CLI or seed-style transcripts (files or
     /// directories); with --watch, keep importing them as they grow
     Import {
-        /// Transcript files, or directories searched for *.jsonl [default: every
-        /// tool's own session directory that exists, e.g. ~/.claude/projects]
+        /// Transcript files or opencode databases, or directories searched for *.jsonl
+        /// and opencode*.db [default: every tool's own session directory that
+        /// exists, e.g. ~/.claude/projects]
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
         /// After the import, watch the paths (recursively) and import what grows or
@@ -502,6 +503,8 @@ pub enum ImportFrom {
     Deepcode,
     Pi,
     GeminiCli,
+    CopilotCli,
+    Opencode,
 }
 
 /// Which settings sources to read.

@@ -37,6 +37,8 @@ fn format_of(f: ImportFrom) -> ImportFormat {
         ImportFrom::Deepcode => ImportFormat::Deepcode,
         ImportFrom::Pi => ImportFormat::Pi,
         ImportFrom::GeminiCli => ImportFormat::GeminiCli,
+        ImportFrom::CopilotCli => ImportFormat::CopilotCli,
+        ImportFrom::Opencode => ImportFormat::Opencode,
     }
 }
 

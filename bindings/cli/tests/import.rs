@@ -312,3 +312,54 @@ fn a_bad_map_path_is_refused_naming_it_before_anything_is_written() {
         "nothing written"
     );
 }
+
+#[test]
+fn import_from_copilot_cli_keeps_its_title_and_is_idempotent() {
+    let env = Env::new();
+    let dir = fixtures().join("copilot-cli/session-state");
+    let dir = dir.to_str().unwrap();
+    let v = env.json(&["import", "--from", "copilot-cli", dir]);
+    let s = &v["sources"][0];
+    assert_eq!(s["format"], "copilot-cli", "{v:#}");
+    assert_eq!(s["outcome"], "imported", "{v:#}");
+    assert_eq!(s["sessionId"], "5c1e9a42-8b7d-4f3e-a2c1-0d9e8f7a6b5c");
+    let list = env.json(&["list"]);
+    assert_eq!(list[0]["title"], "Find the largest Rust file", "{list:#}");
+    assert_eq!(list[0]["updatedAt"], "2026-11-30T09:16:40.020Z", "{list:#}");
+    let again = env.json(&["import", dir]);
+    assert_eq!(again["sources"][0]["format"], "copilot-cli", "detected");
+    assert_eq!(again["sources"][0]["outcome"], "upToDate", "{again:#}");
+}
+
+#[test]
+fn import_an_opencode_database_reports_each_session() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let db = src.path().join("opencode.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let sql = std::fs::read_to_string(fixtures().join("opencode/opencode.sql")).unwrap();
+    conn.execute_batch(&sql).unwrap();
+    drop(conn);
+    let v = env.json(&["import", "--from", "opencode", db.to_str().unwrap()]);
+    let sources = v["sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 2, "{v:#}");
+    assert!(sources.iter().all(|s| s["format"] == "opencode"), "{v:#}");
+    assert!(sources.iter().all(|s| s["outcome"] == "imported"), "{v:#}");
+    let list = env.json(&["list"]);
+    let titles: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["title"].as_str().unwrap())
+        .collect();
+    assert!(titles.contains(&"Find the largest Rust file"), "{titles:?}");
+    let again = env.json(&["import", src.path().to_str().unwrap()]);
+    assert!(
+        again["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["outcome"] == "upToDate"),
+        "{again:#}"
+    );
+}

@@ -6,7 +6,7 @@
 //! when they cannot be had (e.g. the inotify watch limit), the paths are
 //! polled instead and the first line printed says so. Which files are sources
 //! and in what order they are imported is the core's
-//! ([`sessionkit::is_import_source`], [`sessionkit::sort_import_sources`]).
+//! ([`sessionkit::import_source_of`], [`sessionkit::sort_import_sources`]).
 
 use std::collections::BTreeSet;
 use std::io::Write as _;
@@ -165,7 +165,10 @@ fn poll(roots: &[PathBuf], tx: &mpsc::Sender<notify::Result<Event>>) {
         std::thread::sleep(POLL_INTERVAL);
         let mut changed = Vec::new();
         scan(roots, &mut seen, &mut |p| changed.push(p));
-        for p in changed {
+        for p in changed
+            .into_iter()
+            .filter_map(|p| sessionkit::import_source_of(&p))
+        {
             let e = Event::new(EventKind::Modify(ModifyKind::Data(DataChange::Any))).add_path(p);
             if tx.send(Ok(e)).is_err() {
                 return;
@@ -189,7 +192,7 @@ fn scan(
             let path = e.path();
             match e.file_type() {
                 Ok(t) if t.is_dir() => walk(&path, out),
-                Ok(t) if t.is_file() && sessionkit::is_import_source(&path) => {
+                Ok(t) if t.is_file() && sessionkit::import_source_of(&path).is_some() => {
                     if let Ok(m) = e.metadata() {
                         out.push((path, m));
                     }
@@ -267,7 +270,9 @@ fn take(
         return;
     }
     for p in e.paths {
-        if sessionkit::is_import_source(&p) || p.is_dir() {
+        if let Some(source) = sessionkit::import_source_of(&p) {
+            pending.insert(source);
+        } else if p.is_dir() {
             pending.insert(p);
         }
     }

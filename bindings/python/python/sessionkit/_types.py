@@ -133,6 +133,8 @@ class ImportFormat(str, enum.Enum):
     DEEPCODE = "deepcode"
     PI = "pi"
     GEMINI_CLI = "gemini-cli"
+    COPILOT_CLI = "copilot-cli"
+    OPENCODE = "opencode"
 
 
 class MemoryScope(str, enum.Enum):

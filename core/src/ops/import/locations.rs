@@ -25,7 +25,12 @@ impl ImportFormat {
     /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`; Codex
     /// `$CODEX_HOME/sessions`, else `~/.codex/sessions`; pi
     /// `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`; Gemini
-    /// CLI `$GEMINI_CLI_HOME/.gemini/tmp`, else `~/.gemini/tmp`. `~` is
+    /// CLI `$GEMINI_CLI_HOME/.gemini/tmp`, else `~/.gemini/tmp`; GitHub
+    /// Copilot CLI `$COPILOT_HOME/session-state`, else
+    /// `~/.copilot/session-state`; opencode its data directory,
+    /// `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode` (its
+    /// `opencode*.db` and the 1.1 `storage/` tree; a database `OPENCODE_DB`
+    /// puts elsewhere is given by path). `~` is
     /// `$HOME`. A variable that is empty or not an absolute path counts as
     /// unset (a relative one would depend on where the import runs). `None`
     /// for a format without a home of its own (`deepcode`) or when no
@@ -56,6 +61,16 @@ impl ImportFormat {
                     .join(".gemini")
                     .join("tmp"),
             ),
+            ImportFormat::CopilotCli => Some(
+                var("COPILOT_HOME")
+                    .or_else(|| Some(home()?.join(".copilot")))?
+                    .join("session-state"),
+            ),
+            ImportFormat::Opencode => Some(
+                var("XDG_DATA_HOME")
+                    .or_else(|| Some(home()?.join(".local").join("share")))?
+                    .join("opencode"),
+            ),
             ImportFormat::Deepcode => None,
         }
     }
@@ -74,11 +89,23 @@ pub fn default_sources(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<DefaultSou
         .collect()
 }
 
-/// Whether an import of a directory would read `path` as a source: a
-/// `*.jsonl` file (FORMAT.md §22.1). For a watcher deciding which changed
-/// files to import again; whether it is a regular file is checked then.
-pub fn is_import_source(path: &Path) -> bool {
-    path.extension().is_some_and(|x| x == "jsonl")
+/// The source an import reads for a change at `path`, `None` when it
+/// concerns none: a file an import of its directory reads (`*.jsonl`, an
+/// opencode database `opencode*.db` or an opencode 1.1 session file;
+/// FORMAT.md §22.1) is its own source, and an opencode database's `-wal` or
+/// `-shm` file (where a running opencode writes new rows first) names its
+/// database. For a watcher deciding which changed files to import again;
+/// whether the source is a regular file is checked when it is read.
+pub fn import_source_of(path: &Path) -> Option<PathBuf> {
+    if source::is_source_file(path) {
+        return Some(path.to_path_buf());
+    }
+    let name = path.file_name()?.to_str()?;
+    let db = name
+        .strip_suffix("-wal")
+        .or_else(|| name.strip_suffix("-shm"))?;
+    let db = path.with_file_name(db);
+    source::is_opencode_db_name(&db).then_some(db)
 }
 
 /// Put `files` in the order an import of their directory would take them:
@@ -120,6 +147,14 @@ mod tests {
         assert_eq!(
             at(ImportFormat::GeminiCli),
             Some(PathBuf::from("/home/ann/.gemini/tmp"))
+        );
+        assert_eq!(
+            at(ImportFormat::CopilotCli),
+            Some(PathBuf::from("/home/ann/.copilot/session-state"))
+        );
+        assert_eq!(
+            at(ImportFormat::Opencode),
+            Some(PathBuf::from("/home/ann/.local/share/opencode"))
         );
         assert_eq!(at(ImportFormat::Deepcode), None);
     }
@@ -185,9 +220,19 @@ mod tests {
 
     #[test]
     fn sources_and_their_order() {
-        assert!(is_import_source(Path::new("/a/b.jsonl")));
-        assert!(!is_import_source(Path::new("/a/b.json")));
-        assert!(!is_import_source(Path::new("/a/jsonl")));
+        let of = |p: &str| import_source_of(Path::new(p)).map(|s| s.display().to_string());
+        assert_eq!(of("/a/b.jsonl").as_deref(), Some("/a/b.jsonl"));
+        assert_eq!(of("/a/b.json"), None);
+        assert_eq!(of("/a/jsonl"), None);
+        // A running opencode writes its rows to the write-ahead log first.
+        assert_eq!(of("/d/opencode.db").as_deref(), Some("/d/opencode.db"));
+        assert_eq!(of("/d/opencode.db-wal").as_deref(), Some("/d/opencode.db"));
+        assert_eq!(
+            of("/d/opencode-beta.db-shm").as_deref(),
+            Some("/d/opencode-beta.db")
+        );
+        assert_eq!(of("/d/other.db-wal"), None);
+        assert_eq!(of("/a/b.jsonl-wal"), None);
         let mut files = vec![
             PathBuf::from("/p/agent-1.jsonl"),
             PathBuf::from("/p/b.jsonl"),

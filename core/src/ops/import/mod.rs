@@ -1,5 +1,5 @@
 //! Import of other agents' transcripts — Claude Code, the Codex CLI, pi,
-//! Gemini CLI and seed-style flat logs — into sessionkit sessions (FORMAT.md §22).
+//! Gemini CLI, GitHub Copilot CLI, opencode and seed-style flat logs — into sessionkit sessions (FORMAT.md §22).
 //!
 //! A format module turns a source file's lines into items (messages, compaction
 //! summaries, lines kept only as `import` records); `write` puts the items the
@@ -8,9 +8,11 @@
 
 mod claude_code;
 mod codex;
+mod copilot_cli;
 mod deepcode;
 mod gemini_cli;
 mod locations;
+mod opencode;
 mod pi;
 mod source;
 mod write;
@@ -24,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::format::project::check_mappings;
 pub use crate::format::project::PathMapping;
 use crate::options::StoreOptions;
-pub use locations::{default_sources, is_import_source, sort_import_sources, DefaultSource};
+pub use locations::{default_sources, import_source_of, sort_import_sources, DefaultSource};
 pub use source::MAX_IMPORT_SOURCE_BYTES;
 
 /// The transcript formats an import reads.
@@ -42,16 +44,24 @@ pub enum ImportFormat {
     Pi,
     /// Gemini CLI: `~/.gemini/tmp/<project>/chats/session-*.jsonl`.
     GeminiCli,
+    /// GitHub Copilot CLI: `~/.copilot/session-state/<uuid>/events.jsonl`.
+    CopilotCli,
+    /// opencode: the SQLite database `~/.local/share/opencode/opencode.db`
+    /// (1.2 and later), one session per opencode session; or a session file
+    /// of its earlier JSON tree, `storage/session/<project>/ses_*.json`.
+    Opencode,
 }
 
 impl ImportFormat {
     /// Every format.
-    pub const ALL: [ImportFormat; 5] = [
+    pub const ALL: [ImportFormat; 7] = [
         ImportFormat::ClaudeCode,
         ImportFormat::Codex,
         ImportFormat::Deepcode,
         ImportFormat::Pi,
         ImportFormat::GeminiCli,
+        ImportFormat::CopilotCli,
+        ImportFormat::Opencode,
     ];
 
     /// The name used on the command line and in JSON.
@@ -62,6 +72,8 @@ impl ImportFormat {
             ImportFormat::Deepcode => "deepcode",
             ImportFormat::Pi => "pi",
             ImportFormat::GeminiCli => "gemini-cli",
+            ImportFormat::CopilotCli => "copilot-cli",
+            ImportFormat::Opencode => "opencode",
         }
     }
 }
@@ -75,8 +87,10 @@ impl std::str::FromStr for ImportFormat {
             "deepcode" => Ok(ImportFormat::Deepcode),
             "pi" => Ok(ImportFormat::Pi),
             "gemini-cli" => Ok(ImportFormat::GeminiCli),
+            "copilot-cli" => Ok(ImportFormat::CopilotCli),
+            "opencode" => Ok(ImportFormat::Opencode),
             _ => Err(Error::invalid(format!(
-                "import format {s:?} is not one of \"claude-code\", \"codex\", \"deepcode\", \"pi\", \"gemini-cli\""
+                "import format {s:?} is not one of \"claude-code\", \"codex\", \"deepcode\", \"pi\", \"gemini-cli\", \"copilot-cli\", \"opencode\""
             ))),
         }
     }
@@ -255,7 +269,8 @@ pub struct ImportProgress {
     pub path: PathBuf,
 }
 
-/// Import `paths` (files, or directories searched for `*.jsonl` files).
+/// Import `paths` (files, or directories searched for `*.jsonl` files,
+/// opencode databases and opencode's session files).
 pub(crate) fn import(
     paths: &[PathBuf],
     options: &ImportOptions,
@@ -277,12 +292,22 @@ pub(crate) fn import(
             total,
             path: path.clone(),
         });
-        let r = write::import_file(path, options, &store_options);
-        report.messages_added += r.messages_added;
-        if matches!(r.outcome, SourceOutcome::Failed | SourceOutcome::Changed) {
-            report.failed += 1;
+        // A SQLite database is opencode's: one report per session it holds.
+        let opencode = matches!(options.from, None | Some(ImportFormat::Opencode));
+        let rs = if opencode && opencode::is_session_file(path) {
+            vec![opencode::import_json_session(path, options, &store_options)]
+        } else if opencode && opencode::is_database(path) {
+            opencode::import_db(path, options, &store_options)
+        } else {
+            vec![write::import_file(path, options, &store_options)]
+        };
+        for r in rs {
+            report.messages_added += r.messages_added;
+            if matches!(r.outcome, SourceOutcome::Failed | SourceOutcome::Changed) {
+                report.failed += 1;
+            }
+            report.sources.push(r);
         }
-        report.sources.push(r);
     }
     progress(ImportProgress {
         done: total,

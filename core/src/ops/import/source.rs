@@ -60,11 +60,27 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         let kind = e.file_type().map_err(|e| Error::io(&path, e))?;
         if kind.is_dir() {
             walk(&path, out)?;
-        } else if kind.is_file() && path.extension().is_some_and(|x| x == "jsonl") {
+        } else if kind.is_file() && is_source_file(&path) {
             out.push(path);
         }
     }
     Ok(())
+}
+
+/// Whether a search of a directory reads `path`: a `*.jsonl` file, an
+/// opencode database or an opencode 1.1 session file (FORMAT.md §22.1).
+pub(super) fn is_source_file(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x == "jsonl")
+        || is_opencode_db_name(path)
+        || super::opencode::is_session_file(path)
+}
+
+/// Whether `path` is named as opencode names its databases: `opencode.db`,
+/// `opencode-<channel>.db` (not their `-wal` and `-shm` files).
+pub(super) fn is_opencode_db_name(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("opencode") && n.ends_with(".db"))
 }
 
 fn not_regular(path: &Path, kind: fs::FileType) -> Error {
@@ -136,6 +152,15 @@ impl SourceFile {
         if bytes.len() as u64 > MAX_IMPORT_SOURCE_BYTES {
             return Err(too_large(path, bytes.len() as u64));
         }
+        Ok(SourceFile::from_bytes(bytes))
+    }
+
+    /// A source made of `text` (the rows of a database, as lines).
+    pub(super) fn from_text(text: String) -> SourceFile {
+        SourceFile::from_bytes(text.into_bytes())
+    }
+
+    fn from_bytes(bytes: Vec<u8>) -> SourceFile {
         let complete = memchr::memrchr(b'\n', &bytes).map_or(0, |i| i + 1);
         let mut lines = Vec::new();
         let mut skipped = Vec::new();
@@ -180,12 +205,12 @@ impl SourceFile {
                     .into(),
             });
         }
-        Ok(SourceFile {
+        SourceFile {
             bytes,
             complete,
             lines,
             skipped,
-        })
+        }
     }
 
     /// Lowercase hex SHA-256 of the first `len` bytes.
@@ -216,6 +241,11 @@ fn too_large(path: &Path, len: u64) -> Error {
 pub(super) fn detect(file: &SourceFile) -> Option<ImportFormat> {
     for (_, o) in file.objects().take(20) {
         let kind = o.get("type").and_then(Value::as_str);
+        // Copilot CLI: events with a dotted type (`session.start`,
+        // `user.message`) and a `data` object; no other format dots its types.
+        if kind.is_some_and(|k| k.contains('.')) && o.get("data").is_some_and(Value::is_object) {
+            return Some(ImportFormat::CopilotCli);
+        }
         if o.contains_key("payload")
             && matches!(
                 kind,

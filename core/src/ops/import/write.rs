@@ -10,8 +10,8 @@ use serde_json::{json, Map, Value};
 
 use super::source::{self, SourceFile};
 use super::{
-    claude_code, codex, deepcode, gemini_cli, pi, Converted, ImportFormat, ImportOptions, Item,
-    LineNote, SourceOutcome, SourceReport, What,
+    claude_code, codex, copilot_cli, deepcode, gemini_cli, pi, Converted, ImportFormat,
+    ImportOptions, Item, LineNote, SourceOutcome, SourceReport, What,
 };
 use crate::error::{Error, Result};
 use crate::format::project::map_path;
@@ -36,7 +36,7 @@ pub(super) fn import_file(
     let report = SourceReport::new(path, format);
     let Some(format) = format else {
         return report.failed(format!(
-            "{}: not recognised as a Claude Code, Codex, pi, Gemini CLI or seed-style transcript \
+            "{}: not recognised as a Claude Code, Codex, pi, Gemini CLI, Copilot CLI or seed-style transcript \
              (name the format)",
             path.display()
         ));
@@ -47,20 +47,62 @@ pub(super) fn import_file(
         ImportFormat::Deepcode => deepcode::convert(path, &file),
         ImportFormat::Pi => pi::convert(&file),
         ImportFormat::GeminiCli => gemini_cli::convert(path, &file),
+        ImportFormat::CopilotCli => copilot_cli::convert(path, &file),
+        ImportFormat::Opencode => {
+            return report.failed(format!(
+                "{}: neither an opencode database (opencode.db) nor a session file of its \
+                 JSON tree (storage/session/<project>/ses_*.json)",
+                path.display()
+            ))
+        }
     };
     let mut report = report;
-    match write(
-        path,
-        &file,
+    let source_key = match std::fs::canonicalize(path) {
+        Ok(k) => k.to_string_lossy().into_owned(),
+        Err(e) => return report.failed(Error::io(path, e)),
+    };
+    let how = How {
         format,
-        conv,
-        options,
-        store_options,
-        &mut report,
-    ) {
+        source_key,
+        by_id: false,
+    };
+    match write(path, &file, &how, conv, options, store_options, &mut report) {
         Ok(()) => report,
         Err(e) => report.failed(e),
     }
+}
+
+/// Import one session of a database, its rows as the lines of `file`:
+/// what is already in is what the log holds by message id (FORMAT.md §22.7).
+pub(super) fn import_rows(
+    path: &Path,
+    source_key: &str,
+    file: &SourceFile,
+    conv: Converted,
+    options: &ImportOptions,
+    store_options: &StoreOptions,
+) -> SourceReport {
+    let mut report = SourceReport::new(path, Some(ImportFormat::Opencode));
+    let how = How {
+        format: ImportFormat::Opencode,
+        source_key: source_key.to_string(),
+        by_id: true,
+    };
+    match write(path, file, &how, conv, options, store_options, &mut report) {
+        Ok(()) => report,
+        Err(e) => report.failed(e),
+    }
+}
+
+/// How a source is written.
+struct How {
+    format: ImportFormat,
+    /// The `source` of its progress record.
+    source_key: String,
+    /// Whether what is already in is decided by message id alone (a
+    /// database's rows, which change in place), not by the source's bytes
+    /// and line numbers.
+    by_id: bool,
 }
 
 /// The project a source names, if it can be taken as it is: a transcript is
@@ -158,7 +200,7 @@ fn existing(path: &Path) -> Result<Existing> {
 fn write(
     path: &Path,
     file: &SourceFile,
-    format: ImportFormat,
+    how: &How,
     conv: Converted,
     options: &ImportOptions,
     store_options: &StoreOptions,
@@ -207,10 +249,8 @@ fn write(
         .ok_or_else(|| Error::invalid(format!("{} names no valid session id", path.display())))?;
     report.session_id = Some(session_id.clone());
     report.agent_id = conv.agent_id.clone();
-    let source_key = std::fs::canonicalize(path)
-        .map_err(|e| Error::io(path, e))?
-        .to_string_lossy()
-        .into_owned();
+    let format = how.format;
+    let source_key = how.source_key.clone();
 
     // Where this source's progress is kept: the log its lines go to.
     let progress_log = match &conv.agent_id {
@@ -218,7 +258,11 @@ fn write(
         Some(a) => store.subagent_log_path(&session_id, a)?,
     };
     let mut start_line = 0;
-    if let Some(p) = existing(&progress_log)?.progress.remove(&source_key) {
+    let mut have = existing(&progress_log)?;
+    let prior = have.progress.remove(&source_key).filter(|_| !how.by_id);
+    if how.by_id {
+        report.skipped = file.skipped.clone();
+    } else if let Some(p) = prior {
         let prefix_ok =
             p.bytes <= file.complete as u64 && file.prefix_sha256(p.bytes as usize) == p.sha256;
         if !prefix_ok {
@@ -240,6 +284,25 @@ fn write(
         report.skipped = file.skipped.clone();
     }
     report.lines = file.lines.iter().filter(|l| l.number > start_line).count() as u64;
+    let mut conv = conv;
+    if how.by_id {
+        // Rows already in (by message id) are not written again; the
+        // session's own row is recorded once, when its log is new.
+        let new_log = have.ids.is_empty() && have.lines.is_empty();
+        conv.items.retain(|i| match &i.what {
+            What::Message(m) | What::Compaction(m) => m
+                .get("id")
+                .and_then(Value::as_str)
+                .is_none_or(|id| !have.ids.contains(id)),
+            What::Record => new_log,
+        });
+        let mut lines: Vec<u64> = conv.items.iter().map(|i| i.line).collect();
+        lines.dedup();
+        report.lines = lines.len() as u64;
+        if conv.items.is_empty() && !new_log {
+            return Ok(());
+        }
+    }
 
     let title = conv.title.clone();
     // The items not imported before, by target log (`None`: the session).
@@ -277,6 +340,7 @@ fn write(
     let ctx = Ctx {
         store: &store,
         format,
+        by_id: how.by_id,
         text_of: &text_of,
         times: &times,
         last_time: file
@@ -349,6 +413,8 @@ fn write(
 struct Ctx<'a> {
     store: &'a StoreCore,
     format: ImportFormat,
+    /// Lines are not identities (a database's rows): filter by id only.
+    by_id: bool,
     text_of: &'a HashMap<u64, &'a str>,
     times: &'a HashMap<u64, String>,
     /// The time of the source's last line (its own or the last before it).
@@ -365,12 +431,12 @@ fn write_targets(
         match target {
             None => {
                 let have = existing(session.path())?;
-                write_session(ctx, session, fresh(items, &have), report)?;
+                write_session(ctx, session, fresh(items, &have, ctx.by_id), report)?;
             }
             Some(agent) => {
                 let path = ctx.store.subagent_log_path(session.id(), &agent)?;
                 let have = existing(&path)?;
-                let items = fresh(items, &have);
+                let items = fresh(items, &have, ctx.by_id);
                 // The spawn and result records take the source's times, so
                 // that the session's updatedAt stays the source's.
                 let time = |i: Option<&Item>| i.and_then(|i| ctx.times.get(&i.line)).cloned();
@@ -394,10 +460,10 @@ fn write_targets(
 }
 
 /// The items whose message or line the log does not hold yet.
-fn fresh(items: Vec<Item>, have: &Existing) -> Vec<Item> {
+fn fresh(items: Vec<Item>, have: &Existing, by_id: bool) -> Vec<Item> {
     items
         .into_iter()
-        .filter(|i| !have.lines.contains(&i.line))
+        .filter(|i| by_id || !have.lines.contains(&i.line))
         .filter(|i| match &i.what {
             What::Message(m) | What::Compaction(m) => m
                 .get("id")
