@@ -347,3 +347,48 @@ fn import_without_a_path_and_nothing_there() {
     // NotFound: its code 1 plus 2.
     assert_eq!(out.status.code(), Some(3), "{out:?}");
 }
+
+#[test]
+fn a_row_a_running_opencode_writes_to_its_write_ahead_log_is_imported_within_a_second() {
+    let env = Env::new();
+    let fake_home = tempfile::tempdir().unwrap();
+    let src = fake_home.path().join("opencode");
+    std::fs::create_dir_all(&src).unwrap();
+    // opencode keeps its database in WAL mode with its connection open: new
+    // rows land in `opencode.db-wal`, and the database file does not change.
+    let conn = rusqlite::Connection::open(src.join("opencode.db")).unwrap();
+    conn.pragma_update(None, "journal_mode", "wal").unwrap();
+    let sql = std::fs::read_to_string(fixtures().join("opencode/opencode.sql")).unwrap();
+    conn.execute_batch(&sql).unwrap();
+    let session = "ses_52a1f0c3dffeQk7Zr2LmNp4TvW";
+    let w = Watch::start(&env, fake_home.path(), &[src.to_str().unwrap()], &[]);
+    assert!(
+        wait_for(&env, session, "largest", Duration::from_secs(10)).is_some(),
+        "the first import did not happen"
+    );
+    let db_bytes = std::fs::read(src.join("opencode.db")).unwrap();
+    conn.execute_batch(&format!(
+        "INSERT INTO message VALUES ('msg_ad5e0f5a0001Nw1Nw2Nw3Nw4Nw','{session}',1764494200000,1764494200000,
+          '{{\"role\":\"user\",\"time\":{{\"created\":1764494200000}},\"agent\":\"build\"}}');
+         INSERT INTO part VALUES ('prt_ad5e0f5a0002Nw5Nw6Nw7Nw8Nw','msg_ad5e0f5a0001Nw1Nw2Nw3Nw4Nw','{session}',1764494200000,1764494200000,
+          '{{\"type\":\"text\",\"text\":\"Written while watched\"}}');"
+    ))
+    .unwrap();
+    assert_eq!(
+        std::fs::read(src.join("opencode.db")).unwrap(),
+        db_bytes,
+        "the row is only in the write-ahead log"
+    );
+    let took = wait_for(
+        &env,
+        session,
+        "Written while watched",
+        Duration::from_secs(1),
+    );
+    eprintln!("pick-up latency (opencode WAL): {took:?}");
+    assert!(
+        took.is_some(),
+        "the new row was not in the store within a second"
+    );
+    assert!(w.stop("TERM").success());
+}
