@@ -691,6 +691,31 @@ sk_status sk_store_export_session(const struct sk_store *store,
                                   const char *format,
                                   char **out_text);
 
+// Write session `session_id`'s active path into another agent's own store,
+// where that agent lists and resumes it (FORMAT.md §22.9, §22.10).
+//
+// - `options_json`: `{"to": "claude-code" | "codex", "home": "/abs/dir",
+//   "modelProvider": "openai"}`; `to` is required. `home` is the agent's
+//   home (default `$CLAUDE_CONFIG_DIR`, else `~/.claude`; `$CODEX_HOME`,
+//   else `~/.codex`); `modelProvider` is for `codex` only.
+// - `out_json` receives `{"to", "path", "nativeId", "idSource": "session" |
+//   "derived", "items", "dropped", "written", "resumeCommand", "notice"}`.
+//
+// Errors, nothing written: `SK_NOT_FOUND` (unknown session),
+// `SK_INVALID_INPUT` (bad options JSON, an unknown target, a relative home,
+// `modelProvider` for `claude-code`), `SK_CONFLICT` (the file exists with
+// other contents: left as it is), `SK_IO`.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; string arguments are NULL or
+// NUL-terminated; `out_json` is NULL or writable. Free the result with
+// `sk_string_free`.
+sk_status sk_store_export_to(const struct sk_store *store,
+                             const char *session_id,
+                             const char *options_json,
+                             char **out_json);
+
 // Connect to the shared database for the project of `store`, creating or
 // migrating its schema (docs/DISTRIBUTED.md).
 //

@@ -113,6 +113,7 @@ export interface Enums {
   readonly rewindMode: readonly RewindMode[];
   readonly exportFormat: readonly ExportFormat[];
   readonly importFormat: readonly ImportFormat[];
+  readonly exportTarget: readonly ExportTarget[];
   readonly memoryScope: readonly MemoryScope[];
   readonly settingSource: readonly SettingSource[];
   readonly writableSettingSource: readonly WritableSettingSource[];
@@ -248,6 +249,28 @@ export declare function nextChannelVersion(current?: string | number | null): st
 export type RewindMode = 'files' | 'conversation' | 'both';
 export type ExportFormat = 'jsonl' | 'markdown' | 'json';
 export type ImportFormat = 'claude-code' | 'codex' | 'deepcode' | 'pi' | 'gemini-cli' | 'copilot-cli' | 'opencode';
+export type ExportTarget = 'claude-code' | 'codex';
+
+export interface ExportToOptions {
+  to: ExportTarget;
+  /** The agent's home, absolute (default $CLAUDE_CONFIG_DIR else ~/.claude;
+   *  $CODEX_HOME else ~/.codex). */
+  home?: string;
+  /** Codex only: the model provider recorded (default "openai"). */
+  modelProvider?: string;
+}
+
+export interface NativeExport {
+  to: ExportTarget;
+  path: string;
+  nativeId: string;
+  idSource: 'session' | 'derived';
+  items: number;
+  dropped: number;
+  written: boolean;
+  resumeCommand: string;
+  notice: string | null;
+}
 
 /** What and where to import (as the core's ImportOptions). */
 export interface ImportOptions {
@@ -1101,6 +1124,11 @@ export declare class Store {
   logPath(sessionId: string): string;
   /** The active path as text (format default `defaults.exportFormat`). */
   exportSession(sessionId: string, format?: ExportFormat): Promise<string>;
+  /** Write the session's active path where another agent keeps its own
+   *  sessions, so that it lists and resumes it (FORMAT.md §22.9, §22.10).
+   *  Again with the same bytes: `written: false`; a different file there is
+   *  left alone (`CONFLICT`). */
+  exportTo(sessionId: string, options: ExportToOptions): Promise<NativeExport>;
   branchFileHistory(sessionId: string, snapshot: string): Promise<void>;
   createSession(options?: CreateOptions): Promise<Session>;
   openSession(sessionId: string): Promise<Session>;

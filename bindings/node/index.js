@@ -891,6 +891,11 @@ class Store {
   async exportSession(sessionId, format = defaults.exportFormat) {
     return this.#st.exportSession(str(sessionId, 'sessionId'), str(format, 'format'));
   }
+  /** Write the session where another agent keeps its own, so that it lists
+   *  and resumes it: `{to: 'claude-code' | 'codex', home, modelProvider}`. */
+  async exportTo(sessionId, options) {
+    return parse(await this.#st.exportTo(str(sessionId, 'sessionId'), enc(options, 'options')));
+  }
   async branchFileHistory(sessionId, snapshot) {
     await this.#st.branchFileHistory(str(sessionId, 'sessionId'), str(snapshot, 'snapshot'));
   }

@@ -213,6 +213,8 @@ export declare class NativeStore {
   /** The directory holding the memories of `scope` (no disk access). */
   memoryPath(scope: string): string
   exportSession(sessionId: string, format: string): Promise<string>
+  /** `options`: the core's ExportToOptions as JSON; the result as JSON. */
+  exportTo(sessionId: string, options: string): Promise<string>
   branchFileHistory(sessionId: string, snapshot: string): Promise<void>
   createSession(options?: string | undefined | null): Promise<NativeSession>
   openSession(sessionId: string): Promise<NativeSession>

@@ -14,6 +14,7 @@ use crate::history::RewindMode;
 use crate::index::Status;
 use crate::memory::MemoryScope;
 use crate::ops::compaction::{DEFAULT_KEEP_LAST_TURNS, DEFAULT_SUMMARY_TOKENS};
+use crate::ops::export::native::ExportTarget;
 use crate::ops::export::ExportFormat;
 use crate::ops::import::ImportFormat;
 use crate::ops::search::DEFAULT_SEARCH_LIMIT;
@@ -65,6 +66,7 @@ pub fn defaults() -> Value {
             "rewindMode": names(&RewindMode::ALL),
             "exportFormat": names(&ExportFormat::ALL),
             "importFormat": ImportFormat::ALL.map(ImportFormat::name),
+            "exportTarget": ExportTarget::ALL.map(ExportTarget::name),
             "memoryScope": names(&MemoryScope::ALL),
             "settingSource": SettingSource::ALL.map(SettingSource::name),
             "writableSettingSource": SettingSource::WRITABLE.map(SettingSource::name),
@@ -112,6 +114,9 @@ mod tests {
         }
         for n in each("importFormat") {
             n.parse::<ImportFormat>().unwrap();
+        }
+        for n in each("exportTarget") {
+            n.parse::<ExportTarget>().unwrap();
         }
         for n in each("memoryScope") {
             MemoryScope::parse(&n).unwrap();

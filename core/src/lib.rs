@@ -120,7 +120,7 @@ pub use ops::doctor::{
     DoctorOptions, DoctorPhase, DoctorProgress, DoctorReport, HistoryCheck, HistoryState,
     IndexCheck, IndexState, LogCheck,
 };
-pub use ops::export::codex::{CodexExport, CodexExportOptions, CodexIdSource};
+pub use ops::export::native::{ExportTarget, ExportToOptions, IdSource, NativeExport};
 pub use ops::export::ExportFormat;
 pub use ops::fork::ForkOptions;
 pub use ops::home::ProjectSessions;

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use sessionkit::{
-    import, CodexExport, CodexExportOptions, CodexIdSource, CreateOptions, Durability, ErrorKind,
-    ImportFormat, ImportOptions, Session, SourceOutcome, Store, StoreOptions,
+    import, CreateOptions, Durability, ErrorKind, ExportTarget, ExportToOptions, IdSource,
+    ImportFormat, ImportOptions, NativeExport, Session, SourceOutcome, Store, StoreOptions,
 };
 use tempfile::TempDir;
 
@@ -23,10 +23,10 @@ fn env() -> Env {
     })
 }
 
-fn options(codex: &Path) -> CodexExportOptions {
-    CodexExportOptions {
-        codex_home: Some(codex.to_path_buf()),
-        ..CodexExportOptions::default()
+fn options(codex: &Path) -> ExportToOptions {
+    ExportToOptions {
+        home: Some(codex.to_path_buf()),
+        ..ExportToOptions::new(ExportTarget::Codex)
     }
 }
 
@@ -123,10 +123,10 @@ fn the_rollout_is_where_and_as_codex_writes_them() {
     let e = env();
     let id = conversation(&e.store);
     let codex = tempfile::tempdir().unwrap();
-    let out: CodexExport = e.store.export_codex(&id, &options(codex.path())).unwrap();
+    let out: NativeExport = e.store.export_to(&id, &options(codex.path())).unwrap();
 
-    assert_eq!(out.codex_id, id);
-    assert_eq!(out.id_source, CodexIdSource::Session);
+    assert_eq!(out.native_id, id);
+    assert_eq!(out.id_source, IdSource::Session);
     assert_eq!(out.resume_command, format!("codex resume {id}"));
     assert!(out.written);
     assert_eq!(out.dropped, 0);
@@ -229,7 +229,7 @@ fn importing_the_rollout_gives_the_same_active_path() {
     let e = env();
     let id = conversation(&e.store);
     let codex = tempfile::tempdir().unwrap();
-    let out = e.store.export_codex(&id, &options(codex.path())).unwrap();
+    let out = e.store.export_to(&id, &options(codex.path())).unwrap();
 
     let home = TempDir::new().unwrap();
     let store_options = StoreOptions {
@@ -269,11 +269,11 @@ fn exporting_again_changes_nothing_and_a_different_file_is_a_conflict() {
     let e = env();
     let id = conversation(&e.store);
     let codex = tempfile::tempdir().unwrap();
-    let first = e.store.export_codex(&id, &options(codex.path())).unwrap();
+    let first = e.store.export_to(&id, &options(codex.path())).unwrap();
     let bytes = std::fs::read(&first.path).unwrap();
     let before = files(codex.path());
 
-    let again = e.store.export_codex(&id, &options(codex.path())).unwrap();
+    let again = e.store.export_to(&id, &options(codex.path())).unwrap();
     assert!(!again.written);
     assert_eq!(again.path, first.path);
     assert_eq!(std::fs::read(&first.path).unwrap(), bytes);
@@ -284,10 +284,7 @@ fn exporting_again_changes_nothing_and_a_different_file_is_a_conflict() {
     s.append(json!({"role": "user", "content": "one more"}))
         .unwrap();
     s.close().unwrap();
-    let err = e
-        .store
-        .export_codex(&id, &options(codex.path()))
-        .unwrap_err();
+    let err = e.store.export_to(&id, &options(codex.path())).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Conflict);
     assert!(
         err.to_string().contains(&first.path.display().to_string()),
@@ -313,10 +310,10 @@ fn an_id_that_is_no_uuid_gets_a_stable_uuidv7() {
     let codex = tempfile::tempdir().unwrap();
     let out = e
         .store
-        .export_codex("chat-42", &options(codex.path()))
+        .export_to("chat-42", &options(codex.path()))
         .unwrap();
-    assert_eq!(out.id_source, CodexIdSource::Derived);
-    let u = uuid::Uuid::parse_str(&out.codex_id).unwrap();
+    assert_eq!(out.id_source, IdSource::Derived);
+    let u = uuid::Uuid::parse_str(&out.native_id).unwrap();
     assert_eq!(u.get_version_num(), 7);
     assert!(out
         .path
@@ -324,13 +321,13 @@ fn an_id_that_is_no_uuid_gets_a_stable_uuidv7() {
         .unwrap()
         .to_str()
         .unwrap()
-        .ends_with(&format!("-{}.jsonl", out.codex_id)));
-    assert_eq!(lines(&out.path)[0]["payload"]["id"], out.codex_id.as_str());
+        .ends_with(&format!("-{}.jsonl", out.native_id)));
+    assert_eq!(lines(&out.path)[0]["payload"]["id"], out.native_id.as_str());
     let again = e
         .store
-        .export_codex("chat-42", &options(codex.path()))
+        .export_to("chat-42", &options(codex.path()))
         .unwrap();
-    assert_eq!(again.codex_id, out.codex_id);
+    assert_eq!(again.native_id, out.native_id);
     assert!(!again.written);
 }
 
@@ -343,7 +340,7 @@ fn a_session_without_a_prompt_is_exported_with_a_notice() {
     let id = s.id().to_string();
     s.close().unwrap();
     let codex = tempfile::tempdir().unwrap();
-    let out = e.store.export_codex(&id, &options(codex.path())).unwrap();
+    let out = e.store.export_to(&id, &options(codex.path())).unwrap();
     let notice = out.notice.unwrap();
     assert!(notice.contains("will not list it"), "{notice}");
 }
@@ -356,23 +353,24 @@ fn bad_input_writes_nothing() {
 
     let err = e
         .store
-        .export_codex("no-such-session", &options(codex.path()))
+        .export_to("no-such-session", &options(codex.path()))
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
 
     let err = e
         .store
-        .export_codex(&id, &options(Path::new("relative/codex")))
+        .export_to(&id, &options(Path::new("relative/codex")))
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     assert!(err.to_string().contains("relative/codex"), "{err}");
 
-    let err = CodexExportOptions::from_json(r#"{"codexHome": "/x", "bogus": 1}"#).unwrap_err();
+    let err = ExportToOptions::from_json(r#"{"to": "codex", "codexHome": "/x", "bogus": 1}"#)
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     assert_eq!(
-        CodexExportOptions::from_json(r#"{"codexHome": "/x"}"#)
+        ExportToOptions::from_json(r#"{"to": "codex", "codexHome": "/x"}"#)
             .unwrap()
-            .codex_home,
+            .home,
         Some(PathBuf::from("/x"))
     );
 

@@ -4,7 +4,7 @@
 use std::ffi::c_char;
 use std::path::PathBuf;
 
-use sessionkit::{ExportFormat, ImportOptions, StoreOptions};
+use sessionkit::{ExportFormat, ExportToOptions, ImportOptions, StoreOptions};
 
 use crate::store::sk_store;
 use crate::{arg_handle, arg_out, arg_str, guard, opt_str, put_json, put_string, sk_status};
@@ -124,6 +124,45 @@ pub unsafe extern "C" fn sk_store_export_session(
             let format: ExportFormat = arg_str(format, "format")?.parse()?;
             let out = arg_out(out_text, "out_text")?;
             put_string(out, s.export_session(id, format)?)
+        }
+    })
+}
+
+/// Write session `session_id`'s active path into another agent's own store,
+/// where that agent lists and resumes it (FORMAT.md §22.9, §22.10).
+///
+/// - `options_json`: `{"to": "claude-code" | "codex", "home": "/abs/dir",
+///   "modelProvider": "openai"}`; `to` is required. `home` is the agent's
+///   home (default `$CLAUDE_CONFIG_DIR`, else `~/.claude`; `$CODEX_HOME`,
+///   else `~/.codex`); `modelProvider` is for `codex` only.
+/// - `out_json` receives `{"to", "path", "nativeId", "idSource": "session" |
+///   "derived", "items", "dropped", "written", "resumeCommand", "notice"}`.
+///
+/// Errors, nothing written: `SK_NOT_FOUND` (unknown session),
+/// `SK_INVALID_INPUT` (bad options JSON, an unknown target, a relative home,
+/// `modelProvider` for `claude-code`), `SK_CONFLICT` (the file exists with
+/// other contents: left as it is), `SK_IO`.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; string arguments are NULL or
+/// NUL-terminated; `out_json` is NULL or writable. Free the result with
+/// `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_export_to(
+    store: *const sk_store,
+    session_id: *const c_char,
+    options_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_export_to", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let id = arg_str(session_id, "session_id")?;
+            let options = ExportToOptions::from_json(arg_str(options_json, "options_json")?)?;
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.export_to(id, &options)?)
         }
     })
 }

@@ -1989,6 +1989,55 @@ static void test_import_export(void) {
     ERR(sk_store_export_session(store, "seed-flat-1", "html", &md), SK_INVALID_INPUT, "html");
     ST(sk_store_export_session(store, "no-such-session", "json", &md), SK_NOT_FOUND);
     CHECK(md == NULL);
+
+    /* Into each agent's own store, under a home of the test's: the file is
+     * there, the result says where and how to resume it; again, nothing is
+     * written; bad options and an unknown session are refused. */
+    const char *targets[2] = {"claude-code", "codex"};
+    const char *resume[2] = {"claude --resume ", "codex resume "};
+    for (int t = 0; t < 2; t++) {
+        char *agent = fresh_dir(targets[t]);
+        char eopts[1024];
+        snprintf(eopts, sizeof eopts, "{\"to\": \"%s\", \"home\": \"%s\"}", targets[t], agent);
+        char *out = NULL;
+        OK(sk_store_export_to(store, "seed-flat-1", eopts, &out));
+        char *to = mj_get_str(out, "to"), *file = mj_get_str(out, "path");
+        char *nid = mj_get_str(out, "nativeId"), *cmd = mj_get_str(out, "resumeCommand");
+        CHECK(to && strcmp(to, targets[t]) == 0);
+        CHECK(mj_is(mj_get(out, "idSource"), "\"derived\""));
+        CHECK(mj_is_true(mj_get(out, "written")));
+        CHECK(file && strncmp(file, agent, strlen(agent)) == 0 && strstr(file, nid) != NULL);
+        CHECK(cmd && strstr(cmd, resume[t]) != NULL && strstr(cmd, nid) != NULL);
+        FILE *f = file ? fopen(file, "r") : NULL;
+        CHECK(f != NULL);
+        char line[4096] = {0};
+        CHECK(f && fgets(line, sizeof line, f) != NULL);
+        CHECK(strstr(line, nid) != NULL);
+        if (f) fclose(f);
+        sk_string_free(out);
+        out = NULL;
+        OK(sk_store_export_to(store, "seed-flat-1", eopts, &out));
+        CHECK(!mj_is_true(mj_get(out, "written")));
+        sk_string_free(out);
+        out = NULL;
+        ST(sk_store_export_to(store, "no-such-session", eopts, &out), SK_NOT_FOUND);
+        snprintf(eopts, sizeof eopts, "{\"to\": \"%s\", \"home\": \"rel/home\"}", targets[t]);
+        ERR(sk_store_export_to(store, "seed-flat-1", eopts, &out), SK_INVALID_INPUT, "rel/home");
+        CHECK(out == NULL);
+        free(to);
+        free(file);
+        free(nid);
+        free(cmd);
+        free(agent);
+    }
+    char *out = NULL;
+    ERR(sk_store_export_to(store, "seed-flat-1", "{\"to\": \"cursor\"}", &out), SK_INVALID_INPUT,
+        "cursor");
+    ERR(sk_store_export_to(store, "seed-flat-1", "{\"to\": \"claude-code\", \"modelProvider\": \"x\"}",
+                           &out),
+        SK_INVALID_INPUT, "modelProvider");
+    NUL(sk_store_export_to(store, "seed-flat-1", NULL, &out), "options_json");
+    CHECK(out == NULL);
     char *all = NULL;
     OK(sk_list_all_sessions(sopts, &all));
     CHECK(all && strstr(all, "seed-flat-1") != NULL);

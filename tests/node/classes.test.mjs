@@ -141,6 +141,7 @@ test('the typed unions of index.d.ts list the core enums', () => {
     RewindMode: 'rewindMode',
     ExportFormat: 'exportFormat',
     ImportFormat: 'importFormat',
+    ExportTarget: 'exportTarget',
     MemoryScope: 'memoryScope',
     SettingSource: 'settingSource',
     WritableSettingSource: 'writableSettingSource',

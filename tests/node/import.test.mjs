@@ -76,3 +76,34 @@ test('importTranscripts keeps another machine\'s project and takes mapPaths', as
   });
   assert.equal(fs.existsSync(other), false);
 });
+
+test('exportTo writes the session for each agent and says how to resume it', async () => {
+  const { home, project, store } = await freshStore();
+  const src = path.join(fixtures, 'import', 'codex', '2025', '10', '29');
+  await importTranscripts([src], { project, store: { home } });
+  for (const [to, resume] of [['claude-code', 'claude --resume '], ['codex', 'codex resume ']]) {
+    const agent = path.join(home, `agent-${to}`);
+    const out = await store.exportTo(CODEX, { to, home: agent });
+    assert.equal(out.to, to);
+    assert.equal(out.nativeId, CODEX);
+    assert.equal(out.idSource, 'session');
+    assert.equal(out.written, true);
+    assert.ok(out.resumeCommand.includes(resume + CODEX), out.resumeCommand);
+    assert.ok(out.path.startsWith(agent + path.sep) && out.path.includes(CODEX), out.path);
+    const lines = fs.readFileSync(out.path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+    assert.ok(lines.length >= out.items && out.items > 0);
+    if (to === 'claude-code') {
+      assert.equal(lines[0].parentUuid, null);
+      assert.ok(lines.every((l) => l.sessionId === CODEX));
+    }
+    const again = await store.exportTo(CODEX, { to, home: agent });
+    assert.equal(again.written, false);
+    assert.equal(again.path, out.path);
+  }
+  await assert.rejects(store.exportTo(CODEX, { to: 'claude-code', home, modelProvider: 'x' }), {
+    code: ErrorCode.INVALID_INPUT,
+  });
+  await assert.rejects(store.exportTo(CODEX, { to: 'codex', home: 'rel/x' }), { code: ErrorCode.INVALID_INPUT });
+  await assert.rejects(store.exportTo(CODEX, { to: 'cursor', home }), { code: ErrorCode.INVALID_INPUT });
+  await assert.rejects(store.exportTo('no-such-session', { to: 'codex', home }), { code: ErrorCode.NOT_FOUND });
+});

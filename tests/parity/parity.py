@@ -57,7 +57,6 @@ RUST_ONLY = {
     "Session.store": "the store a session belongs to: a binding's handle keeps its own",
     "SessionView.log": "the loaded log, hidden, for the test suites",
     "RemoteOptions.from_json": "parses the options the bindings pass as JSON",
-    "Store.export_codex": "for now the CLI's (export --to codex); C, Python and Node to follow (issue 32)",
 }
 
 # Operations an interface reaches otherwise than by the naming rule: a name,

@@ -25,6 +25,7 @@ ENUMS: dict[str, type[enum.Enum]] = {
     "rewindMode": sessionkit.RewindMode,
     "exportFormat": sessionkit.ExportFormat,
     "importFormat": sessionkit.ImportFormat,
+    "exportTarget": sessionkit.ExportTarget,
     "memoryScope": sessionkit.MemoryScope,
     "settingSource": sessionkit.SettingSource,
 }

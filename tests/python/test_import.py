@@ -67,3 +67,34 @@ def test_import_from_another_machine_and_map_paths(tmp_path: Path) -> None:
     with pytest.raises(sessionkit.InvalidInputError, match="mapPaths"):
         sessionkit.import_transcripts([src], home=tmp_path / "home3", map_paths={"Users/dana": "/x"})
     assert not (tmp_path / "home3").exists()
+
+
+def test_export_to_each_agent_writes_its_file(store: sessionkit.Store, project: Path, home: Path, tmp_path: Path) -> None:
+    src = FIXTURES / "codex" / "2025" / "10" / "29"
+    sessionkit.import_transcripts([src], project=project, home=home)
+    for to, resume in [(sessionkit.ExportTarget.CLAUDE_CODE, "claude --resume "), ("codex", "codex resume ")]:
+        agent = tmp_path / f"agent-{to}"
+        out = store.export_to(CODEX, to=to, home=agent)
+        assert out["to"] == sessionkit.ExportTarget(to).value
+        assert out["nativeId"] == CODEX and out["idSource"] == "session"
+        assert out["written"] is True and out["items"] > 0
+        assert resume + CODEX in out["resumeCommand"]
+        path = Path(out["path"])
+        assert path.is_relative_to(agent) and CODEX in path.name
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        assert len(lines) >= out["items"]
+        again = store.export_to(CODEX, to=to, home=agent)
+        assert again["written"] is False and again["path"] == out["path"]
+    # The Claude Code file: one chain of user and assistant lines of this session.
+    claude = Path(store.export_to(CODEX, to="claude-code", home=tmp_path / "agent-claude-code")["path"])
+    lines = [json.loads(line) for line in claude.read_text().splitlines()]
+    assert {line["sessionId"] for line in lines} == {CODEX}
+    assert lines[0]["parentUuid"] is None and lines[0]["type"] == "user"
+    with pytest.raises(sessionkit.InvalidInputError, match="modelProvider"):
+        store.export_to(CODEX, to="claude-code", home=tmp_path, model_provider="openai")
+    with pytest.raises(sessionkit.InvalidInputError, match="rel/x"):
+        store.export_to(CODEX, to="codex", home="rel/x")
+    with pytest.raises(sessionkit.InvalidInputError):
+        store.export_to(CODEX, to="cursor", home=tmp_path)
+    with pytest.raises(sessionkit.NotFoundError):
+        store.export_to("no-such-session", to="codex", home=tmp_path)

@@ -259,13 +259,17 @@ pub enum Command {
         id: String,
         #[arg(long, value_enum, default_value = "jsonl", conflicts_with = "to")]
         format: ExportFormat,
-        /// Write the session where that agent keeps its own (codex: a rollout
-        /// under $CODEX_HOME/sessions that `codex resume` lists) instead of printing it
+        /// Write the session where that agent keeps its own, instead of printing
+        /// it: claude-code (a transcript under $CLAUDE_CONFIG_DIR/projects that
+        /// `claude --resume` resumes) or codex (a rollout under
+        /// $CODEX_HOME/sessions that `codex resume` lists)
         #[arg(long, value_enum)]
         to: Option<ExportTarget>,
-        /// Codex's home for --to codex (absolute; default $CODEX_HOME, else ~/.codex)
-        #[arg(long, value_name = "DIR", requires = "to")]
-        codex_home: Option<std::path::PathBuf>,
+        /// The agent's home for --to (absolute; default $CLAUDE_CONFIG_DIR, else
+        /// ~/.claude; $CODEX_HOME, else ~/.codex). Not --home: that is
+        /// sessionkit's own store
+        #[arg(long, value_name = "DIR", requires = "to", alias = "codex-home")]
+        agent_home: Option<std::path::PathBuf>,
     },
     /// Full-text search over the project's sessions (or every project's, with --all)
     Search(SearchArgs),
@@ -493,6 +497,7 @@ pub enum ExportFormat {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportTarget {
+    ClaudeCode,
     Codex,
 }
 

@@ -187,10 +187,10 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<(Output, u8), CliError> {
         Command::Rewind(a) => edit::rewind(ctx, &a)?,
         Command::Export {
             id,
-            to: Some(cli::ExportTarget::Codex),
-            codex_home,
+            to: Some(to),
+            agent_home,
             ..
-        } => sessions::export_codex(ctx, &id, codex_home)?,
+        } => sessions::export_to(ctx, &id, to, agent_home)?,
         Command::Export { id, format, .. } => sessions::export(ctx, &id, format)?,
         Command::Search(a) => search::search(ctx, a)?,
         Command::Doctor { repair } => return maint::doctor(ctx, repair),

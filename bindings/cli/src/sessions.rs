@@ -547,13 +547,22 @@ pub fn export(ctx: &Ctx, id: &str, format: ExportFormat) -> Result<Output> {
     Ok(Output::Raw(ctx.store.export_session(&id, format)?))
 }
 
-pub fn export_codex(ctx: &Ctx, id: &str, codex_home: Option<std::path::PathBuf>) -> Result<Output> {
+pub fn export_to(
+    ctx: &Ctx,
+    id: &str,
+    to: crate::cli::ExportTarget,
+    home: Option<std::path::PathBuf>,
+) -> Result<Output> {
     let id = ctx.resolve(id)?;
-    let out = ctx.store.export_codex(
+    let to = match to {
+        crate::cli::ExportTarget::ClaudeCode => sessionkit::ExportTarget::ClaudeCode,
+        crate::cli::ExportTarget::Codex => sessionkit::ExportTarget::Codex,
+    };
+    let out = ctx.store.export_to(
         &id,
-        &sessionkit::CodexExportOptions {
-            codex_home,
-            ..Default::default()
+        &sessionkit::ExportToOptions {
+            home,
+            ..sessionkit::ExportToOptions::new(to)
         },
     )?;
     if ctx.json {
@@ -569,7 +578,7 @@ pub fn export_codex(ctx: &Ctx, id: &str, codex_home: Option<std::path::PathBuf>)
         paint(BOLD, out.path.display().to_string()),
         out.items,
         if out.dropped > 0 {
-            format!(", {} messages without a Codex form left out", out.dropped)
+            format!(", {} messages without a {to} form left out", out.dropped)
         } else {
             String::new()
         }

@@ -1,5 +1,6 @@
-//! `sessionkit export ID --to codex [--codex-home DIR]`: the rollout written,
-//! its result, idempotence, a conflict, bad input; `--format` unchanged.
+//! `sessionkit export ID --to claude-code|codex [--agent-home DIR]`: the file
+//! written, its result, idempotence, a conflict, bad input; `--format`
+//! unchanged; `--codex-home` still accepted (`--home` is the store's own).
 
 mod common;
 
@@ -36,7 +37,8 @@ fn export_to_codex_writes_a_rollout_and_says_how_to_resume_it() {
     let v = env.json(&["export", MAIN, "--to", "codex", "--codex-home", home]);
     // MAIN is no UUID: Codex gets a UUIDv7 made from it.
     assert_eq!(v["idSource"], "derived");
-    let id = v["codexId"].as_str().unwrap();
+    assert_eq!(v["to"], "codex");
+    let id = v["nativeId"].as_str().unwrap();
     assert_eq!(v["resumeCommand"], format!("codex resume {id}"));
     assert_eq!(v["written"], true);
     let path = Path::new(v["path"].as_str().unwrap());
@@ -95,4 +97,85 @@ fn export_to_codex_refuses_bad_input_and_writes_nothing() {
     env.fails(&["export", MAIN, "--codex-home", home], 2);
     env.fails(&["export", MAIN, "--to", "codex", "--format", "json"], 2);
     assert_eq!(files(codex.path()), 0);
+}
+
+#[test]
+fn export_to_claude_code_writes_a_transcript_and_says_how_to_resume_it() {
+    let env = Env::new();
+    build(&env);
+    let claude = tempfile::tempdir().unwrap();
+    let home = claude.path().to_str().unwrap();
+    let v = env.json(&["export", MAIN, "--to", "claude-code", "--agent-home", home]);
+    assert_eq!(v["to"], "claude-code");
+    assert_eq!(v["idSource"], "derived");
+    assert_eq!(v["written"], true);
+    let id = v["nativeId"].as_str().unwrap();
+    let root = env.root().canonicalize().unwrap();
+    let dir: String = root
+        .to_str()
+        .unwrap()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let path = Path::new(v["path"].as_str().unwrap());
+    assert_eq!(
+        path,
+        claude
+            .path()
+            .join("projects")
+            .join(dir)
+            .join(format!("{id}.jsonl"))
+    );
+    assert!(
+        v["resumeCommand"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("claude --resume {id}")),
+        "{v}"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len() as u64, v["items"].as_u64().unwrap());
+    assert!(lines[0]["parentUuid"].is_null());
+    for w in lines.windows(2) {
+        // A compaction starts a new root, its logical parent the line before.
+        let parent = match w[1]["subtype"] == "compact_boundary" {
+            true => &w[1]["logicalParentUuid"],
+            false => &w[1]["parentUuid"],
+        };
+        assert_eq!(parent, &w[0]["uuid"], "{}", w[1]);
+    }
+    assert!(lines.iter().all(|l| l["sessionId"] == id));
+    // A tool call of the session, answered on the next line.
+    let i = lines
+        .iter()
+        .position(|l| l["message"]["content"].to_string().contains("\"tool_use\""))
+        .expect("a tool_use line");
+    let call = lines[i]["message"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "tool_use")
+        .unwrap();
+    assert_eq!(lines[i + 1]["type"], "user");
+    assert_eq!(
+        lines[i + 1]["message"]["content"][0]["tool_use_id"],
+        call["id"]
+    );
+
+    let out = env.text(&["export", MAIN, "--to", "claude-code", "--agent-home", home]);
+    assert!(out.starts_with("unchanged "), "{out}");
+    assert!(out.contains(&format!("claude --resume {id}")), "{out}");
+    assert_eq!(std::fs::read_to_string(path).unwrap(), text);
+    // --agent-home is for --to only.
+    env.fails(&["export", MAIN, "--agent-home", home], 2);
+    let err = env.fails(
+        &["export", MAIN, "--to", "claude-code", "--agent-home", "rel"],
+        6,
+    );
+    assert!(err.contains("rel"), "{err}");
+    assert_eq!(files(claude.path()), 1);
 }

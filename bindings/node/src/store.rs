@@ -242,6 +242,15 @@ impl NativeStore {
         })
     }
 
+    /// `options`: the core's ExportToOptions as JSON; the result as JSON.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn export_to(&self, session_id: String, options: String) -> AsyncTask<Job<String, String>> {
+        self.call(move |s| {
+            let options = sessionkit::ExportToOptions::from_json(&options)?;
+            text(&s.export_to(&session_id, &options)?)
+        })
+    }
+
     #[napi(ts_return_type = "Promise<void>")]
     pub fn branch_file_history(
         &self,

@@ -542,6 +542,20 @@ impl Store {
         detach(py, || store.export_session(&id, format))
     }
 
+    fn export_to(
+        &self,
+        py: Python<'_>,
+        session_id: &Bound<'_, PyAny>,
+        options: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
+        let id = arg_str(py, session_id, "session_id")?;
+        let options = sessionkit::ExportToOptions::from_json(&dumps(py, options, "options")?)
+            .map_err(|e| error(py, &e))?;
+        let out = detach(py, || store.export_to(&id, &options))?;
+        to_py(py, &out)
+    }
+
     fn branch_file_history(
         &self,
         py: Python<'_>,

@@ -419,20 +419,21 @@ impl Store {
         crate::ops::export::export(&self.core, id, format)
     }
 
-    /// Session `id`'s active path written as a Codex CLI rollout that
-    /// `codex resume` lists and resumes (FORMAT.md §22.9): under
-    /// `$CODEX_HOME/sessions/YYYY/MM/DD/`, named by the session's creation
-    /// time and its id (or a UUIDv7 derived from it when the id is no UUID).
+    /// Session `id`'s active path written into another agent's own store,
+    /// where that agent lists and resumes it (FORMAT.md §22.9, §22.10): a
+    /// Claude Code transcript under `<claude home>/projects/<project dir>/`,
+    /// or a Codex rollout under `<codex home>/sessions/YYYY/MM/DD/`, named by
+    /// the session's id (or a UUIDv7 derived from it when the id is no UUID).
     /// Written through a temp file and a rename; exporting again writes
     /// nothing when the file holds the same bytes, and a file there with other
     /// bytes is left alone: `Conflict` naming it. An unknown session is
-    /// `NotFound` and a relative Codex home `InvalidInput`, nothing written.
-    pub fn export_codex(
+    /// `NotFound` and a relative home `InvalidInput`, nothing written.
+    pub fn export_to(
         &self,
         id: &str,
-        options: &crate::ops::export::codex::CodexExportOptions,
-    ) -> Result<crate::ops::export::codex::CodexExport> {
-        crate::ops::export::codex::export_codex(&self.core, id, options)
+        options: &crate::ops::export::native::ExportToOptions,
+    ) -> Result<crate::ops::export::native::NativeExport> {
+        crate::ops::export::native::export_to(&self.core, id, options)
     }
 
     /// Open session `id` as a *shared writer*: the handle takes the session's

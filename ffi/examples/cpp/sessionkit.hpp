@@ -511,6 +511,13 @@ public:
             return sk_store_export_session(h_, detail::c_str(session_id), detail::c_str(format), o);
         });
     }
+    // The session written where another agent keeps its own: options_json
+    // {"to": "claude-code" | "codex", "home", "modelProvider"}; what was written.
+    std::string export_to(const std::string &session_id, const std::string &options_json) const {
+        return detail::string_result([&](char **o) {
+            return sk_store_export_to(h_, detail::c_str(session_id), detail::c_str(options_json), o);
+        });
+    }
     std::string session_entry(const std::string &session_id) const {
         return detail::string_result(
             [&](char **o) { return sk_store_session_entry(h_, detail::c_str(session_id), o); });

@@ -111,6 +111,12 @@ export async function usage(dir: string): Promise<string[]> {
   await pusher.stop();
   void pushed.to, shared;
   void where;
+  const exported = await store.exportTo(s.id, { to: 'claude-code', home: '/tmp/claude' });
+  const resume: string = exported.resumeCommand;
+  const derived: boolean = exported.idSource === 'derived';
+  void resume, derived, exported.notice?.length;
+  // @ts-expect-error: only the agents the core knows
+  await store.exportTo(s.id, { to: 'cursor' });
   void imported;
   void projects;
   await fresh.close();

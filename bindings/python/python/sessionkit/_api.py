@@ -28,6 +28,7 @@ from ._types import (
     DoctorReport,
     Durability,
     ExportFormat,
+    ExportTarget,
     ExternalChange,
     FileHistoryCheck,
     GcReport,
@@ -43,6 +44,7 @@ from ._types import (
     MemoryScope,
     Message,
     MessageInput,
+    NativeExport,
     PullReport,
     PushReport,
     ReadReport,
@@ -333,6 +335,26 @@ class Store:
         return self._native.export_session(
             session_id, _enum(ExportFormat, format, "format").value
         )
+
+    def export_to(
+        self,
+        session_id: str,
+        to: ExportTarget | str,
+        home: StrPath | None = None,
+        model_provider: str | None = None,
+    ) -> NativeExport:
+        """Write the session's active path where another agent keeps its own
+        sessions, so that it lists and resumes it: ``claude-code`` (under
+        ``home``, default ``$CLAUDE_CONFIG_DIR`` else ``~/.claude``) or
+        ``codex`` (default ``$CODEX_HOME`` else ``~/.codex``; ``model_provider``
+        is for it only). Exporting again writes nothing when the file holds
+        the same bytes; ``ConflictError`` when it holds others (left alone)."""
+        options: dict[str, object] = {"to": _enum(ExportTarget, to, "to").value}
+        if home is not None:
+            options["home"] = _path(home)
+        if model_provider is not None:
+            options["modelProvider"] = model_provider
+        return self._native.export_to(session_id, options)
 
     # -- subagents --------------------------------------------------------------
 

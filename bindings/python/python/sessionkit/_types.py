@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TypeAlias, Union
+from typing import Literal, TypeAlias, Union
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict
@@ -135,6 +135,13 @@ class ImportFormat(str, enum.Enum):
     GEMINI_CLI = "gemini-cli"
     COPILOT_CLI = "copilot-cli"
     OPENCODE = "opencode"
+
+
+class ExportTarget(str, enum.Enum):
+    """The agents :meth:`Store.export_to` writes a session for."""
+
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
 
 
 class MemoryScope(str, enum.Enum):
@@ -601,6 +608,20 @@ class ImportReport(TypedDict):
     sources: list[SourceReport]
     messagesAdded: int
     failed: int
+
+
+class NativeExport(TypedDict):
+    """What :meth:`Store.export_to` wrote (FORMAT.md §22.9, §22.10)."""
+
+    to: str
+    path: str
+    nativeId: str
+    idSource: Literal["session", "derived"]
+    items: int
+    dropped: int
+    written: bool
+    resumeCommand: str
+    notice: str | None
 
 
 # -- settings, instructions, memory ------------------------------------------------

@@ -1,8 +1,12 @@
 //! Export of a session's active path: seed-style JSONL (one message object per
 //! line, as the seed systems store them) or a Markdown transcript; to another
-//! agent's own store: a Codex rollout (`codex`).
+//! agent's own store (`native`): a Claude Code transcript (`claude_code`) or a
+//! Codex rollout (`codex`).
 
-pub(crate) mod codex;
+mod claude_code;
+mod codex;
+pub(crate) mod native;
+mod pairs;
 
 use std::fmt::Write as _;
 
