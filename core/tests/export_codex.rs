@@ -377,3 +377,47 @@ fn bad_input_writes_nothing() {
     assert_eq!(files(codex.path()), Vec::<PathBuf>::new());
     assert!(!Path::new("relative").exists());
 }
+
+#[test]
+fn the_thread_is_named_by_the_title_once_and_a_name_given_in_codex_is_kept() {
+    let e = env();
+    let id = conversation(&e.store);
+    let codex = tempfile::tempdir().unwrap();
+    let index = codex.path().join("session_index.jsonl");
+    // Codex's own names of other threads, the last line torn.
+    std::fs::write(
+        &index,
+        "{\"id\":\"00000000-0000-4000-8000-000000000001\",\"thread_name\":\"other\",\"updated_at\":\"2025-01-01T00:00:00Z\"}\n{\"id\":\"00000",
+    )
+    .unwrap();
+    let out = e.store.export_to(&id, &options(codex.path())).unwrap();
+    let entry = e.store.session_entry(&id).unwrap();
+    let text = std::fs::read_to_string(&index).unwrap();
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        last,
+        json!({"id": out.native_id, "thread_name": entry.title, "updated_at": entry.updated_at})
+    );
+    assert_eq!(entry.title, "Fix the failing test");
+    assert!(
+        text.contains("{\"id\":\"00000\n{"),
+        "the torn line stays apart: {text}"
+    );
+
+    // Again: nothing appended.
+    e.store.export_to(&id, &options(codex.path())).unwrap();
+    assert_eq!(std::fs::read_to_string(&index).unwrap(), text);
+
+    // A name the user gave in Codex is kept on a later export elsewhere.
+    let renamed = format!(
+        "{{\"id\":\"{}\",\"thread_name\":\"mine\",\"updated_at\":\"2026-01-01T00:00:00Z\"}}\n",
+        out.native_id
+    );
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("session_index.jsonl"), &renamed).unwrap();
+    e.store.export_to(&id, &options(other.path())).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(other.path().join("session_index.jsonl")).unwrap(),
+        renamed
+    );
+}

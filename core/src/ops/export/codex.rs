@@ -8,16 +8,18 @@
 //! Codex sends `response_item`s to the model and shows and lists `event_msg`s,
 //! so every message the user typed or the assistant said is written as both.
 
+use std::io::Write as _;
 use std::path::Path;
 
 use serde_json::{json, Value};
 
 use super::native::{native_id, write_new, ExportTarget, NativeExport};
 use super::pairs::Pairs;
-use crate::error::Result;
+use crate::error::{Error, IoContext, Result};
 use crate::format::ids::{format_ms, parse_ms};
 use crate::format::records::content_text;
 use crate::format::tool_calls::{tool_calls, tool_results};
+use crate::platform::Private as _;
 use crate::store::StoreCore;
 
 /// How many lines from the top Codex's listing reads for the first
@@ -77,6 +79,7 @@ pub(super) fn export(
     let path = dir.join(format!("rollout-{stamp}-{codex_id}.jsonl"));
     let bytes = out.bytes();
     let written = write_new(ExportTarget::Codex, &dir, &path, &bytes)?;
+    name_thread(home, &codex_id, &entry.title, &entry.updated_at)?;
     Ok(NativeExport {
         to: ExportTarget::Codex,
         path,
@@ -88,6 +91,53 @@ pub(super) fn export(
         written,
         notice,
     })
+}
+
+/// Give thread `codex_id` the name `title` in Codex's
+/// `<home>/session_index.jsonl` (openai/codex
+/// `codex-rs/rollout/src/session_index.rs` @
+/// 4891934519fb8dd07f04c6ec2de8f488146db08c: append-only, one
+/// `{"id","thread_name","updated_at"}` line per naming, the last for an id
+/// wins), so that Codex shows the session by its title and `codex resume
+/// <title>` finds it. Nothing when the title is empty or the file already
+/// names the thread (a name given in Codex is kept; exporting again appends
+/// nothing). One line appended with `O_APPEND`, as Codex appends, and synced.
+fn name_thread(home: &Path, codex_id: &str, title: &str, updated_at: &str) -> Result<()> {
+    if title.trim().is_empty() {
+        return Ok(());
+    }
+    let path = home.join("session_index.jsonl");
+    let existing = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let named = existing.split(|&b| b == b'\n').any(|line| {
+        serde_json::from_slice::<Value>(line)
+            .is_ok_and(|v| v.get("id").and_then(Value::as_str) == Some(codex_id))
+    });
+    if named {
+        return Ok(());
+    }
+    let mut line = String::new();
+    if existing.last().is_some_and(|&b| b != b'\n') {
+        // A torn last line stays apart from ours.
+        line.push('\n');
+    }
+    line.push_str(
+        &json!({"id": codex_id, "thread_name": title, "updated_at": updated_at}).to_string(),
+    );
+    line.push('\n');
+    // The rollout's directory under `home` exists: `home` does.
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .private()
+        .open(&path)
+        .at(&path)?;
+    f.write_all(line.as_bytes()).at(&path)?;
+    f.sync_all().at(&path)?;
+    Ok(())
 }
 
 /// The lines of a rollout being made, with strictly increasing times.
