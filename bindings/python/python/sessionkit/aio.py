@@ -567,6 +567,7 @@ class Store(_Lazy[_api.Store]):
     list_trash = _Forward(_api.Store.list_trash)
     restore_session = _Forward(_api.Store.restore_session)
     export_session = _Forward(_api.Store.export_session)
+    export_to = _Forward(_api.Store.export_to)
     list_subagents = _Forward(_api.Store.list_subagents)
     read_subagent = _ForwardAs(_api.Store.read_subagent, SessionView)
     settings = _Forward(_api.Store.settings)
