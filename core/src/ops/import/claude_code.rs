@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::source::{is_sidechain_file, SourceFile};
-use super::{as_summary, message, path_id, timestamp, Converted, Item, What};
+use super::{message, path_id, timestamp, Converted, Item};
 
 pub(super) fn convert(path: &Path, file: &SourceFile) -> Converted {
     let sidechain_file = is_sidechain_file(path);
@@ -202,12 +202,7 @@ fn line_message(
     }
     let summary = o.get("isCompactSummary") == Some(&Value::Bool(true));
     let item = if summary && parent.is_some() && parent == after_boundary {
-        Item {
-            line: n,
-            agent: None,
-            what: What::Compaction(as_summary(m)),
-            note: None,
-        }
+        Item::compaction(n, m)
     } else {
         Item::message(n, m)
     };

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde_json::{json, Map, Value};
 
 use super::source::SourceFile;
-use super::{as_summary, message, path_id, timestamp, Converted, Item, What};
+use super::{message, path_id, timestamp, Converted, Item, What};
 
 /// The message id of the item on source line `n`.
 pub(super) fn line_id(n: u64) -> String {
@@ -56,12 +56,7 @@ pub(super) fn convert(file: &SourceFile) -> Converted {
                     "content".into(),
                     p.get("message").cloned().unwrap_or(Value::Null),
                 );
-                Item {
-                    line: n,
-                    agent: None,
-                    what: What::Compaction(as_summary(m)),
-                    note: None,
-                }
+                Item::compaction(n, m)
             }
             "turn_context" => {
                 if out.project.is_none() {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use super::source::SourceFile;
-use super::{as_summary, message, path_id, timestamp, title_of, Converted, Item, What};
+use super::{message, path_id, timestamp, title_of, Converted, Item};
 
 pub(super) fn convert(path: &Path, file: &SourceFile) -> Converted {
     let mut out = Converted::default();
@@ -109,12 +109,7 @@ pub(super) fn convert(path: &Path, file: &SourceFile) -> Converted {
                     "content".into(),
                     data.get("summaryContent").cloned().unwrap_or(Value::Null),
                 );
-                Item {
-                    line: n,
-                    agent: None,
-                    what: What::Compaction(as_summary(m)),
-                    note: None,
-                }
+                Item::compaction(n, m)
             }
         };
         ids.insert(id.to_string());

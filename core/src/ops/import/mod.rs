@@ -364,6 +364,16 @@ impl Item {
         }
     }
 
+    /// Message `m` as the summary of a compaction ([`as_summary`]).
+    fn compaction(line: u64, m: Map<String, Value>) -> Item {
+        Item {
+            line,
+            agent: None,
+            what: What::Compaction(as_summary(m)),
+            note: None,
+        }
+    }
+
     fn record(line: u64, note: impl Into<String>) -> Item {
         Item {
             line,

@@ -18,8 +18,8 @@ use serde_json::{json, Map, Value};
 
 use super::source::SourceFile;
 use super::{
-    as_summary, message, path_id, title_of, Converted, ImportFormat, ImportOptions, Item, LineNote,
-    SourceReport, What,
+    message, path_id, title_of, Converted, ImportFormat, ImportOptions, Item, LineNote,
+    SourceReport,
 };
 use crate::options::StoreOptions;
 
@@ -538,12 +538,7 @@ fn convert(session: &Map<String, Value>, file: &SourceFile) -> Converted {
         });
         let summary = role == "assistant" && data.get("summary") == Some(&Value::Bool(true));
         let item = if summary {
-            Item {
-                line: n,
-                agent: None,
-                what: What::Compaction(as_summary(m)),
-                note: None,
-            }
+            Item::compaction(n, m)
         } else {
             Item::message(n, m)
         };
