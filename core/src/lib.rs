@@ -106,7 +106,7 @@ pub use history::{
     HistorySize, HistorySizeReport, RewindMode, RewindPlan, RewindResult, UndoCandidate,
 };
 pub use index::journal::{JournalReport, StoredIndex};
-pub use index::{IndexEntry, Lineage, Status};
+pub use index::{IndexEntry, Lineage, ListOptions, SessionPage, Status};
 pub use log::{BrokenChain, MissingBlob, ReadReport, SkippedLine};
 pub use ops::checkpoints::{
     next_channel_version, ChannelValue, ChannelWrite, CheckpointPut, CheckpointQuery,

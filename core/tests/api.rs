@@ -749,3 +749,56 @@ fn subagent_append_groups_chains_in_its_sidechain() {
         "not in the main log"
     );
 }
+
+#[test]
+fn a_page_of_the_listing_is_that_slice_of_the_whole_and_counts_every_session() {
+    let e = env();
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        let s = e.store.create_session(CreateOptions::default()).unwrap();
+        s.append(json!({"role": "user", "content": format!("task {i}")}))
+            .unwrap();
+        ids.push(s.id().to_string());
+        s.close().unwrap();
+    }
+    // A log appended behind the index's back: its entry is stale, refolded
+    // for the page as for the whole listing, and moves to the top.
+    let stale = ids[1].clone();
+    let w = e.store.open_session(&stale).unwrap();
+    w.append(json!({"role": "user", "content": "latest"}))
+        .unwrap();
+    drop(w);
+    let log = e.store.dir().join(format!("{stale}.jsonl"));
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(&mut f, b"{\"type\":\"state\",\"set\":{\"status\":\"completed\"},\"timestamp\":\"2099-01-01T00:00:00.000Z\"}\n").unwrap();
+    drop(f);
+    let whole = e.store.list_sessions().unwrap();
+    assert_eq!(whole.len(), 7);
+    assert_eq!(whole[0].id, stale);
+    assert_eq!(whole[0].status, Status::Completed);
+    for (offset, limit) in [
+        (0, Some(3)),
+        (3, Some(3)),
+        (6, Some(3)),
+        (2, None),
+        (9, Some(2)),
+        (0, Some(0)),
+    ] {
+        let page = e
+            .store
+            .list_page(&sessionkit::ListOptions { offset, limit })
+            .unwrap();
+        assert_eq!(page.total, 7, "offset {offset} limit {limit:?}");
+        let want: Vec<&str> = whole
+            .iter()
+            .skip(offset)
+            .take(limit.unwrap_or(usize::MAX))
+            .map(|x| x.id.as_str())
+            .collect();
+        let got: Vec<&str> = page.sessions.iter().map(|x| x.id.as_str()).collect();
+        assert_eq!(got, want, "offset {offset} limit {limit:?}");
+    }
+    let bad = sessionkit::ListOptions::from_json(r#"{"limit": 2, "page": 1}"#).unwrap_err();
+    assert_eq!(bad.kind(), ErrorKind::InvalidInput);
+    assert!(bad.to_string().contains("page"), "{bad}");
+}

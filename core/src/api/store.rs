@@ -234,6 +234,15 @@ impl Store {
         self.core.list_sessions()
     }
 
+    /// A page of [`Store::list_sessions`]: `options.limit` entries from
+    /// `options.offset`, and how many sessions there are. The listing is
+    /// checked against the logs as a whole one is, but only the page is handed
+    /// back, so that a binding builds its objects for one screen of a project
+    /// of thousands.
+    pub fn list_page(&self, options: &crate::ListOptions) -> Result<crate::SessionPage> {
+        self.core.list_page(options)
+    }
+
     /// One session's index entry (refreshed from its log if stale). Fails with
     /// `NotFound` for an unknown session.
     pub fn session_entry(&self, id: &str) -> Result<IndexEntry> {

@@ -7,6 +7,7 @@
 //! journal outgrows the index, a writer compacts: it writes a full index naming
 //! the next generation (temp file, rename) and removes the older journals.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -110,6 +111,10 @@ pub(crate) fn apply(
     mut line: u64,
     report: &mut JournalReport,
 ) -> u64 {
+    // Where each session's entry is, once the lines outnumber a few: a journal
+    // may hold as many bytes as the index, an entry for most sessions.
+    const FEW_LINES: u64 = 16;
+    let mut positions: Option<HashMap<String, usize>> = None;
     let mut at = 0usize;
     while at < bytes.len() {
         line += 1;
@@ -124,12 +129,33 @@ pub(crate) fn apply(
             break;
         };
         match parse_line(&bytes[at..at + n]) {
-            Ok(JournalLine::Entry(e)) => {
+            Ok(JournalLine::Entry(e)) if report.applied < FEW_LINES => {
                 idx.upsert(*e);
                 report.applied += 1;
             }
+            Ok(JournalLine::Entry(e)) => {
+                // The first of an id's entries, as `upsert` finds it.
+                let positions = positions.get_or_insert_with(|| {
+                    let mut at = HashMap::with_capacity(idx.sessions.len());
+                    for (i, e) in idx.sessions.iter().enumerate() {
+                        at.entry(e.id.clone()).or_insert(i);
+                    }
+                    at
+                });
+                match positions.get(&e.id) {
+                    Some(&i) => idx.sessions[i] = *e,
+                    None => {
+                        positions.insert(e.id.clone(), idx.sessions.len());
+                        idx.sessions.push(*e);
+                    }
+                }
+                report.applied += 1;
+            }
             Ok(JournalLine::Remove(id)) => {
-                idx.remove(&id);
+                // The entries after it move: their positions are made again.
+                if idx.remove(&id).is_some() {
+                    positions = None;
+                }
                 report.applied += 1;
             }
             Err(reason) => report.skipped.push(SkippedLine {
@@ -474,5 +500,41 @@ mod tests {
             .map(|e| (e.id.as_str(), e.log_bytes))
             .collect();
         assert_eq!(got, vec![("old", 1), ("a", 3)]);
+    }
+
+    #[test]
+    fn a_long_journal_applies_as_its_lines_one_by_one() {
+        // Past the first few lines entries are found through a map: the result
+        // must be what applying each line to the index in turn gives, with
+        // sessions added, replaced many times, removed and added again.
+        let mut idx = IndexFile::default();
+        for i in 0..40 {
+            idx.upsert(entry(&format!("s{i}"), 1));
+        }
+        let mut bytes = Vec::new();
+        let mut want = idx.clone();
+        for n in 0..300u64 {
+            let id = format!("s{}", (n * 7) % 55);
+            if n % 13 == 5 {
+                remove_line(&id, &mut bytes);
+                want.remove(&id);
+            } else {
+                entry_line(&entry(&id, n), &mut bytes);
+                want.upsert(entry(&id, n));
+            }
+        }
+        let mut r = JournalReport::default();
+        apply(&mut idx, &bytes, 0, 0, &mut r);
+        assert_eq!(r.applied, 300);
+        let key = |i: &IndexFile| {
+            let mut v: Vec<(String, u64)> = i
+                .sessions
+                .iter()
+                .map(|e| (e.id.clone(), e.log_bytes))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(key(&idx), key(&want));
     }
 }

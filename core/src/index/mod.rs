@@ -10,6 +10,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+mod decode;
+
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};
 use crate::format::facts::{is_text_field, usage_in, usage_of, Facts, Written};
@@ -66,8 +68,41 @@ pub struct Lineage {
     pub message_id: Option<String>,
 }
 
+/// Which of the project's sessions a listing returns ([`crate::Store::list_page`]):
+/// `limit` entries from `offset` in the order of [`crate::Store::list_sessions`],
+/// newest first. A picker asks for its first screen, then the next.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListOptions {
+    /// Entries skipped from the newest (default 0).
+    #[serde(default)]
+    pub offset: usize,
+    /// At most this many entries; `None` for every entry from `offset`.
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+impl ListOptions {
+    /// Parse options from a JSON object (`offset`, `limit`); empty text gives
+    /// the defaults. Fails with `InvalidInput` on unknown fields or bad JSON.
+    pub fn from_json(json: &str) -> Result<ListOptions> {
+        crate::format::json::options_from_json("list options", json)
+    }
+}
+
+/// A page of the project's sessions ([`crate::Store::list_page`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionPage {
+    /// The entries of the page, newest first.
+    pub sessions: Vec<IndexEntry>,
+    /// How many sessions the project has: the listing the page was cut from.
+    pub total: usize,
+}
+
 /// One session in the index. Every field can be rebuilt from the session's log.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// Read by [`decode`]'s reader, member by member.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexEntry {
     /// The session id.
@@ -934,13 +969,29 @@ impl IndexFile {
 
     /// Newest first by update time, then by id for a stable order.
     pub fn sort(&mut self) {
-        // Each time parsed once, not at every comparison.
-        let mut keyed: Vec<(u64, IndexEntry)> = std::mem::take(&mut self.sessions)
-            .into_iter()
-            .map(|e| (crate::format::ids::parse_ms(&e.updated_at).unwrap_or(0), e))
+        // Each time parsed once, not at every comparison; the keys are sorted,
+        // not the entries (a few hundred bytes each), which then move once. An
+        // index read back is most often in order already.
+        let keys: Vec<u64> = self
+            .sessions
+            .iter()
+            .map(|e| crate::format::ids::parse_ms(&e.updated_at).unwrap_or(0))
             .collect();
-        keyed.sort_by(|(ka, a), (kb, b)| kb.cmp(ka).then_with(|| b.id.cmp(&a.id)));
-        self.sessions = keyed.into_iter().map(|(_, e)| e).collect();
+        let order = |a: usize, b: usize| {
+            keys[b]
+                .cmp(&keys[a])
+                .then_with(|| self.sessions[b].id.cmp(&self.sessions[a].id))
+        };
+        if (1..keys.len()).all(|i| order(i - 1, i).is_le()) {
+            return;
+        }
+        let mut perm: Vec<usize> = (0..keys.len()).collect();
+        perm.sort_by(|&a, &b| order(a, b));
+        let mut slots: Vec<Option<IndexEntry>> = std::mem::take(&mut self.sessions)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.sessions = perm.into_iter().filter_map(|i| slots[i].take()).collect();
     }
 }
 

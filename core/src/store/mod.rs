@@ -5,6 +5,7 @@ pub(crate) mod session;
 pub(crate) mod shared;
 pub(crate) mod trash;
 
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -959,51 +960,58 @@ impl StoreCore {
     /// were written (a writer that has not flushed, a crash) are refolded from the
     /// log, and the refreshed entries written back.
     pub(crate) fn list_sessions(&self) -> Result<Vec<IndexEntry>> {
-        let idx = match self.read_index() {
+        // The logs are stat'ed while the index is parsed: at ten thousand
+        // sessions each is about half of a listing.
+        let dir = &self.inner.layout.dir;
+        let (read, lengths) = std::thread::scope(|sc| {
+            let lengths = sc.spawn(|| log_lengths(dir));
+            let read = self.read_index();
+            (read, lengths.join().unwrap_or_else(|_| log_lengths(dir)))
+        });
+        let idx = match read {
             Ok(Some(stored)) => stored.index,
             Ok(None) | Err(Error::Corrupt(_)) => return self.refresh_index(),
             Err(e) => return Err(e),
         };
+        // Each entry by its id, taken out as its log is met (entries are a few
+        // hundred bytes: moved once, into the answer).
+        let at: HashMap<String, usize> = idx
+            .sessions
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.clone(), i))
+            .collect();
+        let mut known: Vec<Option<IndexEntry>> = idx.sessions.into_iter().map(Some).collect();
         let mut out = IndexFile {
             version: INDEX_VERSION,
             ..IndexFile::default()
         };
-        let mut stale = false;
-        for id in self.log_ids()? {
-            let path = self.log_path(&id)?;
-            let len = match fs::metadata(&path) {
-                Ok(m) => m.len(),
-                Err(_) => continue,
-            };
-            match idx.get(&id) {
-                Some(e) if e.log_bytes == len => out.sessions.push(e.clone()),
-                _ => {
-                    stale = true;
-                    match fold_log(&id, &path, &self.inner.blobs) {
-                        Ok((e, _)) => out.sessions.push(e),
-                        Err(Error::Io { source, .. })
-                            if source.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(e) => return Err(e),
+        // Entries folded again from their logs: the only ones written back.
+        let mut refolded = Vec::new();
+        for (id, len) in lengths? {
+            match at.get(&id).and_then(|&i| known[i].take()) {
+                Some(e) if e.log_bytes == len => out.sessions.push(e),
+                _ => match fold_log(&id, &self.log_path(&id)?, &self.inner.blobs) {
+                    Ok((e, _)) => {
+                        refolded.push(e.clone());
+                        out.sessions.push(e);
                     }
-                }
+                    Err(Error::Io { source, .. })
+                        if source.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                },
             }
         }
-        if stale || out.sessions.len() != idx.sessions.len() {
-            let fresh = out.sessions.clone();
+        // What is left had no log when the store was listed.
+        let gone: Vec<String> = known.into_iter().flatten().map(|e| e.id).collect();
+        if !refolded.is_empty() || !gone.is_empty() {
             self.update_index(self.durable(), |cur| {
-                let gone: Vec<String> = cur
-                    .sessions()
-                    .iter()
-                    .filter(|e| {
-                        !fresh.iter().any(|f| f.id == e.id)
-                            && !self.log_path(&e.id).is_ok_and(|p| p.exists())
-                    })
-                    .map(|e| e.id.clone())
-                    .collect();
-                for id in gone {
-                    cur.remove(&id);
+                for id in &gone {
+                    if !self.log_path(id).is_ok_and(|p| p.exists()) {
+                        cur.remove(id);
+                    }
                 }
-                for f in fresh {
+                for f in refolded {
                     match cur.get(&f.id) {
                         Some(c) if c.log_bytes >= f.log_bytes => {}
                         _ => cur.upsert(f),
@@ -1014,6 +1022,18 @@ impl StoreCore {
         }
         out.sort();
         Ok(out.sessions)
+    }
+
+    /// A page of [`StoreCore::list_sessions`].
+    pub(crate) fn list_page(&self, options: &crate::ListOptions) -> Result<crate::SessionPage> {
+        let mut sessions = self.list_sessions()?;
+        let total = sessions.len();
+        let end = options
+            .limit
+            .map_or(total, |n| options.offset.saturating_add(n).min(total));
+        sessions.truncate(end);
+        sessions.drain(..options.offset.min(end));
+        Ok(crate::SessionPage { sessions, total })
     }
 
     fn refresh_index(&self) -> Result<Vec<IndexEntry>> {
@@ -1276,6 +1296,46 @@ pub(crate) fn subagent_logs_in(session_dir: &Path) -> Result<Vec<(String, PathBu
 pub(crate) fn log_ids_in(dir: &Path) -> Result<Vec<String>> {
     let store = crate::platform::Dir::open_path(dir).at(dir)?;
     Ok(list_store(&store, dir)?.into_iter().map(|l| l.id).collect())
+}
+
+/// Each session log of the store in `dir` with its length: one listing, then
+/// a `stat` per log relative to the open directory, on two threads for a large
+/// store (the calls are the kernel's work, a few microseconds each). A log
+/// deleted meanwhile is left out.
+pub(crate) fn log_lengths(dir: &Path) -> Result<Vec<(String, u64)>> {
+    const PARALLEL_LOGS: usize = 512;
+    let store = crate::platform::Dir::open_path(dir).at(dir)?;
+    let listed = list_store(&store, dir)?;
+    let look = |logs: &[ListedLog]| -> Result<Vec<(String, u64)>> {
+        let mut out = Vec::with_capacity(logs.len());
+        let mut name = Vec::new();
+        for l in logs {
+            name.clear();
+            name.extend_from_slice(l.id.as_bytes());
+            name.extend_from_slice(b".jsonl\0");
+            let c = std::ffi::CStr::from_bytes_with_nul(&name)
+                .map_err(|_| Error::invalid(format!("session id {:?} has a NUL", l.id)))?;
+            match store.stat(c) {
+                Ok(st) => out.push((l.id.clone(), st.size as u64)),
+                Err(rustix::io::Errno::NOENT) => {}
+                Err(e) => return Err(Error::io(&dir.join(format!("{}.jsonl", l.id)), e.into())),
+            }
+        }
+        Ok(out)
+    };
+    if listed.len() < PARALLEL_LOGS {
+        return look(&listed);
+    }
+    let (first, second) = listed.split_at(listed.len() / 2);
+    std::thread::scope(|sc| {
+        let other = sc.spawn(|| look(second));
+        let mut out = look(first)?;
+        match other.join() {
+            Ok(rest) => out.extend(rest?),
+            Err(_) => out.extend(look(second)?),
+        }
+        Ok(out)
+    })
 }
 
 /// A session log found by [`list_store`].
