@@ -73,6 +73,12 @@ pub enum Command {
         /// The sessions of every project in the home
         #[arg(long)]
         all: bool,
+        /// At most N sessions, the newest first (a page; the rest are counted)
+        #[arg(long, value_name = "N", conflicts_with_all = ["all", "remote"])]
+        limit: Option<usize>,
+        /// Skip the N newest sessions (the next page)
+        #[arg(long, value_name = "N", default_value_t = 0, conflicts_with_all = ["all", "remote"])]
+        offset: usize,
         /// The project's sessions on the shared PostgreSQL database instead, from URL
         /// [default: $SESSIONKIT_REMOTE, else the setting remote.url]
         #[arg(long, value_name = "URL", num_args = 0..=1, conflicts_with = "all")]

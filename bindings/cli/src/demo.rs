@@ -249,7 +249,7 @@ pub fn run(g: &Global) -> Result<Output> {
         }));
     }
     let mut text = format!("\n{}\n", paint(BOLD, "$ sessionkit list"));
-    if let Output::Text(t) = sessions::list(&ctx)? {
+    if let Output::Text(t) = sessions::list(&ctx, sessionkit::ListOptions::default())? {
         text.push_str(&t);
     }
     text.push_str(&format!(

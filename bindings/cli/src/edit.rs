@@ -183,9 +183,10 @@ pub fn undo(ctx: &Ctx, id: &str) -> Result<Output> {
         "FILES RESTORABLE",
         "TEXT",
     ]);
+    let short = crate::ctx::ShortIds::new(all.iter().map(String::as_str));
     for c in &cands {
         t.add_row(vec![
-            crate::ctx::short_id(&c.message_id, all.iter().map(String::as_str)).to_string(),
+            short.of(&c.message_id).to_string(),
             c.timestamp
                 .as_deref()
                 .map(crate::ctx::short_time)
@@ -204,7 +205,7 @@ pub fn undo(ctx: &Ctx, id: &str) -> Result<Output> {
     let _ = writeln!(
         s,
         "\n{}",
-        paint(DIM, format!("FILES and LINES: changes since the message's snapshot. Preview with `sessionkit rewind {} --to MSG --dry-run`.", crate::ctx::short_id(&id, [id.as_str()])))
+        paint(DIM, format!("FILES and LINES: changes since the message's snapshot. Preview with `sessionkit rewind {} --to MSG --dry-run`.", crate::ctx::ShortIds::new([id.as_str()]).of(&id)))
     );
     Ok(Output::Text(s))
 }

@@ -262,7 +262,7 @@ pub fn list_all(g: &Global) -> Result<Output> {
             None if p.sessions.is_empty() => {
                 let _ = writeln!(s, "  no sessions");
             }
-            None => s.push_str(&crate::sessions::sessions_table(&p.sessions)?),
+            None => s.push_str(&crate::sessions::sessions_table(&p.sessions, &[])?),
         }
         s.push('\n');
     }

@@ -137,7 +137,9 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<(Output, u8), CliError> {
         Command::List {
             remote: Some(url), ..
         } => remote::list(ctx, url)?,
-        Command::List { .. } => sessions::list(ctx)?,
+        Command::List { limit, offset, .. } => {
+            sessions::list(ctx, sessionkit::ListOptions { offset, limit })?
+        }
         Command::Push { ids, remote } => remote::push(ctx, &ids, &remote)?,
         Command::Pull { id, remote } => remote::pull(ctx, &id, &remote)?,
         Command::Follow {

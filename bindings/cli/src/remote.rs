@@ -8,7 +8,7 @@ use sessionkit::{ErrorKind, Remote, RemoteOptions, RemoteSession};
 
 use crate::cli::RemoteArgs;
 use crate::ctx::{
-    clip, now, one_line, paint, relative, short_id, CliError, Ctx, Output, Result, DIM,
+    clip, now, one_line, paint, relative, CliError, Ctx, Output, Result, ShortIds, DIM,
 };
 use crate::sessions::{new_table, status_name, table_text};
 
@@ -130,8 +130,9 @@ fn remote_table(sessions: &[RemoteSession]) -> Result<String> {
     let mut t = new_table(&[
         "ID", "TITLE", "STATUS", "UPDATED", "MESSAGES", "BYTES", "LEASE",
     ]);
+    let ids = ShortIds::new(ids);
     for s in sessions {
-        let short = short_id(&s.id, ids.iter().copied()).to_string();
+        let short = ids.of(&s.id).to_string();
         let lease = s.lease_holder.clone().unwrap_or_default();
         let row = match &s.entry {
             Some(e) => vec![

@@ -9,7 +9,7 @@ use sessionkit::{IndexEntry, ModelViewOptions, TreeNode};
 
 use crate::cli::ExportFormat;
 use crate::ctx::{
-    clip, now, one_line, paint, relative, role_style, short_id, Ctx, Output, Result, BOLD, DIM,
+    clip, now, one_line, paint, relative, role_style, Ctx, Output, Result, ShortIds, BOLD, DIM,
     GOOD, WARN,
 };
 use crate::render::{body, heading};
@@ -21,9 +21,9 @@ pub fn status_name(e: &IndexEntry) -> String {
         .unwrap_or_default()
 }
 
-fn lineage(e: &IndexEntry, ids: &[&str]) -> String {
+fn lineage(e: &IndexEntry, ids: &ShortIds<'_>) -> String {
     match &e.forked_from {
-        Some(l) => format!("fork of {}", short_id(&l.session_id, ids.iter().copied())),
+        Some(l) => format!("fork of {}", ids.of(&l.session_id)),
         None => String::new(),
     }
 }
@@ -46,31 +46,64 @@ pub fn new_table(header: &[&str]) -> Table {
     t
 }
 
-pub fn list(ctx: &Ctx) -> Result<Output> {
-    let sessions = ctx.store.list_sessions()?;
+pub fn list(ctx: &Ctx, options: sessionkit::ListOptions) -> Result<Output> {
+    let page = ctx.store.list_page(&options)?;
     if ctx.json {
-        return Output::json(&sessions);
+        return Output::json(&page.sessions);
     }
-    if sessions.is_empty() {
+    if page.total == 0 {
         return Ok(Output::Text(format!(
             "no sessions for project {} (store {})\n",
             ctx.store.project_root().display(),
             ctx.store.dir().display()
         )));
     }
-    Ok(Output::Text(sessions_table(&sessions)?))
+    let mut text = if page.sessions.len() == page.total {
+        // Every session is listed: their ids are the ones to tell apart.
+        sessions_table(&page.sessions, &[])?
+    } else {
+        // Short ids stay unambiguous among the sessions not on the page.
+        let all = ctx.store.session_ids()?;
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        sessions_table(&page.sessions, &all)?
+    };
+    let (from, shown) = (options.offset.min(page.total), page.sessions.len());
+    if shown < page.total {
+        let _ = writeln!(
+            text,
+            "{}",
+            paint(
+                DIM,
+                format!(
+                    "sessions {}–{} of {} (--offset {} for the next)",
+                    from + shown.min(1),
+                    from + shown,
+                    page.total,
+                    from + shown
+                )
+            )
+        );
+    }
+    Ok(Output::Text(text))
 }
 
-/// The sessions as a table, one row each.
-pub fn sessions_table(sessions: &[IndexEntry]) -> Result<String> {
+/// The sessions as a table, one row each. Ids are shortened to the prefixes
+/// that tell them apart from each other and from `others` (the sessions of the
+/// project not in the table, for a page).
+pub fn sessions_table(sessions: &[IndexEntry], others: &[&str]) -> Result<String> {
     let now = now()?;
-    let ids: Vec<&str> = sessions.iter().map(|e| e.id.as_str()).collect();
+    let ids = ShortIds::new(
+        sessions
+            .iter()
+            .map(|e| e.id.as_str())
+            .chain(others.iter().copied()),
+    );
     let mut t = new_table(&[
         "ID", "TITLE", "STATUS", "UPDATED", "MESSAGES", "TOKENS", "LINEAGE",
     ]);
     for e in sessions {
         // A conversation's own id is what its host knows it by.
-        let id = short_id(&e.id, ids.iter().copied()).to_string();
+        let id = ids.of(&e.id).to_string();
         t.add_row(vec![
             match &e.conversation_id {
                 Some(c) => format!("{id} ({})", clip(&one_line(c), 30)),
@@ -226,7 +259,8 @@ pub fn show(ctx: &Ctx, id: &str, full: bool, which: View) -> Result<Output> {
         }));
     }
     let all_ids: Vec<&str> = tree.iter().map(|n| n.id.as_str()).collect();
-    let short = |m: &str| short_id(m, all_ids.iter().copied()).to_string();
+    let short_ids = ShortIds::new(all_ids.iter().copied());
+    let short = |m: &str| short_ids.of(m).to_string();
 
     let mut s = String::new();
     let _ = writeln!(
@@ -441,7 +475,8 @@ pub fn tree(ctx: &Ctx, id: &str) -> Result<Output> {
         }));
     }
     let all: Vec<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
-    let short = |m: &str| short_id(m, all.iter().copied()).to_string();
+    let short_ids = ShortIds::new(all.iter().copied());
+    let short = |m: &str| short_ids.of(m).to_string();
     let width = nodes.iter().map(|n| short(&n.id).len()).max().unwrap_or(8);
     let by_id: HashMap<&str, usize> = nodes
         .iter()

@@ -31,6 +31,36 @@ fn list_json_has_both_sessions_with_lineage() {
 }
 
 #[test]
+fn list_limit_prints_a_page_and_says_how_to_get_the_next() {
+    let env = Env::new();
+    let (main, fork) = build(&env);
+    let whole = ids(&env.json(&["list"]));
+    assert_eq!(whole.len(), 2);
+    assert_eq!(ids(&env.json(&["list", "--limit", "1"])), whole[..1]);
+    assert_eq!(
+        ids(&env.json(&["list", "--limit", "1", "--offset", "1"])),
+        whole[1..]
+    );
+    assert!(ids(&env.json(&["list", "--offset", "2"])).is_empty());
+    let text = env.text(&["list", "--limit", "1"]);
+    assert!(
+        text.contains("sessions 1–1 of 2 (--offset 1 for the next)"),
+        "{text}"
+    );
+    // The ids on the page are still told apart from the one left off.
+    let shown = if whole[0] == main { &main } else { &fork };
+    let row = text.lines().nth(1).unwrap();
+    let short = row.split_whitespace().next().unwrap();
+    assert!(shown.starts_with(short) && short.len() >= 8, "{row}");
+    let other = if whole[0] == main { &fork } else { &main };
+    assert!(
+        !other.starts_with(short),
+        "{short} is a prefix of {other} too"
+    );
+    env.fails(&["list", "--all", "--limit", "1"], 2);
+}
+
+#[test]
 fn show_json_is_the_active_path_with_flags() {
     let env = Env::new();
     build(&env);
