@@ -133,7 +133,7 @@ pub use ops::info::{SessionInfo, StoreInfo, TokenTotals, ViewInfo};
 pub use ops::rewind::{HeadMove, RewindPreview};
 pub use ops::search::{
     SearchHit, SearchQuery, SearchResults, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_QUERY_BYTES,
-    MAX_SEARCH_QUERY_TERMS,
+    MAX_SEARCH_QUERY_TERMS, SEARCH_FULL_CHECK_MS,
 };
 #[cfg(feature = "remote")]
 pub use remote::{BackgroundPush, Follower, Lease, PullReport, PushReport, RemoteSession};

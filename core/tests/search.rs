@@ -641,3 +641,188 @@ fn a_store_of_many_sessions_is_searched_whole_with_its_subagents() {
         .all(|h| h.agent_id.as_deref() == Some("digger")));
     assert_eq!(message_ids(&find(&env.store, q("number299"))), ["m299"]);
 }
+
+/// Sessions written as plain files, as an older library or another
+/// implementation would: no line in the change feed names them.
+fn raw_sessions(store: &Store, n: usize, word: &str) -> Vec<String> {
+    (0..n)
+        .map(|k| {
+            let id = format!("0190a4b0-0000-7000-8000-{k:012}");
+            let line = json!({"id": format!("raw{k}"), "parentId": null, "role": "user", "content": format!("{word} raw{k}")});
+            std::fs::write(store.log_path(&id).unwrap(), format!("{line}\n")).unwrap();
+            id
+        })
+        .collect()
+}
+
+/// Let the file times move past the tick of the last change to the store
+/// directory: a check made in that tick is followed by another full one
+/// (FORMAT.md §23.4).
+fn settle() {
+    std::thread::sleep(std::time::Duration::from_millis(150));
+}
+
+/// The first query over a store: it makes the cache (its directory in the
+/// store's), so the next full check is made again once file times have
+/// moved on, and from then on a query is warm.
+fn first_query(store: &Store, query: SearchQuery) -> SearchResults {
+    let r = find(store, query.clone());
+    settle();
+    let again = find(store, query);
+    assert_eq!(again.hits, r.hits);
+    r
+}
+
+/// Append a line to a log with `std::fs`, as a writer that writes no feed
+/// line would.
+fn append_raw(store: &Store, id: &str, message: &str, content: &str) {
+    use std::io::Write;
+    let line = json!({"id": message, "parentId": null, "role": "user", "content": content});
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(store.log_path(id).unwrap())
+        .unwrap()
+        .write_all(format!("{line}\n").as_bytes())
+        .unwrap();
+}
+
+/// Move the last full check of every cache file `ms` into the past.
+fn age_full_check(store: &Store, ms: i64) {
+    for file in cache_files(store) {
+        let c = rusqlite::Connection::open(&file).unwrap();
+        let n = c
+            .execute("UPDATE feed SET full_at_ms = full_at_ms - ?1", [ms])
+            .unwrap();
+        assert_eq!(n, 1, "{}", file.display());
+    }
+}
+
+#[test]
+fn an_append_by_a_live_writer_is_found_by_a_look_at_the_logs_the_feed_named_only() {
+    let env = env_with(StoreOptions::default());
+    raw_sessions(&env.store, 20, "osprey");
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    s.append(json!({"role": "user", "content": "osprey live"}))
+        .unwrap();
+    let feed = std::fs::read_to_string(env.store.dir().join(".sessions-feed")).unwrap();
+    assert_eq!(feed, format!("{}\n", s.id()), "the writer named its log");
+    let full = first_query(
+        &env.store,
+        SearchQuery {
+            limit: Some(50),
+            ..q("osprey")
+        },
+    );
+    assert_eq!(full.hits.len(), 21);
+    assert_eq!(full.checked, 21, "the first query checks every log");
+
+    let later = s
+        .append(json!({"role": "assistant", "content": "a zebra appears"}))
+        .unwrap();
+    let r = find(&env.store, q("zebra"));
+    assert_eq!(message_ids(&r), [later.id()]);
+    assert_eq!(r.checked, 1, "only the log the feed named was looked at");
+    let again = find(&env.store, q("zebra"));
+    assert_eq!((again.checked, again.indexed_bytes), (1, 0));
+
+    // A writer opened since: its line names the log before its first append.
+    let raw = "0190a4b0-0000-7000-8000-000000000003";
+    let reopened = env.store.open_session(raw).unwrap();
+    let more = reopened
+        .append(json!({"role": "user", "content": "a second zebra"}))
+        .unwrap();
+    let r = find(&env.store, q("zebra"));
+    assert_eq!(message_ids(&r).len(), 2);
+    assert!(message_ids(&r).contains(&more.id()));
+    // A first open may create the session's sidecar directory: then the
+    // store directory changed, and the query made a full check.
+    assert!(r.checked == 2 || r.checked == 21, "{}", r.checked);
+}
+
+#[test]
+fn new_and_deleted_sessions_are_seen_at_once() {
+    let env = env_with(StoreOptions::default());
+    raw_sessions(&env.store, 5, "heron");
+    assert_eq!(first_query(&env.store, q("heron")).hits.len(), 5);
+    assert!(find(&env.store, q("heron")).checked < 5, "warm");
+
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    let m = s
+        .append(json!({"role": "user", "content": "a grey heron"}))
+        .unwrap();
+    let r = find(&env.store, q("grey"));
+    assert_eq!(message_ids(&r), [m.id()]);
+    let id = s.id().to_string();
+    s.close().unwrap();
+    settle();
+    find(&env.store, q("heron"));
+
+    // A deletion writes no feed line: the store directory changed.
+    env.store
+        .delete_session("0190a4b0-0000-7000-8000-000000000001")
+        .unwrap();
+    env.store.delete_session(&id).unwrap();
+    let r = find(&env.store, q("heron"));
+    assert_eq!(r.hits.len(), 4);
+    assert!(find(&env.store, q("grey")).hits.is_empty());
+}
+
+#[test]
+fn an_append_no_feed_line_names_is_found_within_the_bound() {
+    let env = env_with(StoreOptions::default());
+    let ids = raw_sessions(&env.store, 5, "plover");
+    assert_eq!(first_query(&env.store, q("plover")).hits.len(), 5);
+    append_raw(&env.store, &ids[2], "late", "a silent plover");
+    // Within the bound the append is not looked for...
+    let r = find(&env.store, q("silent"));
+    assert!(r.hits.is_empty());
+    assert_eq!(r.checked, 0);
+    // ...and once the last full check is older than it, it is found.
+    age_full_check(&env.store, sessionkit::SEARCH_FULL_CHECK_MS);
+    let r = find(&env.store, q("silent"));
+    assert_eq!(message_ids(&r), ["late"]);
+    assert_eq!(r.checked, 5);
+    assert_eq!(find(&env.store, q("silent")).checked, 0, "recorded");
+}
+
+#[test]
+fn a_truncated_or_replaced_feed_makes_a_full_check() {
+    let env = env_with(StoreOptions::default());
+    let ids = raw_sessions(&env.store, 4, "curlew");
+    let s = env.store.create_session(CreateOptions::default()).unwrap();
+    s.append(json!({"role": "user", "content": "curlew live"}))
+        .unwrap();
+    let feed = env.store.dir().join(".sessions-feed");
+    assert_eq!(first_query(&env.store, q("curlew")).hits.len(), 5);
+
+    append_raw(&env.store, &ids[0], "cut", "curlew after truncation");
+    assert!(find(&env.store, q("truncation")).hits.is_empty());
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&feed)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    let r = find(&env.store, q("truncation"));
+    assert_eq!(message_ids(&r), ["cut"]);
+    assert_eq!(r.checked, 5);
+
+    append_raw(&env.store, &ids[1], "swap", "curlew after replacement");
+    assert!(find(&env.store, q("replacement")).hits.is_empty());
+    // Replaced by a rename in the store directory would change its time
+    // too: make a new file in place of the old one, by another directory.
+    let other = tempfile::tempdir().unwrap();
+    let tmp = other.path().join("feed");
+    std::fs::write(&tmp, b"").unwrap();
+    let dir_time = std::fs::metadata(env.store.dir())
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::fs::remove_file(&feed).unwrap();
+    std::fs::copy(&tmp, &feed).unwrap();
+    let dir = std::fs::File::open(env.store.dir()).unwrap();
+    dir.set_modified(dir_time).unwrap();
+    let r = find(&env.store, q("replacement"));
+    assert_eq!(message_ids(&r), ["swap"]);
+    assert_eq!(r.checked, 5);
+}

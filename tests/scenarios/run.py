@@ -457,6 +457,8 @@ def git(git_dir: Path, *args: str) -> str:
 
 INDEX = "sessions-index.json"
 JOURNAL = re.compile(r"\.sessions-index\.\d+\.journal")
+# The change feed (FORMAT.md §10.8) is a hint for search, not compared (§21.4).
+FEED = ".sessions-feed"
 
 
 def index_as_read(project_dir: Path) -> bytes:
@@ -544,7 +546,7 @@ def snapshot(work: Path) -> dict[str, bytes]:
             p = Path(root) / f
             if f == INDEX:
                 tree[str(rel_root / f)] = index_as_read(Path(root))
-            elif JOURNAL.fullmatch(f):
+            elif JOURNAL.fullmatch(f) or f == FEED:
                 continue
             elif p.is_symlink():
                 tree[str(rel_root / f)] = b"symlink -> " + os.readlink(p).encode()

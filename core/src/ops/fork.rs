@@ -214,7 +214,7 @@ impl StoreCore {
         let staged = self.dir().join(format!(".tmp-fork-{id}.jsonl"));
         let what = format!("session {id}");
         let durability = self.options().durability;
-        let mut writer = LogWriter::open(&staged, true, durability, &what)?;
+        let mut writer = self.open_log_writer(&id, None, &staged, true, true, &what)?;
         let sync = durability != Durability::Never;
         let written = self
             .write_fork(

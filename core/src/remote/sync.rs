@@ -10,7 +10,6 @@ use serde::Serialize;
 use super::{lost_lease, remote_error, Connection, Lease, BATCH_BYTES, MAX_LINE_BYTES};
 use crate::error::{Error, IoContext, Result};
 use crate::index::IndexEntry;
-use crate::log::writer::LogWriter;
 use crate::options::Durability;
 use crate::store::StoreCore;
 
@@ -296,7 +295,7 @@ pub(crate) fn pull(
     // The index read (or, in a store without one, built from the logs) before
     // the pulled bytes land: built after, it would fold them all again.
     store.update_index(false, |_| Ok(()))?;
-    let writer = LogWriter::open(&path, !exists, durability, &format!("session {id}"))?;
+    let writer = store.open_log_writer(id, None, &path, !exists, true, &format!("session {id}"))?;
     let from = writer.len();
     let mut report = PullReport {
         session_id: id.to_string(),

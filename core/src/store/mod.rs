@@ -1,6 +1,7 @@
 //! The store of one project: paths, the project lock, the index and the session
 //! operations that do not need an open writer.
 
+pub(crate) mod feed;
 pub(crate) mod session;
 pub(crate) mod shared;
 pub(crate) mod trash;
@@ -1257,6 +1258,31 @@ impl StoreCore {
 
     pub(crate) fn subagent_log_path(&self, session_id: &str, agent_id: &str) -> Result<PathBuf> {
         self.inner.layout.subagent_log_path(session_id, agent_id)
+    }
+
+    /// Open the log at `path` for appending, the log of `session` (or of its
+    /// subagent `agent`): every opening of a log for writing goes through
+    /// here, so that the change feed names it before its first write
+    /// (FORMAT.md §10.8). `path` is the log's own path, or where it is staged
+    /// (a fork's). With `locked` the writer holds the log's exclusive lock,
+    /// else it takes it around each write (a shared writer).
+    pub(crate) fn open_log_writer(
+        &self,
+        session: &str,
+        agent: Option<&str>,
+        path: &Path,
+        create_new: bool,
+        locked: bool,
+        what: &str,
+    ) -> Result<crate::log::writer::LogWriter> {
+        use crate::log::writer::LogWriter;
+        feed::announce(self.dir(), session, agent);
+        let durability = self.options().durability;
+        if locked {
+            LogWriter::open(path, create_new, durability, what)
+        } else {
+            LogWriter::open_unlocked(path, create_new, durability, what)
+        }
     }
 }
 

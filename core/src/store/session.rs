@@ -190,8 +190,8 @@ impl SessionCore {
         }
         // A header over the limit (a huge title) creates no log.
         record_line(&header, Some(store.options().max_record_bytes))?;
-        let durability = store.options().durability;
-        let writer = LogWriter::open(&path, true, durability, &format!("session {id}"))?;
+        let writer =
+            store.open_log_writer(&id, None, &path, true, true, &format!("session {id}"))?;
         Self::start(store, id, writer, header)
     }
 
@@ -232,7 +232,8 @@ impl SessionCore {
     pub(crate) fn open_shared(store: &StoreCore, id: &str) -> Result<SessionCore> {
         let path = store.log_path(id)?;
         let what = format!("session {id}");
-        let writer = LogWriter::open_unlocked(&path, false, store.options().durability, &what)
+        let writer = store
+            .open_log_writer(id, None, &path, false, false, &what)
             .map_err(|e| not_found_as_session(e, id))?;
         let shared = SharedLock::new(store.options().busy_timeout(), what);
         // What others appended before the lock is loaded whole below, not
@@ -336,8 +337,13 @@ impl SessionCore {
     pub(crate) fn open(store: &StoreCore, id: &str) -> Result<SessionCore> {
         let path = store.log_path(id)?;
         let cache = store.structure_cache_path(id);
-        let (writer, chain, report) =
-            open_for_writing(store, &path, Some(&cache), &format!("session {id}"))?;
+        let (writer, chain, report) = open_for_writing(
+            store,
+            (id, None),
+            &path,
+            Some(&cache),
+            &format!("session {id}"),
+        )?;
         let (entry, dirty) = entry_for(store, id, &path, &writer)?;
         let s = SessionCore::assemble(store, id, writer, chain, entry, dirty, report, None);
         if dirty {
@@ -738,10 +744,12 @@ impl SessionCore {
         let store = &self.inner.store;
         let path = store.subagent_log_path(&self.inner.id, &agent_id)?;
         fsutil::create_private_dir(path.parent().unwrap_or(store.dir()))?;
-        let writer = LogWriter::open(
+        let writer = store.open_log_writer(
+            &self.inner.id,
+            Some(&agent_id),
             &path,
             true,
-            store.options().durability,
+            true,
             &format!("subagent {agent_id}"),
         )?;
         let now = at.clone().unwrap_or_else(|| store.ids().timestamp());
@@ -780,8 +788,13 @@ impl SessionCore {
         self.check_writer()?;
         let store = &self.inner.store;
         let path = store.subagent_log_path(&self.inner.id, agent_id)?;
-        let (writer, chain, _) =
-            open_for_writing(store, &path, None, &format!("subagent {agent_id}"))?;
+        let (writer, chain, _) = open_for_writing(
+            store,
+            (&self.inner.id, Some(agent_id)),
+            &path,
+            None,
+            &format!("subagent {agent_id}"),
+        )?;
         let meta_path = meta_path_of(&path);
         let meta: Value = std::fs::read(&meta_path)
             .ok()
@@ -875,11 +888,12 @@ fn ctx_for<'a>(
 /// load the chain the writer continues from (see [`prepare_writer`]).
 fn open_for_writing(
     store: &StoreCore,
+    (session, agent): (&str, Option<&str>),
     path: &std::path::Path,
     cache: Option<&std::path::Path>,
     what: &str,
 ) -> Result<(LogWriter, Chain, ReadReport)> {
-    let writer = LogWriter::open(path, false, store.options().durability, what)?;
+    let writer = store.open_log_writer(session, agent, path, false, true, what)?;
     let (chain, report) = prepare_writer(&writer, path, cache)?;
     Ok((writer, chain, report))
 }

@@ -29,7 +29,7 @@ mod rank;
 
 /// The cache's own version (FORMAT.md §23.2): a cache of another version is
 /// set aside and rebuilt, never read.
-pub(crate) const CACHE_VERSION: i64 = 4;
+pub(crate) const CACHE_VERSION: i64 = 5;
 
 /// Marks the file as a sessionkit search cache (`sks1`), so a stray SQLite
 /// database in its place is not mistaken for one.
@@ -94,6 +94,19 @@ CREATE TABLE calls(
   tool TEXT NOT NULL,
   PRIMARY KEY(session, agent, call)
 ) WITHOUT ROWID;
+CREATE TABLE feed(
+  dir_mtime_ns INTEGER NOT NULL,
+  feed_dev INTEGER NOT NULL,
+  feed_ino INTEGER NOT NULL,
+  feed_offset INTEGER NOT NULL,
+  full_at_ms INTEGER NOT NULL
+);
+CREATE TABLE watched(
+  session TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  seen_ms INTEGER NOT NULL,
+  PRIMARY KEY(session, agent)
+) WITHOUT ROWID;
 CREATE VIRTUAL TABLE messages USING fts5(
   text, session UNINDEXED, agent UNINDEXED, message UNINDEXED, role UNINDEXED, ts UNINDEXED,
   tools UNINDEXED, at UNINDEXED, len UNINDEXED,
@@ -148,7 +161,7 @@ impl From<Error> for Failure {
     }
 }
 
-fn failure(path: &Path, e: rusqlite::Error) -> Failure {
+pub(crate) fn failure(path: &Path, e: rusqlite::Error) -> Failure {
     match e.sqlite_error_code() {
         Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
             Failure::Damaged(e.to_string())
@@ -167,6 +180,34 @@ pub(crate) struct LogState {
     indexed: i64,
     head_hash: i64,
     tail_hash: i64,
+}
+
+/// What the file recorded of the store's last full check (its `feed` row,
+/// FORMAT.md §23.4): the store directory's modification time and the change
+/// feed's identity and length, as seen before that check, the offset in the
+/// feed read up to since, and when the check started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FeedState {
+    pub dir_mtime_ns: i64,
+    pub feed_dev: i64,
+    pub feed_ino: i64,
+    pub feed_offset: i64,
+    pub full_at_ms: i64,
+}
+
+/// What a freshness check found, to record with [`Cache::record`].
+pub(crate) struct Checked<'a> {
+    /// A full check (every log listed), or one of the watched logs only.
+    pub full: bool,
+    /// The logs the feed named since the recorded offset, now watched.
+    pub named: &'a [(String, String)],
+    /// The offset in the feed read up to.
+    pub feed_offset: i64,
+    /// The logs whose state was compared, and the states the cache knew.
+    pub logs: &'a [LogRef],
+    pub known: &'a Known,
+    /// The logs watched before the check.
+    pub watched: &'a [(String, String)],
 }
 
 /// The state of every log the cache knows, by (session, agent), sorted.
@@ -340,8 +381,9 @@ impl Cache {
     /// log that was rewritten. A log's rows and its state change in one
     /// transaction, which holds several logs (up to [`BATCH_BYTES`]). Returns
     /// the bytes of log read.
-    /// `known` is [`Cache::open_known`]'s: it may be stale, as the state of
-    /// each log to index is read again under the write lock.
+    /// `known` (the states [`Cache::states`] or [`Cache::states_of`] read)
+    /// may be stale, as the state of each log to index is read again under
+    /// the write lock.
     pub(crate) fn refresh(
         &mut self,
         logs: &[LogRef],
@@ -412,17 +454,170 @@ impl Cache {
         Ok(read)
     }
 
-    /// Open the cache (as [`Cache::open`]) and read the state of every log it
-    /// knows.
-    pub(crate) fn open_known(path: &Path) -> std::result::Result<(Cache, Known), Failure> {
-        let cache = Cache::open(path)?;
-        let known = cache.states().map_err(|e| failure(path, e))?;
-        Ok((cache, known))
+    /// The file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's record of the last full check, if it has one.
+    pub(crate) fn feed_state(&self) -> rusqlite::Result<Option<FeedState>> {
+        self.conn
+            .prepare_cached(
+                "SELECT dir_mtime_ns, feed_dev, feed_ino, feed_offset, full_at_ms FROM feed
+                 WHERE rowid = 1",
+            )?
+            .query_row([], |r| {
+                Ok(FeedState {
+                    dir_mtime_ns: r.get(0)?,
+                    feed_dev: r.get(1)?,
+                    feed_ino: r.get(2)?,
+                    feed_offset: r.get(3)?,
+                    full_at_ms: r.get(4)?,
+                })
+            })
+            .optional()
+    }
+
+    /// The logs watched (named by the feed), sorted.
+    pub(crate) fn watched(&self) -> std::result::Result<Vec<(String, String)>, Failure> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT session, agent FROM watched ORDER BY session, agent")
+            .map_err(|e| failure(&self.path, e))?;
+        let rows = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| failure(&self.path, e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| failure(&self.path, e))
+    }
+
+    /// The states of the logs `keys` (sorted) that the cache knows, sorted.
+    pub(crate) fn states_of(
+        &self,
+        keys: &[(String, String)],
+    ) -> std::result::Result<Known, Failure> {
+        let fail = |e| failure(&self.path, e);
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs
+                 WHERE session = ?1 AND agent = ?2",
+            )
+            .map_err(fail)?;
+        let mut known = Vec::new();
+        for (s, a) in keys {
+            if let Some(state) = st
+                .query_row([s, a], |r| state_of(r, 0))
+                .optional()
+                .map_err(fail)?
+            {
+                known.push(((s.clone(), a.clone()), state));
+            }
+        }
+        Ok(known)
+    }
+
+    /// Record a freshness check seen as `look` (FORMAT.md §23.4), in one
+    /// transaction: the feed's offset, and after a full check the directory's
+    /// time, the feed's identity and the check's time; the logs the feed
+    /// named become watched, a watched log that changed is marked seen now,
+    /// and a full check lets go of the watched logs that are gone or
+    /// unchanged for [`super::fresh::WATCH_FOR_MS`]. Writes nothing when
+    /// there is nothing new.
+    pub(crate) fn record(
+        &mut self,
+        look: &super::fresh::Look,
+        checked: &Checked<'_>,
+    ) -> std::result::Result<(), Failure> {
+        let Changes { gone, read } = changes(checked.logs, checked.known);
+        let changed: Vec<(&str, &str)> = read
+            .iter()
+            .map(|(l, _)| (l.session.as_str(), l.agent.as_str()))
+            .filter(|k| {
+                checked
+                    .watched
+                    .binary_search_by(|(s, a)| (s.as_str(), a.as_str()).cmp(k))
+                    .is_ok()
+            })
+            .collect();
+        let (dev, ino, _) = look.feed_id();
+        let old = self.feed_state().map_err(|e| failure(&self.path, e))?;
+        if !checked.full
+            && checked.named.is_empty()
+            && changed.is_empty()
+            && gone.is_empty()
+            && old.as_ref().map(|s| s.feed_offset) == Some(checked.feed_offset)
+        {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let fail = |e| failure(&path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        if checked.full {
+            tx.execute(
+                "INSERT OR REPLACE INTO feed(rowid, dir_mtime_ns, feed_dev, feed_ino, feed_offset, full_at_ms)
+                 VALUES (1, ?1, ?2, ?3, ?4, ?5)",
+                params![look.dir_mtime_ns, dev, ino, checked.feed_offset, look.now_ms],
+            )
+            .map_err(fail)?;
+        } else {
+            // Only forward, and only in the feed it was read from: another
+            // process may have recorded a later check meanwhile.
+            tx.execute(
+                "UPDATE feed SET feed_offset = max(feed_offset, ?1)
+                 WHERE rowid = 1 AND feed_dev = ?2 AND feed_ino = ?3",
+                params![checked.feed_offset, dev, ino],
+            )
+            .map_err(fail)?;
+        }
+        {
+            let mut watch = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO watched(session, agent, seen_ms) VALUES (?1, ?2, ?3)",
+                )
+                .map_err(fail)?;
+            for (s, a) in checked.named {
+                watch.execute(params![s, a, look.now_ms]).map_err(fail)?;
+            }
+            for (s, a) in &changed {
+                watch.execute(params![s, a, look.now_ms]).map_err(fail)?;
+            }
+            let mut unwatch = tx
+                .prepare_cached("DELETE FROM watched WHERE session = ?1 AND agent = ?2")
+                .map_err(fail)?;
+            for (s, a) in &gone {
+                unwatch.execute([s, a]).map_err(fail)?;
+            }
+            if checked.full {
+                let mut listed: Vec<(&str, &str)> = checked
+                    .logs
+                    .iter()
+                    .map(|l| (l.session.as_str(), l.agent.as_str()))
+                    .collect();
+                listed.sort_unstable();
+                for (s, a) in checked.watched {
+                    if listed.binary_search(&(s.as_str(), a.as_str())).is_err() {
+                        unwatch.execute([s, a]).map_err(fail)?;
+                    }
+                }
+            }
+        }
+        if checked.full {
+            tx.execute(
+                "DELETE FROM watched WHERE seen_ms < ?1",
+                [look.now_ms.saturating_sub(super::fresh::WATCH_FOR_MS)],
+            )
+            .map_err(fail)?;
+        }
+        tx.commit().map_err(fail)
     }
 
     /// Every log's state, sorted by session and agent (the table's key: no
     /// sort is run) for a lookup that neither hashes nor allocates.
-    fn states(&self) -> rusqlite::Result<Known> {
+    pub(crate) fn states(&self) -> rusqlite::Result<Known> {
         let mut st = self.conn.prepare_cached(
             "SELECT session, agent, ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs
              ORDER BY session, agent",

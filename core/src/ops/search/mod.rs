@@ -5,8 +5,10 @@
 
 mod cache;
 mod document;
+mod fresh;
 mod query;
 
+pub use fresh::SEARCH_FULL_CHECK_MS;
 pub use query::{MAX_SEARCH_QUERY_BYTES, MAX_SEARCH_QUERY_TERMS};
 
 use std::ffi::CStr;
@@ -23,6 +25,7 @@ use crate::format::layout::{subagents_dir_in, SUBAGENTS_DIR};
 use crate::platform;
 use crate::store::{list_store, subagent_logs_in, ListedLog, StoreCore};
 use cache::{Cache, Failure, Filter, LogRef};
+use fresh::Look;
 
 /// How many hits a query returns when it does not say.
 pub const DEFAULT_SEARCH_LIMIT: usize = 20;
@@ -95,6 +98,13 @@ pub struct SearchResults {
     pub hits: Vec<SearchHit>,
     /// Bytes of log read to bring the caches up to date before answering.
     pub indexed_bytes: u64,
+    /// How many logs' states (a `stat` each) were compared with the caches'
+    /// before answering: every log of the store after a full check, only the
+    /// logs the change feed named otherwise (FORMAT.md §23.4). A measure of
+    /// the freshness check's cost, for tests and benchmarks; not in the JSON
+    /// form.
+    #[serde(skip)]
+    pub checked: u64,
     /// Damaged caches found, set aside (renamed to these paths) and rebuilt.
     pub set_aside: Vec<PathBuf>,
     /// Projects whose cache another process was updating: their hits may miss
@@ -203,31 +213,55 @@ fn search_store(
 ) -> Result<Vec<cache::Row>> {
     let paths = cache::cache_paths(dir);
     let blobs = BlobStore::new(dir);
-    let open_all = || paths.iter().map(|p| Cache::open_known(p)).collect();
-    // Listing the logs (a stat per log) is most of what a query costs before
-    // it matches: the cache opens and reads what it knows meanwhile.
-    let (logs, opened): (_, Vec<_>) = std::thread::scope(|sc| {
-        let opening = sc.spawn(open_all);
-        let logs = logs_in(dir);
-        let opened = opening.join().unwrap_or_else(|_| open_all());
-        (logs, opened)
+    // The cache's directory first: made after the look, it would change the
+    // store directory's time and make the next query check every log.
+    if let Some(parent) = paths[0].parent() {
+        crate::fsutil::create_private_dir(parent)?;
+    }
+    // Before anything is listed or read: a change after this is the next
+    // query's (§23.4).
+    let look = Look::take(dir)?;
+    let opened: Vec<_> = on_each(&paths, |path| {
+        Cache::open(path).and_then(|c| {
+            let state = c.feed_state().map_err(|e| cache::failure(path, e))?;
+            Ok((c, state))
+        })
     });
+    // One listing of the store for every file that must make a full check.
+    let full = opened.iter().any(|o| {
+        o.as_ref()
+            .map_or(true, |(_, state)| look.needs_full(state.as_ref()))
+    });
+    let listed = if full { Some(logs_in(dir)?) } else { None };
     let mut shards: Vec<Vec<LogRef>> = (0..paths.len()).map(|_| Vec::new()).collect();
-    for log in logs? {
+    for log in listed.into_iter().flatten() {
         shards[cache::shard_of(&log.session)].push(log);
     }
-    let blobs = &blobs;
-    let answers: Vec<_> = std::thread::scope(|sc| {
-        let mut work = paths.iter().zip(opened).zip(&shards);
+    let (blobs, look) = (&blobs, &look);
+    let work: Vec<_> = paths
+        .iter()
+        .zip(opened)
+        .zip(shards)
+        .enumerate()
+        .map(|(shard, ((path, opened), listed))| (shard, path, opened, listed))
+        .collect();
+    let answers = std::thread::scope(|sc| {
+        let mut work = work.into_iter();
         let here = work.next();
         let others: Vec<_> = work
-            .map(|((path, opened), logs)| {
-                sc.spawn(move || search_file(dir, path, opened, logs, filter, blobs))
+            .map(|(shard, path, opened, listed)| {
+                sc.spawn(move || {
+                    let listed = full.then_some(listed);
+                    search_file(dir, path, shard, opened, listed, look, filter, blobs)
+                })
             })
             .collect();
         let mut answers = Vec::new();
-        if let Some(((path, opened), logs)) = here {
-            answers.push(search_file(dir, path, opened, logs, filter, blobs));
+        if let Some((shard, path, opened, listed)) = here {
+            let listed = full.then_some(listed);
+            answers.push(search_file(
+                dir, path, shard, opened, listed, look, filter, blobs,
+            ));
         }
         for other in others {
             answers.push(
@@ -242,6 +276,7 @@ fn search_store(
     for answer in answers {
         let answer = answer?;
         out.indexed_bytes += answer.indexed_bytes;
+        out.checked += answer.checked;
         out.set_aside.extend(answer.set_aside);
         if answer.stale && !out.stale.iter().any(|p| p == project) {
             out.stale.push(project.to_string());
@@ -251,29 +286,59 @@ fn search_store(
     Ok(rows)
 }
 
+/// `f` of each of `items`, the first on this thread and the others each on
+/// its own, in order.
+fn on_each<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    std::thread::scope(|sc| {
+        let f = &f;
+        let others: Vec<_> = items[1.min(items.len())..]
+            .iter()
+            .map(|item| sc.spawn(move || f(item)))
+            .collect();
+        let mut out: Vec<R> = items.first().map(f).into_iter().collect();
+        for other in others {
+            out.push(
+                other
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            );
+        }
+        out
+    })
+}
+
 /// What one file of a store's cache answered.
 struct FileAnswer {
     rows: Vec<cache::Row>,
     indexed_bytes: u64,
+    /// Logs whose state was compared with the cache's.
+    checked: u64,
     set_aside: Vec<PathBuf>,
     /// Another process held the file: the rows may miss the latest appends.
     stale: bool,
 }
 
-/// Bring the cache file at `path` up to date with `logs` (those of the
-/// sessions it indexes) and query it; a damaged file is set aside and rebuilt
-/// once.
+type Opened = std::result::Result<(Cache, Option<cache::FeedState>), Failure>;
+
+/// Bring the cache file at `path` (shard `shard`) up to date and query it; a
+/// damaged file is set aside and rebuilt once. `listed` holds the logs of its
+/// sessions when the store was listed for a full check; otherwise only the
+/// logs the change feed has named are looked at (§23.4).
+#[allow(clippy::too_many_arguments)]
 fn search_file(
     dir: &Path,
     path: &Path,
-    opened: std::result::Result<(Cache, cache::Known), Failure>,
-    logs: &[LogRef],
+    shard: usize,
+    opened: Opened,
+    listed: Option<Vec<LogRef>>,
+    look: &Look,
     filter: &Filter<'_>,
     blobs: &BlobStore,
 ) -> Result<FileAnswer> {
     let mut answer = FileAnswer {
         rows: Vec::new(),
         indexed_bytes: 0,
+        checked: 0,
         set_aside: Vec::new(),
         stale: false,
     };
@@ -283,13 +348,17 @@ fn search_file(
         attempt += 1;
         let result = opened
             .take()
-            .unwrap_or_else(|| Cache::open_known(path))
-            .and_then(|(mut c, known)| {
-                match c.refresh(logs, &known, blobs) {
-                    Ok(n) => answer.indexed_bytes += n,
-                    Err(Failure::Busy) => answer.stale = true,
-                    Err(e) => return Err(e),
-                }
+            .unwrap_or_else(|| {
+                Cache::open(path).and_then(|c| {
+                    let state = c.feed_state().map_err(|e| cache::failure(path, e))?;
+                    Ok((c, state))
+                })
+            })
+            .and_then(|(mut c, state)| {
+                let fresh = freshen(dir, shard, &mut c, state, listed.as_deref(), look, blobs)?;
+                answer.indexed_bytes += fresh.indexed_bytes;
+                answer.checked += fresh.checked;
+                answer.stale |= fresh.stale;
                 c.query(filter, |row| hit_text(dir, row, blobs))
             });
         match result {
@@ -313,6 +382,98 @@ fn search_file(
             Err(Failure::Other(e)) => return Err(e),
         }
     }
+}
+
+/// What bringing one file up to date did.
+struct Freshened {
+    indexed_bytes: u64,
+    checked: u64,
+    /// Another process held the file's write lock.
+    stale: bool,
+}
+
+/// Bring the cache file `c` (shard `shard`, last checked as `state`) up to
+/// date (§23.4): with `listed`, every log of its sessions is compared with
+/// its row; without, the watched logs and those the feed named since the
+/// recorded offset (a `stat` each). Then the check is recorded.
+fn freshen(
+    dir: &Path,
+    shard: usize,
+    c: &mut Cache,
+    state: Option<cache::FeedState>,
+    listed: Option<&[LogRef]>,
+    look: &Look,
+    blobs: &BlobStore,
+) -> std::result::Result<Freshened, Failure> {
+    // A full check of a file that has a state reads the feed from its
+    // offset, and from its start when the feed was replaced: a writer that
+    // opened a log before keeps appending to it.
+    let (dev, ino, _) = look.feed_id();
+    let from = state
+        .as_ref()
+        .filter(|s| (s.feed_dev, s.feed_ino) == (dev, ino))
+        .map_or(0, |s| s.feed_offset);
+    let (named, feed_offset) = look.names_since(dir, from, shard)?;
+    let watched = c.watched()?;
+    let stated;
+    let (logs, known) = match listed {
+        Some(logs) => (logs, c.states().map_err(|e| cache::failure(c.path(), e))?),
+        None => {
+            let mut keys: Vec<(String, String)> = watched.iter().chain(&named).cloned().collect();
+            keys.sort();
+            keys.dedup();
+            stated = stat_logs(dir, &keys)?;
+            (&stated[..], c.states_of(&keys)?)
+        }
+    };
+    let mut out = Freshened {
+        indexed_bytes: 0,
+        checked: logs.len() as u64,
+        stale: false,
+    };
+    match c.refresh(logs, &known, blobs) {
+        Ok(n) => out.indexed_bytes = n,
+        Err(Failure::Busy) => {
+            // Nothing recorded: the next query looks again.
+            out.stale = true;
+            return Ok(out);
+        }
+        Err(e) => return Err(e),
+    }
+    let checked = cache::Checked {
+        full: listed.is_some(),
+        named: &named,
+        feed_offset,
+        logs,
+        known: &known,
+        watched: &watched,
+    };
+    match c.record(look, &checked) {
+        Ok(()) => {}
+        Err(Failure::Busy) => out.stale = true,
+        Err(e) => return Err(e),
+    }
+    Ok(out)
+}
+
+/// The logs `keys` (session, agent) that exist, with their state: a `stat`
+/// each.
+fn stat_logs(dir: &Path, keys: &[(String, String)]) -> Result<Vec<LogRef>> {
+    let mut logs = Vec::with_capacity(keys.len());
+    for (session, agent) in keys {
+        let path = log_path(dir, session, agent);
+        match std::fs::metadata(&path) {
+            Ok(m) => logs.push(LogRef {
+                path,
+                session: session.clone(),
+                agent: agent.clone(),
+                seen: (m.ino() as i64, m.len() as i64, cache::mtime_ns(&m)),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&path, e)),
+        }
+    }
+    Ok(logs)
 }
 
 /// The indexed text of a hit's message, read from its line in the log; `None`

@@ -1,0 +1,84 @@
+//! The change feed (FORMAT.md §10.8): `.sessions-feed` in the store
+//! directory, to which a writer appends the name of a log as it opens the log
+//! for writing, before its first write to it. A search then stats the logs
+//! the feed names since it last looked, not every log of the store. The feed
+//! is a hint, never truth: a line that is missing (an older writer, a crash)
+//! is made up for by the search's full check, which runs at least every
+//! minute.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::format::ids::validate_path_id;
+use crate::platform::Private;
+
+/// The feed's name in the store directory.
+pub(crate) const FEED_FILE: &str = ".sessions-feed";
+
+/// The feed of the store in `dir`.
+pub(crate) fn feed_path(dir: &Path) -> PathBuf {
+    dir.join(FEED_FILE)
+}
+
+/// Append the line naming the log of `session` (or of its subagent `agent`)
+/// to the feed of the store in `dir`: one `write(2)` on an `O_APPEND` file,
+/// which is created 0600 when missing, and no fsync. A failure is ignored:
+/// the line only makes a search see an append sooner, and a search that
+/// misses it sees the append at its next full check.
+pub(crate) fn announce(dir: &Path, session: &str, agent: Option<&str>) {
+    let line = match agent {
+        Some(a) => format!("{session}/{a}\n"),
+        None => format!("{session}\n"),
+    };
+    let _ = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .private()
+        .open(feed_path(dir))
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+}
+
+/// The logs the whole lines of `bytes` name, as (session, agent; empty for
+/// the session's own log), and the length of those lines: a last line
+/// without its newline (a write under way) is left for the next read. A line
+/// that does not name a log (not two valid ids at most) is skipped.
+pub(crate) fn parse(bytes: &[u8]) -> (Vec<(String, String)>, usize) {
+    let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut logs = Vec::new();
+    for line in bytes[..end].split(|&b| b == b'\n') {
+        let Ok(line) = std::str::from_utf8(line) else {
+            continue;
+        };
+        let (session, agent) = line.split_once('/').unwrap_or((line, ""));
+        if validate_path_id("session id", session).is_err()
+            || (!agent.is_empty() && validate_path_id("agent id", agent).is_err())
+        {
+            continue;
+        }
+        logs.push((session.to_string(), agent.to_string()));
+    }
+    (logs, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn lines_are_appended_and_read_back_whole_lines_only() {
+        let dir = tempfile::tempdir().unwrap();
+        announce(dir.path(), "s1", None);
+        announce(dir.path(), "s1", Some("a1"));
+        let path = feed_path(dir.path());
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let mut bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes, b"s1\ns1/a1\n");
+        bytes.extend_from_slice(b"../x\n\xff\na/b/c\ns2");
+        let (logs, end) = parse(&bytes);
+        assert_eq!(logs, [("s1".into(), "".into()), ("s1".into(), "a1".into())]);
+        assert_eq!(end, bytes.len() - 2, "the torn line is left");
+    }
+}
