@@ -120,7 +120,10 @@ impl Conversation {
     /// Replace a few lines of file `f` (somewhere in it) by new code.
     fn edit(&mut self, f: usize) -> (String, String) {
         let text = &self.files[f].text;
-        let start = self.rng.below(text.len() as u64) as usize;
+        let mut start = self.rng.below(text.len() as u64) as usize;
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
         let start = text[..start].rfind('\n').map_or(0, |i| i + 1);
         let old_len = self.rng.log_uniform(100.0, 1_200.0);
         let end = text[start..]
@@ -323,12 +326,12 @@ fn kb(b: u64) -> String {
 /// `{type, file: {filePath, content, numLines, startLine, totalLines}}`; any
 /// other tool: `{stdout, stderr, interrupted, isImage}`); before each typed
 /// prompt a `file-history-snapshot` line with no backups. Returns the bytes
-/// added to the file. Not counted: thinking blocks (their signatures cannot be
+/// added to the file, by what adds them. Not counted: thinking blocks (their signatures cannot be
 /// known), an Edit's extra fields, a line per content block.
-fn tool_estimate_claude(path: &Path, root: &str) -> Res<u64> {
+fn tool_estimate_claude(path: &Path, root: &str) -> Res<Extra> {
     let text = std::fs::read_to_string(path)?;
     let mut tools: HashMap<String, (String, Value)> = HashMap::new();
-    let mut extra = 0u64;
+    let mut extra = Extra::new();
     for line in text.lines() {
         let mut v: Value = serde_json::from_str(line)?;
         let base = serde_json::to_string(&v)?.len() as i64;
@@ -336,8 +339,10 @@ fn tool_estimate_claude(path: &Path, root: &str) -> Res<u64> {
         if kind != "user" && kind != "assistant" {
             continue;
         }
+        let mut what = "prompts: gitBranch";
         v["gitBranch"] = json!("main");
         if kind == "assistant" {
+            what = "assistant lines: gitBranch, requestId, usage";
             v["requestId"] = json!(format!("req_011C{}", "V".repeat(22)));
             if let Some(u) = v["message"]["usage"].as_object_mut() {
                 u.insert("cache_creation_input_tokens".into(), json!(1_234));
@@ -367,15 +372,17 @@ fn tool_estimate_claude(path: &Path, root: &str) -> Res<u64> {
                     }
                 };
                 v["toolUseResult"] = copy;
+                what = "tool results: gitBranch, toolUseResult";
             }
         } else if v["message"]["content"].is_string() {
             let uuid = v["uuid"].clone();
             let snap = json!({"type": "file-history-snapshot", "messageId": uuid,
                 "snapshot": {"messageId": uuid, "trackedFileBackups": {}, "timestamp": v["timestamp"]},
                 "isSnapshotUpdate": false});
-            extra += serde_json::to_string(&snap)?.len() as u64 + 1;
+            *extra.entry("file-history-snapshot lines").or_default() +=
+                serde_json::to_string(&snap)?.len() as u64 + 1;
         }
-        extra += (serde_json::to_string(&v)?.len() as i64 - base) as u64;
+        *extra.entry(what).or_default() += (serde_json::to_string(&v)?.len() as i64 - base) as u64;
     }
     Ok(extra)
 }
@@ -389,9 +396,9 @@ fn tool_estimate_claude(path: &Path, root: &str) -> Res<u64> {
 /// "duration_seconds"}}` (the output escaped once more). Returns the bytes
 /// added. Not counted: `reasoning` items (their `encrypted_content` cannot be
 /// known), the session's first instructions and environment messages.
-fn tool_estimate_codex(path: &Path, root: &str) -> Res<u64> {
+fn tool_estimate_codex(path: &Path, root: &str) -> Res<Extra> {
     let text = std::fs::read_to_string(path)?;
-    let mut extra = 0u64;
+    let mut extra = Extra::new();
     let mut in_response = false;
     let mut totals = (0u64, 0u64);
     let line_len = |v: &Value| -> Res<u64> { Ok(serde_json::to_string(v)?.len() as u64 + 1) };
@@ -412,14 +419,14 @@ fn tool_estimate_codex(path: &Path, root: &str) -> Res<u64> {
             let t = json!({"timestamp": ts, "type": "event_msg", "payload": {"type": "token_count",
                 "info": {"total_token_usage": {"input_tokens": totals.0, "cached_input_tokens": totals.0 * 9 / 10,
                 "output_tokens": totals.1, "reasoning_output_tokens": totals.1 / 3, "total_tokens": totals.0 + totals.1}}}});
-            extra += line_len(&t)?;
+            *extra.entry("token_count events").or_default() += line_len(&t)?;
         }
         in_response = from_model;
         if kind == "event_msg" && ptype == "user_message" {
             let t = json!({"timestamp": ts, "type": "turn_context", "payload": {"cwd": root,
                 "approval_policy": "on-request", "sandbox_policy": {"mode": "workspace-write"},
                 "model": "gpt-5-codex", "effort": "medium", "summary": "auto"}});
-            extra += line_len(&t)?;
+            *extra.entry("turn_context lines").or_default() += line_len(&t)?;
         }
         if ptype == "function_call_output" {
             let base = line_len(&v)?;
@@ -427,7 +434,7 @@ fn tool_estimate_codex(path: &Path, root: &str) -> Res<u64> {
             v["payload"]["output"] = json!(json!({"output": out,
                 "metadata": {"exit_code": 0, "duration_seconds": 0.1}})
             .to_string());
-            extra += line_len(&v)? - base;
+            *extra.entry("outputs wrapped with metadata").or_default() += line_len(&v)? - base;
         }
     }
     Ok(extra)
@@ -436,11 +443,20 @@ fn tool_estimate_codex(path: &Path, root: &str) -> Res<u64> {
 // ---------------------------------------------------------------------------
 // The run
 
+/// Bytes an estimate adds, by what adds them.
+type Extra = BTreeMap<&'static str, u64>;
+
 struct Export {
     bytes: u64,
     alloc: u64,
     lines: u64,
-    estimate_extra: u64,
+    estimate: Extra,
+}
+
+impl Export {
+    fn estimate_extra(&self) -> u64 {
+        self.estimate.values().sum()
+    }
 }
 
 fn export(store: &Store, id: &str, to: ExportTarget, home: &Path) -> Res<Export> {
@@ -453,7 +469,7 @@ fn export(store: &Store, id: &str, to: ExportTarget, home: &Path) -> Res<Export>
     let r = store.export_to(id, &opts)?;
     let files = walk(home)?;
     let root = store.project_root().display().to_string();
-    let estimate_extra = match to {
+    let estimate = match to {
         ExportTarget::ClaudeCode => tool_estimate_claude(&r.path, &root)?,
         ExportTarget::Codex => tool_estimate_codex(&r.path, &root)?,
     };
@@ -465,7 +481,7 @@ fn export(store: &Store, id: &str, to: ExportTarget, home: &Path) -> Res<Export>
         bytes: files.values().map(|v| v.0).sum(),
         alloc: files.values().map(|v| v.1).sum(),
         lines,
-        estimate_extra,
+        estimate,
     })
 }
 
@@ -692,7 +708,7 @@ fn run(dir: &Path, turns: u64) -> Res<()> {
         ("Claude Code transcript", ExportTarget::ClaudeCode),
     ] {
         let e = export(&r.store, &r.id, to, &agents.join(to.name()).join("session"))?;
-        let est = e.bytes + e.estimate_extra;
+        let est = e.bytes + e.estimate_extra();
         println!(
             "  {name:<28} {:>12} {:>12} {:>10} {:>14} {:>12}   ({} allocated)",
             mb(e.bytes),
@@ -702,6 +718,9 @@ fn run(dir: &Path, turns: u64) -> Res<()> {
             kb(est / turns),
             mb(e.alloc)
         );
+        for (what, b) in &e.estimate {
+            println!("    + {what:<48} {:>12}", mb(*b));
+        }
         for f in &r.forks {
             let home = agents.join(to.name()).join(f.at.replace(' ', "-"));
             let e = export(&r.store, &f.id, to, &home)?;
@@ -709,7 +728,7 @@ fn run(dir: &Path, turns: u64) -> Res<()> {
                 "    fork at the {:<14} {:>12} added (its prefix copy); {:>12} with the estimate",
                 f.at,
                 mb(e.bytes),
-                mb(e.bytes + e.estimate_extra)
+                mb(e.bytes + e.estimate_extra())
             );
         }
     }
