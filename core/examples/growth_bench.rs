@@ -639,6 +639,9 @@ fn main() -> Res<()> {
     let mut args = std::env::args().skip(1);
     let dir = PathBuf::from(args.next().ok_or("usage: growth_bench DIR [TURNS]")?);
     let turns: u64 = args.next().map_or(Ok(1000), |s| s.parse())?;
+    if turns == 0 {
+        return Err("TURNS must be at least 1".into());
+    }
     if dir.exists() {
         return Err(format!("{} exists; give a new directory", dir.display()).into());
     }
