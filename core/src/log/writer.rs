@@ -46,6 +46,11 @@ pub(crate) struct LogWriter {
     fsyncs: AtomicU64,
     /// A write failed part way and its bytes could not be cut off again.
     broken: AtomicBool,
+    /// The store directory and the change feed's line for this log
+    /// (FORMAT.md §10.8), appended to the feed before the first write.
+    feed: Option<(PathBuf, String)>,
+    /// Whether the feed line was written.
+    announced: AtomicBool,
 }
 
 impl LogWriter {
@@ -96,7 +101,16 @@ impl LogWriter {
             synced: Mutex::new(0),
             fsyncs: AtomicU64::new(0),
             broken: AtomicBool::new(false),
+            feed: None,
+            announced: AtomicBool::new(false),
         })
+    }
+
+    /// This writer, naming its log in the change feed of the store in `dir`
+    /// (`line`, [`crate::store::feed::line`]) before its first write.
+    pub fn with_feed(mut self, dir: &Path, line: String) -> LogWriter {
+        self.feed = Some((dir.to_path_buf(), line));
+        self
     }
 
     /// Take the log's exclusive lock, waiting up to `timeout` for another
@@ -210,6 +224,11 @@ impl LogWriter {
                 &self.path,
                 std::io::Error::other("an earlier write failed part way; reopen the log"),
             ));
+        }
+        if let Some((dir, line)) = &self.feed {
+            if !self.announced.swap(true, Ordering::AcqRel) {
+                crate::store::feed::append(dir, line);
+            }
         }
         #[cfg(feature = "planted-bugs")]
         if let Some(seq) = self.planted_drop(buf)? {

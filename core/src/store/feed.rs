@@ -21,16 +21,19 @@ pub(crate) fn feed_path(dir: &Path) -> PathBuf {
     dir.join(FEED_FILE)
 }
 
-/// Append the line naming the log of `session` (or of its subagent `agent`)
-/// to the feed of the store in `dir`: one `write(2)` on an `O_APPEND` file,
-/// which is created 0600 when missing, and no fsync. A failure is ignored:
-/// the line only makes a search see an append sooner, and a search that
-/// misses it sees the append at its next full check.
-pub(crate) fn announce(dir: &Path, session: &str, agent: Option<&str>) {
-    let line = match agent {
+/// The feed line naming the log of `session` (or of its subagent `agent`).
+pub(crate) fn line(session: &str, agent: Option<&str>) -> String {
+    match agent {
         Some(a) => format!("{session}/{a}\n"),
         None => format!("{session}\n"),
-    };
+    }
+}
+
+/// Append `line` ([`line`]) to the feed of the store in `dir`: one `write(2)`
+/// on an `O_APPEND` file, which is created 0600 when missing, and no fsync. A
+/// failure is ignored: the line only makes a search see an append sooner, and
+/// a search that misses it sees the append at its next full check.
+pub(crate) fn append(dir: &Path, line: &str) {
     let _ = OpenOptions::new()
         .append(true)
         .create(true)
@@ -69,8 +72,8 @@ mod tests {
     #[test]
     fn lines_are_appended_and_read_back_whole_lines_only() {
         let dir = tempfile::tempdir().unwrap();
-        announce(dir.path(), "s1", None);
-        announce(dir.path(), "s1", Some("a1"));
+        append(dir.path(), &line("s1", None));
+        append(dir.path(), &line("s1", Some("a1")));
         let path = feed_path(dir.path());
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);

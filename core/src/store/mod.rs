@@ -1262,7 +1262,7 @@ impl StoreCore {
 
     /// Open the log at `path` for appending, the log of `session` (or of its
     /// subagent `agent`): every opening of a log for writing goes through
-    /// here, so that the change feed names it before its first write
+    /// here, so that the change feed names it at its first write
     /// (FORMAT.md §10.8). `path` is the log's own path, or where it is staged
     /// (a fork's). With `locked` the writer holds the log's exclusive lock,
     /// else it takes it around each write (a shared writer).
@@ -1276,13 +1276,15 @@ impl StoreCore {
         what: &str,
     ) -> Result<crate::log::writer::LogWriter> {
         use crate::log::writer::LogWriter;
-        feed::announce(self.dir(), session, agent);
         let durability = self.options().durability;
-        if locked {
+        let writer = if locked {
             LogWriter::open(path, create_new, durability, what)
         } else {
             LogWriter::open_unlocked(path, create_new, durability, what)
-        }
+        }?;
+        // Written by the first write, so that an open that writes nothing (a
+        // rename refused for its title) leaves the store as it was.
+        Ok(writer.with_feed(self.dir(), feed::line(session, agent)))
     }
 }
 
