@@ -104,7 +104,20 @@ pub(crate) fn object_from_json<T: serde::de::DeserializeOwned>(
             "{what}: expected a JSON object, got {got}"
         )));
     }
-    serde_json::from_str(json).map_err(|e| crate::error::Error::invalid(format!("{what}: {e}")))
+    let mut de = serde_json::Deserializer::from_str(json);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let at = e.path().to_string();
+        let e = e.into_inner();
+        // An unknown field's message names it already; a wrong value's does not.
+        if at == "." || e.to_string().contains("unknown field") {
+            crate::error::Error::invalid(format!("{what}: {e}"))
+        } else {
+            crate::error::Error::invalid(format!("{what}: {at}: {e}"))
+        }
+    })?;
+    de.end()
+        .map_err(|e| crate::error::Error::invalid(format!("{what}: {e}")))?;
+    Ok(value)
 }
 
 #[cfg(test)]
