@@ -772,8 +772,16 @@ fn a_page_of_the_listing_is_that_slice_of_the_whole_and_counts_every_session() {
     let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
     std::io::Write::write_all(&mut f, b"{\"type\":\"state\",\"set\":{\"status\":\"completed\"},\"timestamp\":\"2099-01-01T00:00:00.000Z\"}\n").unwrap();
     drop(f);
+    // A writer left open: its changes are in the index's journal, not the file.
+    let open = e.store.create_session(CreateOptions::default()).unwrap();
+    open.append(json!({"role": "user", "content": "still going"}))
+        .unwrap();
+    open.update_state(json!({"status": "processing"})).unwrap();
+    e.store.delete_session(&ids[3]).unwrap();
     let whole = e.store.list_sessions().unwrap();
     assert_eq!(whole.len(), 7);
+    assert!(whole.iter().any(|x| x.id == open.id()));
+    assert!(!whole.iter().any(|x| x.id == ids[3]));
     assert_eq!(whole[0].id, stale);
     assert_eq!(whole[0].status, Status::Completed);
     for (offset, limit) in [
@@ -797,8 +805,41 @@ fn a_page_of_the_listing_is_that_slice_of_the_whole_and_counts_every_session() {
             .collect();
         let got: Vec<&str> = page.sessions.iter().map(|x| x.id.as_str()).collect();
         assert_eq!(got, want, "offset {offset} limit {limit:?}");
+        // The entries themselves, not only their order.
+        for g in &page.sessions {
+            assert_eq!(Some(g), whole.iter().find(|w| w.id == g.id));
+        }
     }
     let bad = sessionkit::ListOptions::from_json(r#"{"limit": 2, "page": 1}"#).unwrap_err();
     assert_eq!(bad.kind(), ErrorKind::InvalidInput);
     assert!(bad.to_string().contains("page"), "{bad}");
+}
+
+#[test]
+fn a_page_whose_entry_is_damaged_in_the_index_is_listed_from_the_logs() {
+    let e = env();
+    for i in 0..3 {
+        let s = e.store.create_session(CreateOptions::default()).unwrap();
+        s.append(json!({"role": "user", "content": format!("task {i}")}))
+            .unwrap();
+        s.close().unwrap();
+    }
+    let whole = e.store.list_sessions().unwrap();
+    // Only the page's entries are parsed whole: one with a member of the wrong
+    // type makes the index unparseable, and it is rebuilt from the logs.
+    let index = e.store.dir().join("sessions-index.json");
+    let text = std::fs::read_to_string(&index).unwrap();
+    let damaged = text.replacen("\"titleSet\":false", "\"titleSet\":\"no\"", 1);
+    assert_ne!(text, damaged);
+    std::fs::write(&index, damaged).unwrap();
+    let page = e
+        .store
+        .list_page(&sessionkit::ListOptions {
+            offset: 0,
+            limit: Some(2),
+        })
+        .unwrap();
+    assert_eq!(page.total, 3);
+    assert_eq!(page.sessions, whole[..2]);
+    assert_eq!(e.store.list_sessions().unwrap(), whole);
 }

@@ -818,6 +818,8 @@ fn a_truncated_or_replaced_feed_makes_a_full_check() {
         .unwrap()
         .modified()
         .unwrap();
+    // Held open, the old file keeps its inode: the new one cannot reuse it.
+    let _old = std::fs::File::open(&feed).unwrap();
     std::fs::remove_file(&feed).unwrap();
     std::fs::copy(&tmp, &feed).unwrap();
     let dir = std::fs::File::open(env.store.dir()).unwrap();

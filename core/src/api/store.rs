@@ -239,7 +239,10 @@ impl Store {
     /// checked against the logs as a whole one is, but only the page is handed
     /// back, so that a binding builds its objects for one screen of a project
     /// of thousands.
-    pub fn list_page(&self, options: &crate::ListOptions) -> Result<crate::SessionPage> {
+    pub fn list_page(
+        &self,
+        options: &crate::index::ListOptions,
+    ) -> Result<crate::index::SessionPage> {
         self.core.list_page(options)
     }
 

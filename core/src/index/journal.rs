@@ -108,32 +108,19 @@ pub(crate) fn apply(
     idx: &mut IndexFile,
     bytes: &[u8],
     start: u64,
-    mut line: u64,
+    line: u64,
     report: &mut JournalReport,
 ) -> u64 {
     // Where each session's entry is, once the lines outnumber a few: a journal
     // may hold as many bytes as the index, an entry for most sessions.
     const FEW_LINES: u64 = 16;
     let mut positions: Option<HashMap<String, usize>> = None;
-    let mut at = 0usize;
-    while at < bytes.len() {
-        line += 1;
-        let Some(n) = memchr::memchr(b'\n', &bytes[at..]) else {
-            report.torn_tail = Some(SkippedLine {
-                line,
-                offset: start + at as u64,
-                length: (bytes.len() - at) as u64,
-                kind: SkipKind::Torn,
-                reason: "no newline at the end of the journal".into(),
-            });
-            break;
-        };
-        match parse_line(&bytes[at..at + n]) {
-            Ok(JournalLine::Entry(e)) if report.applied < FEW_LINES => {
-                idx.upsert(*e);
-                report.applied += 1;
-            }
-            Ok(JournalLine::Entry(e)) => {
+    let mut applied = 0u64;
+    each_line(bytes, start, line, report, |l| {
+        applied += 1;
+        match l {
+            JournalLine::Entry(e) if applied <= FEW_LINES => idx.upsert(*e),
+            JournalLine::Entry(e) => {
                 // The first of an id's entries, as `upsert` finds it.
                 let positions = positions.get_or_insert_with(|| {
                     let mut at = HashMap::with_capacity(idx.sessions.len());
@@ -149,13 +136,44 @@ pub(crate) fn apply(
                         idx.sessions.push(*e);
                     }
                 }
-                report.applied += 1;
             }
-            Ok(JournalLine::Remove(id)) => {
+            JournalLine::Remove(id) => {
                 // The entries after it move: their positions are made again.
                 if idx.remove(&id).is_some() {
                     positions = None;
                 }
+            }
+        }
+    })
+}
+
+/// Hand each complete, valid line of `bytes` (journal bytes from file offset
+/// `start`, where a line starts; `line` lines come before it) to `each`, in
+/// order, counting it in `report`; report the lines skipped and the torn tail.
+/// Returns the offset just after the last complete line.
+pub(crate) fn each_line(
+    bytes: &[u8],
+    start: u64,
+    mut line: u64,
+    report: &mut JournalReport,
+    mut each: impl FnMut(JournalLine),
+) -> u64 {
+    let mut at = 0usize;
+    while at < bytes.len() {
+        line += 1;
+        let Some(n) = memchr::memchr(b'\n', &bytes[at..]) else {
+            report.torn_tail = Some(SkippedLine {
+                line,
+                offset: start + at as u64,
+                length: (bytes.len() - at) as u64,
+                kind: SkipKind::Torn,
+                reason: "no newline at the end of the journal".into(),
+            });
+            break;
+        };
+        match parse_line(&bytes[at..at + n]) {
+            Ok(l) => {
+                each(l);
                 report.applied += 1;
             }
             Err(reason) => report.skipped.push(SkippedLine {
@@ -172,7 +190,8 @@ pub(crate) fn apply(
     start + at as u64
 }
 
-enum JournalLine {
+/// A journal line: a session's entry set, or removed.
+pub(crate) enum JournalLine {
     Entry(Box<IndexEntry>),
     Remove(String),
 }
@@ -193,16 +212,40 @@ fn parse_line(text: &[u8]) -> std::result::Result<JournalLine, String> {
     }
 }
 
+/// An index as a reader parses it: whole ([`IndexFile`]), or only as far as a
+/// page of the listing needs ([`crate::index::page::RawIndex`]); its journal's
+/// lines apply on top either way.
+pub(crate) trait Journaled: Sized {
+    /// Parse the bytes of the index file at `path` (named in errors).
+    fn parse(bytes: &[u8], path: &Path) -> Result<Self>;
+    /// The generation of the journal the index names.
+    fn generation(&self) -> Option<u64>;
+    /// Apply the journal's `bytes` (from offset 0), as [`apply`] does.
+    fn apply_journal(&mut self, bytes: &[u8], report: &mut JournalReport) -> u64;
+}
+
+impl Journaled for IndexFile {
+    fn parse(bytes: &[u8], path: &Path) -> Result<IndexFile> {
+        IndexFile::parse(bytes, path)
+    }
+    fn generation(&self) -> Option<u64> {
+        self.journal
+    }
+    fn apply_journal(&mut self, bytes: &[u8], report: &mut JournalReport) -> u64 {
+        apply(self, bytes, 0, 0, report)
+    }
+}
+
 /// The index file opened and parsed, with the descriptor kept open so that its
 /// identity can be compared with the path's.
-pub(crate) struct OpenedIndex {
+pub(crate) struct OpenedIndex<T = IndexFile> {
     pub file: File,
-    pub idx: IndexFile,
+    pub idx: T,
 }
 
 /// Open and parse the index file: `Ok(None)` when there is none, `Corrupt` when
 /// it does not parse, `Unsupported` for a newer version.
-pub(crate) fn open_index(dir: &Path) -> Result<Option<OpenedIndex>> {
+pub(crate) fn open_index<T: Journaled>(dir: &Path) -> Result<Option<OpenedIndex<T>>> {
     let path = dir.join(INDEX_FILE);
     let mut file = match File::open(&path) {
         Ok(f) => f,
@@ -211,7 +254,7 @@ pub(crate) fn open_index(dir: &Path) -> Result<Option<OpenedIndex>> {
     };
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).at(&path)?;
-    let idx = IndexFile::parse(&bytes, &path)?;
+    let idx = T::parse(&bytes, &path)?;
     Ok(Some(OpenedIndex { file, idx }))
 }
 
@@ -240,13 +283,13 @@ pub(crate) enum JournalRead {
 }
 
 /// Apply the journal that `opened` names to its index.
-pub(crate) fn read_journal(
+pub(crate) fn read_journal<T: Journaled>(
     dir: &Path,
-    opened: &mut OpenedIndex,
+    opened: &mut OpenedIndex<T>,
     report: &mut JournalReport,
 ) -> Result<JournalRead> {
-    report.generation = opened.idx.journal;
-    let Some(generation) = opened.idx.journal else {
+    report.generation = opened.idx.generation();
+    let Some(generation) = opened.idx.generation() else {
         return Ok(JournalRead::Applied {
             file: None,
             len: 0,
@@ -273,7 +316,7 @@ pub(crate) fn read_journal(
     };
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).at(&path)?;
-    let complete = apply(&mut opened.idx, &bytes, 0, 0, report);
+    let complete = opened.idx.apply_journal(&bytes, report);
     Ok(JournalRead::Applied {
         file: Some(file),
         len: bytes.len() as u64,
@@ -283,8 +326,8 @@ pub(crate) fn read_journal(
 
 /// The index file and its journal as read: the index with the journal applied,
 /// and the files, still open.
-pub(crate) struct Loaded {
-    pub opened: OpenedIndex,
+pub(crate) struct Loaded<T = IndexFile> {
+    pub opened: OpenedIndex<T>,
     pub journal: Option<File>,
     /// The journal's length as read.
     pub journal_len: u64,
@@ -302,8 +345,17 @@ pub(crate) struct Loaded {
 pub(crate) fn load<G>(
     dir: &Path,
     locked: impl FnOnce() -> Result<G>,
-    mut between: impl FnMut(u32),
+    between: impl FnMut(u32),
 ) -> Result<Option<Loaded>> {
+    load_as(dir, locked, between)
+}
+
+/// [`load`], the index parsed as a `T`.
+pub(crate) fn load_as<T: Journaled, G>(
+    dir: &Path,
+    locked: impl FnOnce() -> Result<G>,
+    mut between: impl FnMut(u32),
+) -> Result<Option<Loaded<T>>> {
     const TRIES: u32 = 3;
     let mut locked = Some(locked);
     let mut _guard = None;
@@ -311,7 +363,7 @@ pub(crate) fn load<G>(
         if let (true, Some(lock)) = (attempt == TRIES, locked.take()) {
             _guard = Some(lock()?);
         }
-        let Some(mut opened) = open_index(dir)? else {
+        let Some(mut opened) = open_index::<T>(dir)? else {
             return Ok(None);
         };
         between(attempt);

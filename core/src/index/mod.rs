@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 mod decode;
+pub(crate) mod page;
 
 use crate::blobs::BlobStore;
 use crate::error::{Error, IoContext, Result};

@@ -3,6 +3,7 @@
 //! reported, never silently dropped.
 
 pub(crate) mod cache;
+pub(crate) mod feed;
 pub(crate) mod message;
 pub(crate) mod writer;
 

@@ -107,7 +107,7 @@ impl LogWriter {
     }
 
     /// This writer, naming its log in the change feed of the store in `dir`
-    /// (`line`, [`crate::store::feed::line`]) before its first write.
+    /// (`line`, [`crate::log::feed::line`]) before its first write.
     pub fn with_feed(mut self, dir: &Path, line: String) -> LogWriter {
         self.feed = Some((dir.to_path_buf(), line));
         self
@@ -227,7 +227,7 @@ impl LogWriter {
         }
         if let Some((dir, line)) = &self.feed {
             if !self.announced.swap(true, Ordering::AcqRel) {
-                crate::store::feed::append(dir, line);
+                crate::log::feed::append(dir, line);
             }
         }
         #[cfg(feature = "planted-bugs")]

@@ -1,7 +1,6 @@
 //! The store of one project: paths, the project lock, the index and the session
 //! operations that do not need an open writer.
 
-pub(crate) mod feed;
 pub(crate) mod session;
 pub(crate) mod shared;
 pub(crate) mod trash;
@@ -22,6 +21,7 @@ use crate::format::project::project_code;
 use crate::fsutil;
 use crate::history::{GcPhase, GcProgress};
 use crate::index::journal::{self as journal, StoredIndex};
+use crate::index::page::{RawEntry, RawIndex};
 use crate::index::{
     fold_log, IndexEdit, IndexEntry, IndexFile, WrittenEntries, INDEX_FILE, INDEX_VERSION,
 };
@@ -1005,36 +1005,141 @@ impl StoreCore {
         }
         // What is left had no log when the store was listed.
         let gone: Vec<String> = known.into_iter().flatten().map(|e| e.id).collect();
-        if !refolded.is_empty() || !gone.is_empty() {
-            self.update_index(self.durable(), |cur| {
-                for id in &gone {
-                    if !self.log_path(id).is_ok_and(|p| p.exists()) {
-                        cur.remove(id);
-                    }
-                }
-                for f in refolded {
-                    match cur.get(&f.id) {
-                        Some(c) if c.log_bytes >= f.log_bytes => {}
-                        _ => cur.upsert(f),
-                    }
-                }
-                Ok(())
-            })?;
-        }
+        self.write_back(refolded, gone)?;
         out.sort();
         Ok(out.sessions)
     }
 
-    /// A page of [`StoreCore::list_sessions`].
-    pub(crate) fn list_page(&self, options: &crate::ListOptions) -> Result<crate::SessionPage> {
-        let mut sessions = self.list_sessions()?;
-        let total = sessions.len();
-        let end = options
-            .limit
-            .map_or(total, |n| options.offset.saturating_add(n).min(total));
-        sessions.truncate(end);
-        sessions.drain(..options.offset.min(end));
-        Ok(crate::SessionPage { sessions, total })
+    /// What a listing found, written to the index under the project lock:
+    /// the entries it folded again from their logs (unless a writer has
+    /// meanwhile written one of a log as long or longer), and the removal of
+    /// those whose log was gone (if it still is).
+    fn write_back(&self, refolded: Vec<IndexEntry>, gone: Vec<String>) -> Result<()> {
+        if refolded.is_empty() && gone.is_empty() {
+            return Ok(());
+        }
+        self.update_index(self.durable(), |cur| {
+            for id in &gone {
+                if !self.log_path(id).is_ok_and(|p| p.exists()) {
+                    cur.remove(id);
+                }
+            }
+            for f in refolded {
+                match cur.get(&f.id) {
+                    Some(c) if c.log_bytes >= f.log_bytes => {}
+                    _ => cur.upsert(f),
+                }
+            }
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// A page of [`StoreCore::list_sessions`]: the same entries, checked and
+    /// written back the same way, but only the page's parsed whole
+    /// ([`crate::index::page`]).
+    pub(crate) fn list_page(
+        &self,
+        options: &crate::index::ListOptions,
+    ) -> Result<crate::index::SessionPage> {
+        let whole = || -> Result<crate::index::SessionPage> {
+            let mut sessions = self.list_sessions()?;
+            let (start, end) = page_bounds(options, sessions.len());
+            let total = sessions.len();
+            sessions.truncate(end);
+            sessions.drain(..start);
+            Ok(crate::index::SessionPage { sessions, total })
+        };
+        if options.limit.is_none() {
+            return whole();
+        }
+        let dir = &self.inner.layout.dir;
+        let (read, lengths) = std::thread::scope(|sc| {
+            let lengths = sc.spawn(|| log_lengths(dir));
+            let read = journal::load_as::<RawIndex, _>(dir, || self.project_lock(), |_| {});
+            (read, lengths.join().unwrap_or_else(|_| log_lengths(dir)))
+        });
+        let raw = match read {
+            Ok(Some(loaded)) => loaded.opened.idx,
+            Ok(None) | Err(Error::Corrupt(_)) => return whole(),
+            Err(e) => return Err(e),
+        };
+        let lengths = lengths?;
+        /// An entry of the listing: one of the file's, not parsed yet, or whole.
+        enum Pick<'a> {
+            File(&'a RawEntry),
+            Whole(u64, Box<IndexEntry>),
+        }
+        let at: HashMap<&str, &RawEntry> = raw.entries.iter().map(|e| (e.id.as_str(), e)).collect();
+        let mut picks = Vec::with_capacity(lengths.len());
+        let mut refolded = Vec::new();
+        for (id, len) in &lengths {
+            let fresh = match raw.journaled.get(id) {
+                Some(Some(e)) if e.log_bytes == *len => {
+                    Some(Pick::Whole(entry_ms(e), Box::new(e.clone())))
+                }
+                Some(_) => None,
+                None => at
+                    .get(id.as_str())
+                    .filter(|e| e.log_bytes == *len)
+                    .map(|e| Pick::File(e)),
+            };
+            match fresh {
+                Some(p) => picks.push(p),
+                None => match fold_log(id, &self.log_path(id)?, &self.inner.blobs) {
+                    Ok((e, _)) => {
+                        refolded.push(e.clone());
+                        picks.push(Pick::Whole(entry_ms(&e), Box::new(e)));
+                    }
+                    Err(Error::Io { source, .. })
+                        if source.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                },
+            }
+        }
+        let listed: std::collections::HashSet<&str> =
+            lengths.iter().map(|(id, _)| id.as_str()).collect();
+        let mut gone: Vec<String> = raw
+            .entries
+            .iter()
+            .map(|e| &e.id)
+            .chain(
+                raw.journaled
+                    .iter()
+                    .filter(|(_, e)| e.is_some())
+                    .map(|(id, _)| id),
+            )
+            .filter(|id| !listed.contains(id.as_str()))
+            .cloned()
+            .collect();
+        gone.sort_unstable();
+        gone.dedup();
+        fn key<'p>(p: &'p Pick<'_>) -> (u64, &'p str) {
+            match p {
+                Pick::File(e) => (e.updated_ms, e.id.as_str()),
+                Pick::Whole(ms, e) => (*ms, e.id.as_str()),
+            }
+        }
+        // Newest first, then by id descending (FORMAT.md §10.4).
+        picks.sort_by(|a, b| key(b).cmp(&key(a)));
+        let total = picks.len();
+        let (start, end) = page_bounds(options, total);
+        let path = dir.join(crate::index::INDEX_FILE);
+        let mut sessions = Vec::with_capacity(end - start);
+        for p in picks.drain(start..end) {
+            sessions.push(match p {
+                Pick::File(e) => match e.entry(&path) {
+                    Ok(e) => e,
+                    // Only its id, time and length were read: an entry that is
+                    // not valid makes the index unparseable, as for a whole read.
+                    Err(Error::Corrupt(_)) => return whole(),
+                    Err(e) => return Err(e),
+                },
+                Pick::Whole(_, e) => *e,
+            });
+        }
+        self.write_back(refolded, gone)?;
+        Ok(crate::index::SessionPage { sessions, total })
     }
 
     fn refresh_index(&self) -> Result<Vec<IndexEntry>> {
@@ -1284,7 +1389,7 @@ impl StoreCore {
         }?;
         // Written by the first write, so that an open that writes nothing (a
         // rename refused for its title) leaves the store as it was.
-        Ok(writer.with_feed(self.dir(), feed::line(session, agent)))
+        Ok(writer.with_feed(self.dir(), log::feed::line(session, agent)))
     }
 }
 
@@ -1324,6 +1429,20 @@ pub(crate) fn subagent_logs_in(session_dir: &Path) -> Result<Vec<(String, PathBu
 pub(crate) fn log_ids_in(dir: &Path) -> Result<Vec<String>> {
     let store = crate::platform::Dir::open_path(dir).at(dir)?;
     Ok(list_store(&store, dir)?.into_iter().map(|l| l.id).collect())
+}
+
+/// The range of a listing of `total` entries that `options` asks for.
+fn page_bounds(options: &crate::index::ListOptions, total: usize) -> (usize, usize) {
+    let end = options
+        .limit
+        .map_or(total, |n| options.offset.saturating_add(n).min(total));
+    (options.offset.min(end), end)
+}
+
+/// An entry's update time for sorting (FORMAT.md §10.4): 0 when it does not
+/// parse.
+fn entry_ms(e: &IndexEntry) -> u64 {
+    crate::format::ids::parse_ms(&e.updated_at).unwrap_or(0)
 }
 
 /// Each session log of the store in `dir` with its length: one listing, then

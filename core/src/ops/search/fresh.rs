@@ -9,7 +9,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 
 use crate::error::{Error, IoContext, Result};
-use crate::store::feed;
+use crate::log::feed;
 
 use super::cache::{self, nanos, FeedState};
 
