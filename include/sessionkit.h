@@ -1658,6 +1658,21 @@ sk_status sk_store_info(const struct sk_store *store, char **out_json);
 // result with `sk_string_free`.
 sk_status sk_store_list_sessions(const struct sk_store *store, char **out_json);
 
+// A page of the project's sessions: `{"sessions": [...], "total": n}`, the
+// entries of `sk_store_list_sessions` from `offset`, at most `limit` of them,
+// and how many sessions there are.
+//
+// `options_json`: NULL, "" or `{"offset": n, "limit": n}` (both optional:
+// offset 0, no limit). Unknown keys are `SK_INVALID_INPUT`.
+//
+// # Safety
+//
+// `store` is NULL or a live handle; `options_json` is NULL or NUL-terminated;
+// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+sk_status sk_store_list_page(const struct sk_store *store,
+                             const char *options_json,
+                             char **out_json);
+
 // One session's index entry, as a JSON object.
 //
 // Errors: `SK_NOT_FOUND` for an unknown id, `SK_INVALID_INPUT` for an id that is

@@ -135,6 +135,37 @@ pub unsafe extern "C" fn sk_store_list_sessions(
     })
 }
 
+/// A page of the project's sessions: `{"sessions": [...], "total": n}`, the
+/// entries of `sk_store_list_sessions` from `offset`, at most `limit` of them,
+/// and how many sessions there are.
+///
+/// `options_json`: NULL, "" or `{"offset": n, "limit": n}` (both optional:
+/// offset 0, no limit). Unknown keys are `SK_INVALID_INPUT`.
+///
+/// # Safety
+///
+/// `store` is NULL or a live handle; `options_json` is NULL or NUL-terminated;
+/// `out_json` is NULL or writable. Free the result with `sk_string_free`.
+#[no_mangle]
+pub unsafe extern "C" fn sk_store_list_page(
+    store: *const sk_store,
+    options_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> sk_status {
+    guard("sk_store_list_page", || {
+        // SAFETY: per the function's contract.
+        unsafe {
+            let s = &arg_handle(store, "store")?.store;
+            let options = match opt_str(options_json, "options_json")? {
+                None => sessionkit::ListOptions::default(),
+                Some(text) => sessionkit::ListOptions::from_json(text)?,
+            };
+            let out = arg_out(out_json, "out_json")?;
+            put_json(out, &s.list_page(&options)?)
+        }
+    })
+}
+
 /// One session's index entry, as a JSON object.
 ///
 /// Errors: `SK_NOT_FOUND` for an unknown id, `SK_INVALID_INPUT` for an id that is

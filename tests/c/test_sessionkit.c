@@ -920,6 +920,23 @@ static void test_fork(void) {
     char *list = NULL;
     OK(sk_store_list_sessions(store, &list));
     CHECK(mj_len(list) == 3);
+    /* A page is that slice of the listing, with the total. */
+    char *page = NULL;
+    OK(sk_store_list_page(store, "{\"offset\": 1, \"limit\": 1}", &page));
+    CHECK(mj_int(mj_get(page, "total")) == 3);
+    CHECK(mj_len(mj_get(page, "sessions")) == 1);
+    char *want = mj_get_str(mj_at(list, 1), "id");
+    char *got = mj_get_str(mj_at(mj_get(page, "sessions"), 0), "id");
+    CHECK(want && got && strcmp(want, got) == 0);
+    free(want);
+    free(got);
+    sk_string_free(page);
+    OK(sk_store_list_page(store, NULL, &page));
+    CHECK(mj_len(mj_get(page, "sessions")) == 3);
+    sk_string_free(page);
+    page = NULL;
+    ERR(sk_store_list_page(store, "{\"page\": 2}", &page), SK_INVALID_INPUT, "page");
+    CHECK(page == NULL);
     sk_string_free(list);
     free(fid);
     sk_store_close(&store);
@@ -1381,6 +1398,8 @@ static void test_null_arguments(void) {
     NUL(sk_store_info(st, NULL), "out_json");
     NUL(sk_store_list_sessions(NULL, &o), "store");
     NUL(sk_store_list_sessions(st, NULL), "out_json");
+    NUL(sk_store_list_page(NULL, NULL, &o), "store");
+    NUL(sk_store_list_page(st, NULL, NULL), "out_json");
     NUL(sk_store_session_entry(NULL, "n1", &o), "store");
     NUL(sk_store_session_entry(st, NULL, &o), "session_id");
     NUL(sk_store_session_entry(st, "n1", NULL), "out_json");
