@@ -414,3 +414,20 @@ def test_threads_overlap_in_disk_work(home: Path, project: Path) -> None:
     assert sorted(str(m["content"]) for m in stored) == [f"from thread {k}" for k in range(4)]
     for k, sid in enumerate(ids):
         assert [m["content"] for m in store.read_session(sid).active_path()] == [f"from thread {k}"]
+
+
+def test_list_page_is_a_slice_of_the_listing_with_the_total(home: Path, project: Path) -> None:
+    store = sessionkit.Store(project, home=home, durability="never")
+    for i in range(5):
+        with store.create_session() as s:
+            s.append({"role": "user", "content": f"task {i}"})
+    whole = [e.id for e in store.list_sessions()]
+    page = store.list_page(limit=2, offset=1)
+    assert isinstance(page, sessionkit.SessionPage)
+    assert page.total == 5
+    assert [e.id for e in page.sessions] == whole[1:3]
+    assert all(isinstance(e, sessionkit.SessionEntry) for e in page.sessions)
+    assert [e.id for e in store.list_page().sessions] == whole
+    assert store.list_page(offset=9).sessions == []
+    with pytest.raises(sessionkit.InvalidInputError, match="offset"):
+        store.list_page(offset=-1)

@@ -81,6 +81,14 @@ impl Store {
         to_py(py, &v)
     }
 
+    #[pyo3(signature = (options=None))]
+    fn list_page(&self, py: Python<'_>, options: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let store = self.open(py)?;
+        let opts = self::options(py, options, "options", sessionkit::ListOptions::from_json)?;
+        let v = detach(py, || store.list_page(&opts))?;
+        to_py(py, &v)
+    }
+
     fn session_entry(&self, py: Python<'_>, session_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let store = self.open(py)?;
         let id = arg_str(py, session_id, "session_id")?;

@@ -57,6 +57,7 @@ from ._types import (
     SearchResults,
     SessionEntry,
     SessionInfo,
+    SessionPage,
     SettingSource,
     Settings,
     SettingsWrite,
@@ -283,6 +284,15 @@ class Store:
     def list_sessions(self) -> list[SessionEntry]:
         """The project's sessions, newest first."""
         return [_entry(d) for d in self._native.list_sessions()]
+
+    def list_page(self, *, limit: int | None = None, offset: int = 0) -> SessionPage:
+        """``limit`` entries of :meth:`list_sessions` from ``offset``, and how many
+        sessions there are: a picker's first screen of a project of thousands."""
+        opts: JsonObject = {"offset": offset}
+        if limit is not None:
+            opts["limit"] = limit
+        page = self._native.list_page(opts)
+        return SessionPage([_entry(d) for d in page["sessions"]], page["total"])
 
     def session_entry(self, session_id: str) -> SessionEntry:
         """One session's index entry; ``NotFoundError`` for an unknown session."""

@@ -238,6 +238,16 @@ class SessionEntry:
         )
 
 
+@dataclass(frozen=True)
+class SessionPage:
+    """A page of the project's sessions (:meth:`Store.list_page`)."""
+
+    sessions: list[SessionEntry]
+    """The entries of the page, newest first."""
+    total: int
+    """How many sessions the project has."""
+
+
 # -- the index -------------------------------------------------------------------
 
 class LineageDict(TypedDict):
@@ -270,6 +280,13 @@ class IndexEntryDict(TypedDict):
     messageCount: int
     forkedFrom: LineageDict | None
     logBytes: int
+
+
+class SessionPageDict(TypedDict):
+    """A page of the listing as the core gives it."""
+
+    sessions: list[IndexEntryDict]
+    total: int
 
 
 class TrashedSession(TypedDict):

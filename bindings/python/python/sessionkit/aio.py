@@ -558,6 +558,7 @@ class Store(_Lazy[_api.Store]):
     read_session = _ForwardAs(_api.Store.read_session, SessionView)
     model_view = _Forward(_api.Store.model_view)
     list_sessions = _Forward(_api.Store.list_sessions)
+    list_page = _Forward(_api.Store.list_page)
     session_entry = _Forward(_api.Store.session_entry)
     session_ids = _Forward(_api.Store.session_ids)
     resolve_session = _Forward(_api.Store.resolve_session)
