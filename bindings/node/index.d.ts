@@ -356,6 +356,22 @@ export interface Lineage {
   messageId: string | null;
 }
 
+/** Which page of the listing `listPage` returns. */
+export interface ListOptions {
+  /** Entries skipped from the newest (default 0). */
+  offset?: number;
+  /** At most this many entries (default: every one from `offset`). */
+  limit?: number;
+}
+
+/** A page of the project's sessions. */
+export interface SessionPage {
+  /** The entries of the page, newest first. */
+  sessions: SessionEntry[];
+  /** How many sessions the project has. */
+  total: number;
+}
+
 /** One session in the index (every field can be rebuilt from its log). */
 export interface SessionEntry {
   id: string;
@@ -1097,6 +1113,9 @@ export declare class Store {
   [Symbol.asyncDispose](): Promise<void>;
   info(): StoreInfo;
   listSessions(): Promise<SessionEntry[]>;
+  /** `limit` entries of `listSessions()` from `offset`, and how many sessions
+   *  there are: a picker's first screen of a project of thousands. */
+  listPage(options?: ListOptions): Promise<SessionPage>;
   sessionEntry(sessionId: string): Promise<SessionEntry>;
   resolveSession(prefix: string): Promise<string>;
   /** The most recently updated session's entry; null when there is none. */

@@ -821,6 +821,9 @@ class Store {
   async listSessions() {
     return parse(await this.#st.listSessions());
   }
+  async listPage(options) {
+    return parse(await this.#st.listPage(encOptions(options)));
+  }
   async sessionEntry(sessionId) {
     return parse(await this.#st.sessionEntry(str(sessionId, 'sessionId')));
   }

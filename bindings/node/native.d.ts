@@ -188,6 +188,11 @@ export declare class NativeStore {
   /** The store's info as JSON text (no disk access). */
   info(): string
   listSessions(): Promise<string>
+  /**
+   * A page of the listing, `{sessions, total}` as JSON; `options` is the
+   * core's ListOptions as JSON.
+   */
+  listPage(options?: string | undefined | null): Promise<string>
   sessionEntry(sessionId: string): Promise<string>
   resolveSession(prefix: string): Promise<string>
   continueSession(): Promise<string>

@@ -281,3 +281,19 @@ test('checkpointSummaries lists a thread without its values; memoryPath names th
   assert.throws(() => store.memoryPath({ scope: 'team' }), /team/);
   await store.close();
 });
+
+test('listPage is a slice of listSessions with the total', async () => {
+  const { store } = await freshStore();
+  for (let i = 0; i < 5; i++) {
+    const s = await store.createSession();
+    await s.append({ role: 'user', content: `task ${i}` });
+    await s.close();
+  }
+  const whole = (await store.listSessions()).map((e) => e.id);
+  const page = await store.listPage({ offset: 1, limit: 2 });
+  assert.equal(page.total, 5);
+  assert.deepEqual(page.sessions.map((e) => e.id), whole.slice(1, 3));
+  assert.deepEqual((await store.listPage()).sessions.map((e) => e.id), whole);
+  assert.deepEqual((await store.listPage({ offset: 9 })).sessions, []);
+  await assert.rejects(store.listPage({ page: 2 }), { code: 'INVALID_INPUT', message: /page/ });
+});

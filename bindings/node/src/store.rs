@@ -98,6 +98,16 @@ impl NativeStore {
         self.call(|s| text(&s.list_sessions()?))
     }
 
+    /// A page of the listing, `{sessions, total}` as JSON; `options` is the
+    /// core's ListOptions as JSON.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn list_page(&self, options: Option<String>) -> AsyncTask<Job<String, String>> {
+        self.call(move |s| {
+            let opts = crate::options(options.as_deref(), sessionkit::ListOptions::from_json)?;
+            text(&s.list_page(&opts)?)
+        })
+    }
+
     #[napi(ts_return_type = "Promise<string>")]
     pub fn session_entry(&self, session_id: String) -> AsyncTask<Job<String, String>> {
         self.call(move |s| text(&s.session_entry(&session_id)?))
