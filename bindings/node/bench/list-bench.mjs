@@ -14,7 +14,9 @@
 //   node bindings/node/bench/list-bench.mjs DIR
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Store, listAllSessions } from '../index.js';
+import sessionkit from '../index.js';
+
+const { Store, listAllSessions } = sessionkit;
 
 const ROUNDS = 11;
 

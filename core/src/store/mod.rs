@@ -1470,10 +1470,21 @@ pub(crate) fn log_lengths(dir: &Path) -> Result<Vec<(String, u64)>> {
         }
         Ok(out)
     };
-    if listed.len() < PARALLEL_LOGS {
-        return look(&listed);
+    in_two_halves(&listed, PARALLEL_LOGS, look)
+}
+
+/// `look` of `items`, the two halves on two threads when there are at least
+/// `parallel` of them (one on this thread), the answers in order. A half
+/// whose thread panicked is looked at again here.
+pub(crate) fn in_two_halves<T: Sync, R: Send>(
+    items: &[T],
+    parallel: usize,
+    look: impl Fn(&[T]) -> Result<Vec<R>> + Sync,
+) -> Result<Vec<R>> {
+    if items.len() < parallel {
+        return look(items);
     }
-    let (first, second) = listed.split_at(listed.len() / 2);
+    let (first, second) = items.split_at(items.len() / 2);
     std::thread::scope(|sc| {
         let other = sc.spawn(|| look(second));
         let mut out = look(first)?;

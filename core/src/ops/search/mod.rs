@@ -519,19 +519,7 @@ fn logs_in(dir: &Path) -> Result<Vec<LogRef>> {
         }
         Ok(logs)
     };
-    if listed.len() < PARALLEL_SESSIONS {
-        return look(&listed);
-    }
-    let (first, second) = listed.split_at(listed.len() / 2);
-    std::thread::scope(|sc| {
-        let other = sc.spawn(|| look(second));
-        let mut logs = look(first)?;
-        match other.join() {
-            Ok(rest) => logs.extend(rest?),
-            Err(_) => logs.extend(look(second)?),
-        }
-        Ok(logs)
-    })
+    crate::store::in_two_halves(&listed, PARALLEL_SESSIONS, look)
 }
 
 /// Add the logs of `session` to `logs`: its own, then (when it has a sidecar
