@@ -6,7 +6,9 @@ use std::path::Path;
 
 use sessionkit::{InstructionOptions, MemoryScope, SettingSource, SettingsOptions};
 
-use crate::{arg_handle, arg_json, arg_out, arg_str, guard, opt_str, put_json, put_string};
+use crate::{
+    arg_handle, arg_json, arg_out, arg_str, guard, opt_options, opt_str, put_json, put_string,
+};
 use crate::{sk_status, sk_store};
 
 /// The effective settings of the store's user and project.
@@ -36,10 +38,7 @@ pub unsafe extern "C" fn sk_store_settings(
         // SAFETY: per the function's contract.
         unsafe {
             let s = &arg_handle(store, "store")?.store;
-            let options = match opt_str(options_json, "options_json")? {
-                Some(o) => SettingsOptions::from_json(o)?,
-                None => SettingsOptions::default(),
-            };
+            let options = opt_options(options_json, SettingsOptions::from_json)?;
             let out = arg_out(out_settings_json, "out_settings_json")?;
             put_json(out, &s.settings(&options))
         }

@@ -408,6 +408,23 @@ pub(crate) unsafe fn arg_str<'a>(p: *const c_char, name: &str) -> FfiResult<&'a 
     })
 }
 
+/// An optional options object passed as `options_json`: NULL gives
+/// `T::default()`, else `parse` of the text (which gives the defaults for "").
+///
+/// # Safety
+///
+/// `p` is NULL or NUL-terminated.
+pub(crate) unsafe fn opt_options<T: Default>(
+    p: *const c_char,
+    parse: impl FnOnce(&str) -> sessionkit::Result<T>,
+) -> FfiResult<T> {
+    // SAFETY: forwarded from the caller.
+    match unsafe { opt_str(p, "options_json") }? {
+        None => Ok(T::default()),
+        Some(text) => Ok(parse(text)?),
+    }
+}
+
 /// An optional UTF-8 string argument (NULL means absent).
 pub(crate) unsafe fn opt_str<'a>(p: *const c_char, name: &str) -> FfiResult<Option<&'a str>> {
     if p.is_null() {

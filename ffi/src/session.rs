@@ -12,8 +12,8 @@ use crate::store::{model_view_options, sk_store};
 use crate::subagent::sk_subagent;
 use crate::view::sk_view;
 use crate::{
-    arg_handle, arg_json, arg_object, arg_out, arg_str, arg_typed, guard, json_kind, opt_str,
-    put_handle, put_json, put_string, sk_status, take_handle, FfiError, FfiResult,
+    arg_handle, arg_json, arg_object, arg_out, arg_str, arg_typed, guard, json_kind, opt_options,
+    opt_str, put_handle, put_json, put_string, sk_status, take_handle, FfiError, FfiResult,
 };
 
 /// A session open for writing. Holds the session's exclusive writer lock until
@@ -108,10 +108,7 @@ pub unsafe extern "C" fn sk_session_create(
         // SAFETY: per the function's contract.
         unsafe {
             let s = &arg_handle(store, "store")?.store;
-            let opts = match opt_str(options_json, "options_json")? {
-                Some(j) => CreateOptions::from_json(j)?,
-                None => CreateOptions::default(),
-            };
+            let opts = opt_options(options_json, CreateOptions::from_json)?;
             let out = arg_out(out_session, "out_session")?;
             put_handle(
                 out,

@@ -6,8 +6,8 @@ use sessionkit::{DoctorOptions, ModelViewOptions, SearchQuery, Store, StoreOptio
 
 use crate::view::sk_view;
 use crate::{
-    arg_handle, arg_out, arg_str, close_handle, guard, opt_str, put_handle, put_json, put_string,
-    sk_status, FfiResult,
+    arg_handle, arg_out, arg_str, close_handle, guard, opt_options, opt_str, put_handle, put_json,
+    put_string, sk_status, FfiResult,
 };
 
 /// The sessions of one project: an index and one log per session.
@@ -22,10 +22,7 @@ pub struct sk_store {
 /// Parse an optional model-view options object (`{"lastN": n, "tokenBudget": n}`).
 pub(crate) unsafe fn model_view_options(p: *const c_char) -> FfiResult<ModelViewOptions> {
     // SAFETY: forwarded from the caller.
-    match unsafe { opt_str(p, "options_json") }? {
-        None => Ok(ModelViewOptions::default()),
-        Some(s) => Ok(ModelViewOptions::from_json(s)?),
-    }
+    unsafe { opt_options(p, ModelViewOptions::from_json) }
 }
 
 /// Open (creating if needed) the store of the project rooted at `project_root`.
@@ -156,10 +153,7 @@ pub unsafe extern "C" fn sk_store_list_page(
         // SAFETY: per the function's contract.
         unsafe {
             let s = &arg_handle(store, "store")?.store;
-            let options = match opt_str(options_json, "options_json")? {
-                None => sessionkit::ListOptions::default(),
-                Some(text) => sessionkit::ListOptions::from_json(text)?,
-            };
+            let options = opt_options(options_json, sessionkit::ListOptions::from_json)?;
             let out = arg_out(out_json, "out_json")?;
             put_json(out, &s.list_page(&options)?)
         }
