@@ -48,7 +48,8 @@ impl<'py> Builder<'py> {
         Ok(PyList::new(self.py, items)?.into_any())
     }
 
-    /// An object key: the names every stored message has are made once.
+    /// An object key: the names every stored message and index entry has are
+    /// made once.
     fn key(&self, k: &str) -> Bound<'py, PyString> {
         let py = self.py;
         let known = match k {
@@ -60,6 +61,24 @@ impl<'py> Builder<'py> {
             "timestamp" => intern!(py, "timestamp"),
             "content" => intern!(py, "content"),
             "meta" => intern!(py, "meta"),
+            // Those of every index entry (a listing is thousands of them).
+            "title" => intern!(py, "title"),
+            "titleSet" => intern!(py, "titleSet"),
+            "createdAt" => intern!(py, "createdAt"),
+            "updatedAt" => intern!(py, "updatedAt"),
+            "status" => intern!(py, "status"),
+            "lastAssistantReply" => intern!(py, "lastAssistantReply"),
+            "thinking" => intern!(py, "thinking"),
+            "refusalReason" => intern!(py, "refusalReason"),
+            "failureReason" => intern!(py, "failureReason"),
+            "lastToolCall" => intern!(py, "lastToolCall"),
+            "tokenUsage" => intern!(py, "tokenUsage"),
+            "activeTokens" => intern!(py, "activeTokens"),
+            "childProcesses" => intern!(py, "childProcesses"),
+            "headId" => intern!(py, "headId"),
+            "messageCount" => intern!(py, "messageCount"),
+            "forkedFrom" => intern!(py, "forkedFrom"),
+            "logBytes" => intern!(py, "logBytes"),
             _ => return PyString::new(py, k),
         };
         known.clone()

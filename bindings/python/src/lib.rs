@@ -229,9 +229,12 @@ pub(crate) fn value_py(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
 
 /// The Python value of a (small) result: a report, an entry, an info object.
 pub(crate) fn to_py<T: serde::Serialize>(py: Python<'_>, v: &T) -> PyResult<Py<PyAny>> {
-    let value = serde_json::to_value(v)
+    // As JSON text, built into objects by `json::Builder` (strings borrowed,
+    // known keys interned): a listing of ten thousand entries through a
+    // `serde_json::Value` copied every string twice.
+    let text = serde_json::to_string(v)
         .map_err(|e| PyRuntimeError::new_err(format!("cannot serialise a result: {e}")))?;
-    value_py(py, &value)
+    json_py(py, &text)
 }
 
 fn py_of<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
