@@ -102,7 +102,7 @@ pub struct SessionPage {
 }
 
 /// One session in the index. Every field can be rebuilt from the session's log.
-/// Read by [`decode`]'s reader, member by member.
+/// Read member by member (the index's `decode` module), not by a derive.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexEntry {
