@@ -131,7 +131,7 @@ fn ms(d: Duration) -> String {
 
 fn time(dir: &Path) -> Res<()> {
     let big_home = dir.join("big/home");
-    let store = Store::open(&dir.join("big/project"), options(&big_home, 1))?;
+    let store = Store::open(dir.join("big/project"), options(&big_home, 1))?;
     let n = store.list_sessions()?.len();
     let index = store.dir().join("sessions-index.json");
     let index_bytes = std::fs::metadata(&index)?.len();
