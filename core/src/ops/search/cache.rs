@@ -301,13 +301,16 @@ impl Cache {
         // The file is made here, 0600, before SQLite would make it 0644: it
         // holds every word of the transcripts, and SQLite gives its -wal and
         // -shm files the database file's mode.
-        std::fs::OpenOptions::new()
+        let new = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(false)
             .mode(0o600)
             .open(path)
-            .at(path)?;
+            .and_then(|f| f.metadata())
+            .at(path)?
+            .len()
+            == 0;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -323,11 +326,14 @@ impl Cache {
         ))
         .map_err(fail)?;
         // Pages a bulk build's merge frees are given back to the file system
-        // after it (`incremental_vacuum`): an eighth of the file. It takes
-        // effect only in a new file, before anything is written to it (the
-        // WAL mode below writes its first page); elsewhere it does nothing.
-        conn.pragma_update(None, "auto_vacuum", "incremental")
-            .map_err(fail)?;
+        // after it (`incremental_vacuum`): an eighth of the file. Set in a
+        // new file only, before the WAL mode below writes its first page: in
+        // a file with tables the pragma writes to it (a WAL frame, then a
+        // checkpoint as the connection closes), at every query.
+        if new {
+            conn.pragma_update(None, "auto_vacuum", "incremental")
+                .map_err(fail)?;
+        }
         // WAL: readers never wait for the process updating the cache. NORMAL
         // sync keeps the file whole across a power loss (a lost update is
         // redone from the logs).
@@ -1147,6 +1153,29 @@ mod tests {
             (ratio - idf(rank::COUNTED) / idf(with)).abs() < 1e-9,
             "{ratio}"
         );
+    }
+
+    #[test]
+    fn opening_a_cache_writes_nothing_to_it_and_a_new_one_is_auto_vacuumed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite");
+        let first = Cache::open(&path).unwrap_or_else(|_| panic!("open"));
+        let setting: i64 = first
+            .conn
+            .pragma_query_value(None, "auto_vacuum", |r| r.get(0))
+            .unwrap();
+        assert_eq!(setting, 2, "incremental");
+        let version = |c: &Cache| -> i64 {
+            c.conn
+                .pragma_query_value(None, "data_version", |r| r.get(0))
+                .unwrap()
+        };
+        let before = version(&first);
+        // Every query opens the cache: an open that wrote (as setting
+        // auto_vacuum in a file with tables does) cost a checkpoint each.
+        let second = Cache::open(&path).unwrap_or_else(|_| panic!("open"));
+        drop(second);
+        assert_eq!(version(&first), before, "another connection committed");
     }
 
     #[test]
