@@ -101,7 +101,7 @@ pub struct SessionPage {
 }
 
 /// One session in the index. Every field can be rebuilt from the session's log.
-/// Read by [`decode`]'s reader, member by member.
+/// Read by `decode`'s reader, member by member.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexEntry {
