@@ -136,6 +136,24 @@ fn filters_narrow_the_hits() {
         with(&|q| q.session = Some(b.id().into())),
         sorted(vec![ub.id()])
     );
+    // The start of an id: the shortest that is not also the start of a's.
+    let start = (1..=b.id().len())
+        .map(|n| &b.id()[..n])
+        .find(|p| !a.id().starts_with(p))
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        with(&|q| q.session = Some(start.clone())),
+        sorted(vec![ub.id()])
+    );
+    // Ids made in the same millisecond share their first characters.
+    let common = b.id()[..start.len() - 1].to_string();
+    if !common.is_empty() {
+        assert_eq!(
+            with(&|q| q.session = Some(common.clone())),
+            sorted(vec![ua.id(), ra.id(), ub.id()])
+        );
+    }
     assert_eq!(
         with(&|q| q.tool = Some("bash".into())),
         sorted(vec![ra.id()])
