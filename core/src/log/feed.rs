@@ -16,6 +16,11 @@ use crate::platform::Private;
 /// The feed's name in the store directory.
 pub(crate) const FEED_FILE: &str = ".sessions-feed";
 
+/// A writer that finds the feed longer than this (bytes) empties it before
+/// it writes its line (FORMAT.md §10.8): about 28,000 lines, so a server that
+/// opens a shared handle per request does not grow it without bound.
+pub(crate) const FEED_BOUND: u64 = 1 << 20;
+
 /// The feed of the store in `dir`.
 pub(crate) fn feed_path(dir: &Path) -> PathBuf {
     dir.join(FEED_FILE)
@@ -31,15 +36,22 @@ pub(crate) fn line(session: &str, agent: Option<&str>) -> String {
 
 /// Append `line` ([`line`]) to the feed of the store in `dir`: one `write(2)`
 /// on an `O_APPEND` file, which is created 0600 when missing, and no fsync. A
-/// failure is ignored: the line only makes a search see an append sooner, and
-/// a search that misses it sees the append at its next full check.
+/// feed longer than [`FEED_BOUND`] is first truncated to nothing, in place: a
+/// search that had read further takes the shorter feed as a reason for a full
+/// check. A failure is ignored: the line only makes a search see an append
+/// sooner, and a search that misses it sees the append at its next full check.
 pub(crate) fn append(dir: &Path, line: &str) {
     let _ = OpenOptions::new()
         .append(true)
         .create(true)
         .private()
         .open(feed_path(dir))
-        .and_then(|mut f| f.write_all(line.as_bytes()));
+        .and_then(|mut f| {
+            if f.metadata()?.len() > FEED_BOUND {
+                f.set_len(0)?;
+            }
+            f.write_all(line.as_bytes())
+        });
 }
 
 /// The logs the whole lines of `bytes` name, as (session, agent; empty for
@@ -67,7 +79,7 @@ pub(crate) fn parse(bytes: &[u8]) -> (Vec<(String, String)>, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     #[test]
     fn lines_are_appended_and_read_back_whole_lines_only() {
@@ -83,5 +95,37 @@ mod tests {
         let (logs, end) = parse(&bytes);
         assert_eq!(logs, [("s1".into(), "".into()), ("s1".into(), "a1".into())]);
         assert_eq!(end, bytes.len() - 2, "the torn line is left");
+    }
+
+    #[test]
+    fn a_feed_over_its_bound_is_emptied_before_the_next_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = feed_path(dir.path());
+        let one = b"00000000-0000-7000-8000-000000000000\n";
+        let at_bound: Vec<u8> = one
+            .iter()
+            .copied()
+            .cycle()
+            .take(FEED_BOUND as usize)
+            .collect();
+        std::fs::write(&path, &at_bound).unwrap();
+        let ino = std::fs::metadata(&path).unwrap().ino();
+        // At the bound: appended to.
+        append(dir.path(), &line("s1", None));
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            FEED_BOUND + 3,
+            "a feed at its bound is kept"
+        );
+        // Over it: emptied in place, then the line written.
+        append(dir.path(), &line("s2", Some("a2")));
+        assert_eq!(std::fs::read(&path).unwrap(), b"s2/a2\n");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().ino(),
+            ino,
+            "the same file"
+        );
+        append(dir.path(), &line("s3", None));
+        assert_eq!(std::fs::read(&path).unwrap(), b"s2/a2\ns3\n");
     }
 }

@@ -29,7 +29,7 @@ mod rank;
 
 /// The cache's own version (FORMAT.md §23.2): a cache of another version is
 /// set aside and rebuilt, never read.
-pub(crate) const CACHE_VERSION: i64 = 5;
+pub(crate) const CACHE_VERSION: i64 = 6;
 
 /// Marks the file as a sessionkit search cache (`sks1`), so a stray SQLite
 /// database in its place is not mistaken for one.
@@ -74,9 +74,13 @@ const TOKENIZE: &str = "tokenize = \"unicode61 remove_diacritics 2 tokenchars '_
 
 /// The tables (FORMAT.md §23.3). `messages` is contentless: the text is only
 /// indexed (a copy made the cache larger than the logs), while the columns
-/// that filters and hits read are kept.
+/// that filters and hits read are kept. A row names its log by the log's id
+/// (`logs.id`, declared so that a VACUUM keeps it), not by its session and
+/// agent ids: two strings of 36 bytes or more on every message and every
+/// call were a seventh of the cache.
 const SCHEMA: &str = "
 CREATE TABLE logs(
+  id INTEGER PRIMARY KEY,
   session TEXT NOT NULL,
   agent TEXT NOT NULL,
   ino INTEGER NOT NULL,
@@ -85,14 +89,13 @@ CREATE TABLE logs(
   indexed INTEGER NOT NULL,
   head_hash INTEGER NOT NULL,
   tail_hash INTEGER NOT NULL,
-  PRIMARY KEY(session, agent)
+  UNIQUE(session, agent)
 );
 CREATE TABLE calls(
-  session TEXT NOT NULL,
-  agent TEXT NOT NULL,
+  log INTEGER NOT NULL,
   call TEXT NOT NULL,
   tool TEXT NOT NULL,
-  PRIMARY KEY(session, agent, call)
+  PRIMARY KEY(log, call)
 ) WITHOUT ROWID;
 CREATE TABLE feed(
   dir_mtime_ns INTEGER NOT NULL,
@@ -108,7 +111,7 @@ CREATE TABLE watched(
   PRIMARY KEY(session, agent)
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE messages USING fts5(
-  text, session UNINDEXED, agent UNINDEXED, message UNINDEXED, role UNINDEXED, ts UNINDEXED,
+  text, log UNINDEXED, message UNINDEXED, role UNINDEXED, ts UNINDEXED,
   tools UNINDEXED, at UNINDEXED, len UNINDEXED,
   content = '', contentless_delete = 1, contentless_unindexed = 1,
 ";
@@ -262,7 +265,7 @@ impl Filter<'_> {
         if let Some(session) = self.session {
             // A prefix of the id: compared on its length, no LIKE wildcards.
             and(
-                "substr(session, 1, length(?)) = ?",
+                "log IN (SELECT id FROM logs WHERE substr(session, 1, length(?)) = ?)",
                 Box::new(session.to_string()),
             );
         }
@@ -298,13 +301,16 @@ impl Cache {
         // The file is made here, 0600, before SQLite would make it 0644: it
         // holds every word of the transcripts, and SQLite gives its -wal and
         // -shm files the database file's mode.
-        std::fs::OpenOptions::new()
+        let new = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(false)
             .mode(0o600)
             .open(path)
-            .at(path)?;
+            .and_then(|f| f.metadata())
+            .at(path)?
+            .len()
+            == 0;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -319,6 +325,15 @@ impl Cache {
             "CREATE VIRTUAL TABLE temp.hits USING fts5(text, {TOKENIZE});"
         ))
         .map_err(fail)?;
+        // Pages a bulk build's merge frees are given back to the file system
+        // after it (`incremental_vacuum`): an eighth of the file. Set in a
+        // new file only, before the WAL mode below writes its first page: in
+        // a file with tables the pragma writes to it (a WAL frame, then a
+        // checkpoint as the connection closes), at every query.
+        if new {
+            conn.pragma_update(None, "auto_vacuum", "incremental")
+                .map_err(fail)?;
+        }
         // WAL: readers never wait for the process updating the cache. NORMAL
         // sync keeps the file whole across a power loss (a lost update is
         // redone from the logs).
@@ -450,6 +465,11 @@ impl Cache {
             fts5(&t, "optimize", 0).map_err(fail)?;
             fts5(&t, "automerge", AUTOMERGE).map_err(fail)?;
             t.commit().map_err(fail)?;
+            // The merge freed the pages of the segments it merged. The
+            // pragma frees a page per row it returns: every row is read.
+            self.conn
+                .pragma_query(None, "incremental_vacuum", |_| Ok(()))
+                .map_err(fail)?;
         }
         Ok(read)
     }
@@ -664,13 +684,13 @@ impl Cache {
         let mut read = self
             .conn
             .prepare_cached(
-                "SELECT session, agent, message, role, ts, tools, at, len FROM messages
-                 WHERE rowid = ?1",
+                "SELECT l.session, l.agent, m.message, m.role, m.ts, m.tools, m.at, m.len
+                 FROM messages AS m JOIN logs AS l ON l.id = m.log WHERE m.rowid = ?1",
             )
             .map_err(fail)?;
         let rows = ranked
             .into_iter()
-            .map(|(rowid, rank)| {
+            .filter_map(|(rowid, rank)| {
                 read.query_row([rowid], |r| {
                     Ok(Row {
                         session: r.get(0)?,
@@ -685,6 +705,8 @@ impl Cache {
                         rank,
                     })
                 })
+                .optional()
+                .transpose()
             })
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(fail)?;
@@ -824,14 +846,17 @@ fn index_log(
     let (session, agent) = (log.session.as_str(), log.agent.as_str());
     let old = tx
         .prepare_cached(
-            "SELECT ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs
+            "SELECT id, ino, size, mtime_ns, indexed, head_hash, tail_hash FROM logs
              WHERE session = ?1 AND agent = ?2",
         )
         .and_then(|mut st| {
-            st.query_row([session, agent], |r| state_of(r, 0))
-                .optional()
+            st.query_row([session, agent], |r| {
+                Ok((r.get::<_, i64>(0)?, state_of(r, 1)?))
+            })
+            .optional()
         })
         .map_err(fail)?;
+    let (id, old) = (old.map(|(id, _)| id), old.map(|(_, s)| s));
     let mut file = match File::open(&log.path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
@@ -854,23 +879,32 @@ fn index_log(
     if start == 0 && old.is_some() {
         forget(tx, session, agent).map_err(fail)?;
     }
+    // The log's row first, for its id: its state is written after the scan.
+    let id = match id.filter(|_| start > 0) {
+        Some(id) => id,
+        None => {
+            tx.execute(
+                "INSERT INTO logs(session, agent, ino, size, mtime_ns, indexed, head_hash, tail_hash)
+                 VALUES (?1, ?2, 0, 0, 0, 0, 0, 0)",
+                [session, agent],
+            )
+            .map_err(fail)?;
+            tx.last_insert_rowid()
+        }
+    };
     let mut sql_error = None;
     let end = {
         let mut insert = tx
             .prepare_cached(
-                "INSERT INTO messages(text, session, agent, message, role, ts, tools, at, len)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO messages(text, log, message, role, ts, tools, at, len)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )
             .map_err(fail)?;
         let mut remember = tx
-            .prepare_cached(
-                "INSERT OR REPLACE INTO calls(session, agent, call, tool) VALUES (?1, ?2, ?3, ?4)",
-            )
+            .prepare_cached("INSERT OR REPLACE INTO calls(log, call, tool) VALUES (?1, ?2, ?3)")
             .map_err(fail)?;
         let mut recall = tx
-            .prepare_cached(
-                "SELECT tool FROM calls WHERE session = ?1 AND agent = ?2 AND call = ?3",
-            )
+            .prepare_cached("SELECT tool FROM calls WHERE log = ?1 AND call = ?2")
             .map_err(fail)?;
         let mut report = ReadReport::default();
         log::scan(&mut file, &log.path, start, &mut report, |line, _| {
@@ -883,7 +917,7 @@ fn index_log(
             let doc = document::of(&m);
             let row = (|| -> rusqlite::Result<()> {
                 for (call, tool) in &doc.calls {
-                    remember.execute([session, agent, call, tool])?;
+                    remember.execute(params![id, call, tool])?;
                 }
                 if doc.text.is_empty() {
                     return Ok(());
@@ -893,7 +927,7 @@ fn index_log(
                 let mut tools: Vec<String> = doc.tools.iter().map(|t| t.to_string()).collect();
                 for call in &doc.answers {
                     let tool: Option<String> = recall
-                        .query_row([session, agent, call], |r| r.get(0))
+                        .query_row(params![id, call], |r| r.get(0))
                         .optional()?;
                     if let Some(t) = tool.filter(|t| !tools.contains(t)) {
                         tools.push(t);
@@ -901,8 +935,7 @@ fn index_log(
                 }
                 insert.execute(params![
                     doc.text,
-                    session,
-                    agent,
+                    id,
                     message,
                     doc.role,
                     doc.ts,
@@ -933,9 +966,17 @@ fn index_log(
         tail_hash,
     };
     tx.execute(
-        "INSERT OR REPLACE INTO logs(session, agent, ino, size, mtime_ns, indexed, head_hash, tail_hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![session, agent, state.ino, state.size, state.mtime_ns, state.indexed, state.head_hash, state.tail_hash],
+        "UPDATE logs SET ino = ?2, size = ?3, mtime_ns = ?4, indexed = ?5, head_hash = ?6,
+         tail_hash = ?7 WHERE id = ?1",
+        params![
+            id,
+            state.ino,
+            state.size,
+            state.mtime_ns,
+            state.indexed,
+            state.head_hash,
+            state.tail_hash
+        ],
     )
     .map_err(fail)?;
     Ok(end - start)
@@ -952,11 +993,16 @@ fn fts5(tx: &Transaction<'_>, key: &str, value: i64) -> rusqlite::Result<()> {
 
 /// Delete everything the cache holds of one log.
 fn forget(tx: &Transaction<'_>, session: &str, agent: &str) -> rusqlite::Result<()> {
-    for table in ["messages", "calls", "logs"] {
-        tx.execute(
-            &format!("DELETE FROM {table} WHERE session = ?1 AND agent = ?2"),
+    let id: Option<i64> = tx
+        .query_row(
+            "SELECT id FROM logs WHERE session = ?1 AND agent = ?2",
             [session, agent],
-        )?;
+            |r| r.get(0),
+        )
+        .optional()?;
+    let Some(id) = id else { return Ok(()) };
+    for (table, key) in [("messages", "log"), ("calls", "log"), ("logs", "id")] {
+        tx.execute(&format!("DELETE FROM {table} WHERE {key} = ?1"), [id])?;
     }
     Ok(())
 }
@@ -1035,7 +1081,7 @@ mod tests {
             cache
                 .conn
                 .execute(
-                    "INSERT INTO messages(text, session, agent, message) VALUES (?1, 's', '', 'm')",
+                    "INSERT INTO messages(text, log, message) VALUES (?1, 1, 'm')",
                     [t],
                 )
                 .unwrap();
@@ -1084,7 +1130,7 @@ mod tests {
             cache
                 .conn
                 .execute(
-                    "INSERT INTO messages(text, session, agent, message) VALUES (?1, 's', '', 'm')",
+                    "INSERT INTO messages(text, log, message) VALUES (?1, 1, 'm')",
                     [text],
                 )
                 .unwrap();
@@ -1107,6 +1153,29 @@ mod tests {
             (ratio - idf(rank::COUNTED) / idf(with)).abs() < 1e-9,
             "{ratio}"
         );
+    }
+
+    #[test]
+    fn opening_a_cache_writes_nothing_to_it_and_a_new_one_is_auto_vacuumed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite");
+        let first = Cache::open(&path).unwrap_or_else(|_| panic!("open"));
+        let setting: i64 = first
+            .conn
+            .pragma_query_value(None, "auto_vacuum", |r| r.get(0))
+            .unwrap();
+        assert_eq!(setting, 2, "incremental");
+        let version = |c: &Cache| -> i64 {
+            c.conn
+                .pragma_query_value(None, "data_version", |r| r.get(0))
+                .unwrap()
+        };
+        let before = version(&first);
+        // Every query opens the cache: an open that wrote (as setting
+        // auto_vacuum in a file with tables does) cost a checkpoint each.
+        let second = Cache::open(&path).unwrap_or_else(|_| panic!("open"));
+        drop(second);
+        assert_eq!(version(&first), before, "another connection committed");
     }
 
     #[test]
