@@ -306,6 +306,8 @@ void test_sessions_views_and_subagents() {
     s.close();
     CHECK(contains(store.info(), "\"projectCode\""));
     CHECK(contains(store.list_sessions(), sid));
+    CHECK(contains(store.list_page("{\"limit\": 1}"), sid));
+    CHECK(contains(store.list_page(), "\"total\":1"));
     CHECK(contains(store.session_entry(sid), "\"title\":\"Renamed\""));
     CHECK(field(store.continue_session(), "id") == sid);
     CHECK(contains(store.rename_session(sid, "Again"), "\"title\":\"Again\""));

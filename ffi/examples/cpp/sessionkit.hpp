@@ -505,6 +505,11 @@ public:
     std::string list_sessions() const {
         return detail::string_result([&](char **o) { return sk_store_list_sessions(h_, o); });
     }
+    // {"sessions": [...], "total": n} for options {"offset": n, "limit": n}.
+    std::string list_page(const std::string &options = "") const {
+        return detail::string_result(
+            [&](char **o) { return sk_store_list_page(h_, detail::opt(options), o); });
+    }
     // The active path as "jsonl", "markdown" or "json" text.
     std::string export_session(const std::string &session_id, const std::string &format) const {
         return detail::string_result([&](char **o) {
