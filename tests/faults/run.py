@@ -577,8 +577,10 @@ def classify(path: str, env: Env) -> str:
     name = path.rsplit("/", 1)[-1]
     if name.startswith((".tmp-", "pack_git2_", "tmp_")):
         return "derived"  # a temporary file: garbage until renamed into place
+    # The change feed (FORMAT.md §10.8) is a hint for search, never synced: a
+    # lost line costs a full check of the store, never data.
     if "sessions-index" in name or name.endswith(".structure") or ".cache" in name or name.endswith(".lock") \
-            or name == ".lock" or "search" in name:
+            or name == ".lock" or "search" in name or name == ".sessions-feed":
         return "derived"
     return "truth"
 
