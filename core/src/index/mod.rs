@@ -168,6 +168,12 @@ pub struct IndexEntry {
     pub extra: Map<String, Value>,
 }
 
+/// An `updatedAt` as the sort order compares it (FORMAT.md §10.4):
+/// milliseconds since the epoch, 0 (the oldest) when it does not parse.
+pub(crate) fn sort_ms(updated_at: &str) -> u64 {
+    crate::format::ids::parse_ms(updated_at).unwrap_or(0)
+}
+
 /// Whether timestamp `a` is after `b` (an empty or unreadable `b` is before all).
 fn later(a: &str, b: &str) -> bool {
     later_parsed(
@@ -976,7 +982,7 @@ impl IndexFile {
         let keys: Vec<u64> = self
             .sessions
             .iter()
-            .map(|e| crate::format::ids::parse_ms(&e.updated_at).unwrap_or(0))
+            .map(|e| sort_ms(&e.updated_at))
             .collect();
         let order = |a: usize, b: usize| {
             keys[b]

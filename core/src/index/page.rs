@@ -21,8 +21,7 @@ use crate::error::{Error, Result};
 /// One entry of the index file, read as far as the listing needs.
 pub(crate) struct RawEntry {
     pub id: String,
-    /// `updatedAt` in milliseconds since the epoch (0 when it does not parse,
-    /// which sorts as the oldest, as [`super::IndexFile::sort`] does).
+    /// `updatedAt` as the sort order compares it ([`super::sort_ms`]).
     pub updated_ms: u64,
     pub log_bytes: u64,
     raw: Box<RawValue>,
@@ -83,7 +82,7 @@ impl Journaled for RawIndex {
             let lite: Lite<'_> = serde_json::from_str(raw.get()).map_err(corrupt)?;
             entries.push(RawEntry {
                 id: lite.id.into_owned(),
-                updated_ms: crate::format::ids::parse_ms(&lite.updated_at).unwrap_or(0),
+                updated_ms: super::sort_ms(&lite.updated_at),
                 log_bytes: lite.log_bytes,
                 raw,
             });

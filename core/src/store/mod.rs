@@ -22,6 +22,7 @@ use crate::fsutil;
 use crate::history::{GcPhase, GcProgress};
 use crate::index::journal::{self as journal, StoredIndex};
 use crate::index::page::{RawEntry, RawIndex};
+use crate::index::sort_ms;
 use crate::index::{
     fold_log, IndexEdit, IndexEntry, IndexFile, WrittenEntries, INDEX_FILE, INDEX_VERSION,
 };
@@ -961,16 +962,12 @@ impl StoreCore {
     /// were written (a writer that has not flushed, a crash) are refolded from the
     /// log, and the refreshed entries written back.
     pub(crate) fn list_sessions(&self) -> Result<Vec<IndexEntry>> {
-        // The logs are stat'ed while the index is parsed: at ten thousand
-        // sessions each is about half of a listing.
-        let dir = &self.inner.layout.dir;
-        let (read, lengths) = std::thread::scope(|sc| {
-            let lengths = sc.spawn(|| log_lengths(dir));
-            let read = self.read_index();
-            (read, lengths.join().unwrap_or_else(|_| log_lengths(dir)))
+        // Read as stored, not sorted: the answer is sorted once, below.
+        let (read, lengths) = self.beside_log_lengths(|| {
+            journal::load(&self.inner.layout.dir, || self.project_lock(), |_| {})
         });
         let idx = match read {
-            Ok(Some(stored)) => stored.index,
+            Ok(Some(loaded)) => loaded.opened.idx,
             Ok(None) | Err(Error::Corrupt(_)) => return self.refresh_index(),
             Err(e) => return Err(e),
         };
@@ -992,15 +989,7 @@ impl StoreCore {
         for (id, len) in lengths? {
             match at.get(&id).and_then(|&i| known[i].take()) {
                 Some(e) if e.log_bytes == len => out.sessions.push(e),
-                _ => match fold_log(&id, &self.log_path(&id)?, &self.inner.blobs) {
-                    Ok((e, _)) => {
-                        refolded.push(e.clone());
-                        out.sessions.push(e);
-                    }
-                    Err(Error::Io { source, .. })
-                        if source.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(e),
-                },
+                _ => out.sessions.extend(self.refold(&id, &mut refolded)?),
             }
         }
         // What is left had no log when the store was listed.
@@ -1008,6 +997,36 @@ impl StoreCore {
         self.write_back(refolded, gone)?;
         out.sort();
         Ok(out.sessions)
+    }
+
+    /// `read` (of the index), with every log's length ([`log_lengths`])
+    /// taken on other threads meanwhile: at ten thousand sessions each is
+    /// about half of a listing.
+    fn beside_log_lengths<T: Send>(
+        &self,
+        read: impl FnOnce() -> T + Send,
+    ) -> (T, Result<Vec<(String, u64)>>) {
+        let dir = &self.inner.layout.dir;
+        std::thread::scope(|sc| {
+            let lengths = sc.spawn(|| log_lengths(dir));
+            let read = read();
+            (read, lengths.join().unwrap_or_else(|_| log_lengths(dir)))
+        })
+    }
+
+    /// The entry of session `id` folded from its log, also added to
+    /// `refolded` (what a listing writes back); `None` when the log is gone.
+    fn refold(&self, id: &str, refolded: &mut Vec<IndexEntry>) -> Result<Option<IndexEntry>> {
+        match fold_log(id, &self.log_path(id)?, &self.inner.blobs) {
+            Ok((e, _)) => {
+                refolded.push(e.clone());
+                Ok(Some(e))
+            }
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// What a listing found, written to the index under the project lock:
@@ -1054,10 +1073,8 @@ impl StoreCore {
             return whole();
         }
         let dir = &self.inner.layout.dir;
-        let (read, lengths) = std::thread::scope(|sc| {
-            let lengths = sc.spawn(|| log_lengths(dir));
-            let read = journal::load_as::<RawIndex, _>(dir, || self.project_lock(), |_| {});
-            (read, lengths.join().unwrap_or_else(|_| log_lengths(dir)))
+        let (read, lengths) = self.beside_log_lengths(|| {
+            journal::load_as::<RawIndex, _>(dir, || self.project_lock(), |_| {})
         });
         let raw = match read {
             Ok(Some(loaded)) => loaded.opened.idx,
@@ -1076,7 +1093,7 @@ impl StoreCore {
         for (id, len) in &lengths {
             let fresh = match raw.journaled.get(id) {
                 Some(Some(e)) if e.log_bytes == *len => {
-                    Some(Pick::Whole(entry_ms(e), Box::new(e.clone())))
+                    Some(Pick::Whole(sort_ms(&e.updated_at), Box::new(e.clone())))
                 }
                 Some(_) => None,
                 None => at
@@ -1086,15 +1103,11 @@ impl StoreCore {
             };
             match fresh {
                 Some(p) => picks.push(p),
-                None => match fold_log(id, &self.log_path(id)?, &self.inner.blobs) {
-                    Ok((e, _)) => {
-                        refolded.push(e.clone());
-                        picks.push(Pick::Whole(entry_ms(&e), Box::new(e)));
+                None => {
+                    if let Some(e) = self.refold(id, &mut refolded)? {
+                        picks.push(Pick::Whole(sort_ms(&e.updated_at), Box::new(e)));
                     }
-                    Err(Error::Io { source, .. })
-                        if source.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(e),
-                },
+                }
             }
         }
         let listed: std::collections::HashSet<&str> =
@@ -1437,12 +1450,6 @@ fn page_bounds(options: &crate::index::ListOptions, total: usize) -> (usize, usi
         .limit
         .map_or(total, |n| options.offset.saturating_add(n).min(total));
     (options.offset.min(end), end)
-}
-
-/// An entry's update time for sorting (FORMAT.md §10.4): 0 when it does not
-/// parse.
-fn entry_ms(e: &IndexEntry) -> u64 {
-    crate::format::ids::parse_ms(&e.updated_at).unwrap_or(0)
 }
 
 /// Each session log of the store in `dir` with its length: one listing, then
