@@ -327,7 +327,7 @@ fn utf8(bytes: &[u8]) -> std::result::Result<&str, Skip> {
 
 /// [`probe`] of a line already known to be text: a decodable JSON object
 /// (FORMAT.md §5) or a skip of kind `json`.
-fn probe_text(text: &str) -> std::result::Result<(&str, Probe<'_>), Skip> {
+pub(crate) fn probe_text(text: &str) -> std::result::Result<(&str, Probe<'_>), Skip> {
     if text.trim_start().as_bytes().first() != Some(&b'{') {
         return Err((
             SkipKind::Json,
@@ -365,10 +365,20 @@ enum Repr {
 
 impl LineText {
     /// `text` as a slice of `chunk` when it lies in it, else a copy.
-    fn within(chunk: Option<&Arc<String>>, text: &str) -> LineText {
+    pub(crate) fn within(chunk: Option<&Arc<String>>, text: &str) -> LineText {
         match chunk.and_then(|c| Some((c, range_in(c.as_bytes(), text.as_bytes())?))) {
             Some((c, r)) => LineText(Repr::Within(c.clone(), r.start, r.end)),
             None => LineText::from(text),
+        }
+    }
+}
+
+impl LineText {
+    /// The buffer this text lies in and where, when it shares one.
+    pub(crate) fn shared(&self) -> Option<(&Arc<String>, usize, usize)> {
+        match &self.0 {
+            Repr::Within(c, a, b) => Some((c, *a, *b)),
+            _ => None,
         }
     }
 }

@@ -5,12 +5,13 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::error::{Error, IoContext, Result};
 use crate::format::records::{classify, merge_patch, patch_of, Class, FORMAT_VERSION};
-use crate::log::{probe, LineText};
+use crate::log::{probe_text, LineText};
 use crate::view::model_item::PlainFacts;
 use crate::view::{prefix_with_patches, ModelItem};
 
@@ -36,14 +37,25 @@ struct Tail {
 }
 
 impl Tail {
+    /// One line, without its newline (a line that is not UTF-8 is skipped).
     fn line(&mut self, offset: u64, bytes: &[u8]) {
-        let nuls = bytes.iter().take_while(|&&b| b == 0).count();
-        let bytes = &bytes[nuls..];
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
+            self.text_line(offset, text, None);
+        }
+    }
+
+    /// One line of text, without its newline. `chunk`, when given, is the text
+    /// the line lies in, which the kept line shares instead of copying it.
+    fn text_line(&mut self, offset: u64, text: &str, chunk: Option<&Arc<String>>) {
+        let nuls = text.bytes().take_while(|&b| b == 0).count();
+        let text = &text[nuls..];
+        if text.bytes().all(|b| b.is_ascii_whitespace()) {
             return;
         }
         let offset = offset + nuls as u64;
-        let Ok((text, p)) = probe(bytes) else { return };
+        let Ok((text, p)) = probe_text(text) else {
+            return;
+        };
         let Ok(class) = classify(&p) else { return };
         match class {
             Class::Message { id, parent } => {
@@ -59,7 +71,7 @@ impl Tail {
                 }
                 let e = TailEntry {
                     parent: parent.map(str::to_owned),
-                    raw: LineText::from(text),
+                    raw: LineText::within(chunk, text),
                     plain: PlainFacts::of(&p),
                 };
                 if self.entries.insert(id, e).is_some() {
@@ -143,6 +155,11 @@ impl Walker {
 /// The model items of a log, read from its end. `None` when the backward read
 /// cannot be sure to match the forward fold (the caller then reads it all).
 pub(crate) fn model_items(path: &Path) -> Result<Option<Vec<ModelItem>>> {
+    model_items_by(path, CHUNK)
+}
+
+/// [`model_items`], reading `step` bytes at a time.
+fn model_items_by(path: &Path, step: u64) -> Result<Option<Vec<ModelItem>>> {
     let file = File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::NotFound(format!("session log {}", path.display())),
         _ => Error::io(path, e),
@@ -154,15 +171,14 @@ pub(crate) fn model_items(path: &Path) -> Result<Option<Vec<ModelItem>>> {
     let mut first = true;
     let mut walker = Walker::default();
     loop {
-        let start = end.saturating_sub(CHUNK);
+        let start = end.saturating_sub(step);
         let mut data = vec![0u8; (end - start) as usize];
         crate::platform::read_exact_at(&file, &mut data, start).at(path)?;
         data.extend_from_slice(&pending);
         let mut stop = data.len();
-        let mut nls: Vec<usize> = memchr::memchr_iter(b'\n', &data).collect();
         if first {
             // Bytes after the last newline are a torn tail: the forward read skips them.
-            if let Some(&last) = nls.last() {
+            if let Some(last) = memchr::memrchr(b'\n', &data) {
                 stop = last + 1;
             } else if start > 0 {
                 pending = data;
@@ -173,25 +189,37 @@ pub(crate) fn model_items(path: &Path) -> Result<Option<Vec<ModelItem>>> {
             }
             first = false;
         }
-        nls.retain(|&n| n < stop);
-        // Complete lines end at each newline; the first one's start is only known
-        // at the file's start.
-        let mut line_end = stop;
-        for &nl in nls.iter().rev() {
-            let line_start = nl + 1;
-            if line_start < line_end {
-                t.line(start + line_start as u64, &data[line_start..line_end - 1]);
+        // Complete lines start after the first newline; the first one's start
+        // is only known at the file's start. What comes before is carried into
+        // the next (earlier) chunk.
+        let from = match memchr::memchr(b'\n', &data[..stop]) {
+            _ if start == 0 => 0,
+            Some(n) => n + 1,
+            None => stop,
+        };
+        data.truncate(stop);
+        pending = data.drain(..from).collect();
+        // The complete lines, as one text their kept lines share (a chunk
+        // with invalid UTF-8 has its lines copied; the bad one is skipped).
+        let (chunk, bytes) = match String::from_utf8(data) {
+            Ok(text) => (Some(Arc::new(text)), Vec::new()),
+            Err(e) => (None, e.into_bytes()),
+        };
+        let body = chunk.as_ref().map_or(&bytes[..], |c| c.as_bytes());
+        let at = start + from as u64;
+        let mut line = |a: usize, b: usize| match &chunk {
+            Some(c) => t.text_line(at + a as u64, &c[a..b], Some(c)),
+            None => t.line(at + a as u64, &body[a..b]),
+        };
+        let mut line_end = body.len();
+        for nl in memchr::memrchr_iter(b'\n', body) {
+            if nl + 1 < line_end {
+                line(nl + 1, line_end);
             }
-            line_end = line_start;
+            line_end = nl;
         }
-        let head_part = &data[..line_end];
-        if start == 0 {
-            if !head_part.is_empty() {
-                let body = head_part.strip_suffix(b"\n").unwrap_or(head_part);
-                t.line(0, body);
-            }
-        } else {
-            pending = head_part.to_vec();
+        if line_end > 0 {
+            line(0, line_end);
         }
         if t.give_up {
             return Ok(None);
@@ -248,4 +276,58 @@ pub(crate) fn model_items(path: &Path) -> Result<Option<Vec<ModelItem>>> {
         )?);
     }
     Ok(Some(items))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use serde_json::{json, Map, Value};
+
+    use super::*;
+    use crate::{CreateOptions, Store, StoreOptions};
+
+    fn values(items: Option<Vec<ModelItem>>) -> Option<Vec<Map<String, Value>>> {
+        items.map(|items| items.into_iter().map(|m| m.into_map().unwrap()).collect())
+    }
+
+    /// Lines cut anywhere between two reads (inside a multi-byte character,
+    /// just before or after a newline) are read as when the log is read whole.
+    #[test]
+    fn any_chunk_size_reads_the_same_items() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir(&project).unwrap();
+        let options = StoreOptions {
+            home: Some(dir.path().join("home")),
+            ..StoreOptions::default()
+        };
+        let store = Store::open(&project, options).unwrap();
+        let s = store.create_session(CreateOptions::default()).unwrap();
+        for (i, text) in ["é", "😀 ok", "", "日本語のテキスト", "a\nb \"q\""]
+            .iter()
+            .enumerate()
+        {
+            s.append(json!({"role": "user", "content": format!("{i} {text}")}))
+                .unwrap();
+        }
+        let path = store.log_path(s.id()).unwrap();
+        s.close().unwrap();
+        // A line that is not UTF-8, then a torn tail: both skipped.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"{\"type\":\"message\",\"x\":\"\xff\xfe\"}\n{\"type\":\"mess")
+            .unwrap();
+        drop(f);
+        let whole = values(model_items_by(&path, 1 << 20).unwrap()).expect("read backwards");
+        assert_eq!(whole.len(), 5);
+        assert_eq!(whole[3]["content"], "3 日本語のテキスト");
+        let len = std::fs::metadata(&path).unwrap().len();
+        for chunk in (1..=80).chain([len / 3, len / 2, len - 1]) {
+            let got = values(model_items_by(&path, chunk).unwrap());
+            assert_eq!(got.as_ref(), Some(&whole), "chunks of {chunk} bytes");
+        }
+    }
 }
