@@ -437,12 +437,22 @@ const PAGE_BYTES = 256 * 1024;
 
 /** The messages of a view (a promise of native pages), a page at a time;
  *  each page is joined on the pool, parsed here. */
+/** A page's messages: a JSON array text, or `{ text, spans }` (each message's
+ *  text is a slice of `text`, which the addon hands over without a copy). */
+function pageMessages(page) {
+  if (typeof page === 'string') return parse(page);
+  const { text, spans } = page;
+  const out = new Array(spans.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parse(text.slice(spans[2 * i], spans[2 * i + 1]));
+  return out;
+}
+
 async function* messagesOf(pages) {
   const p = await pages;
   for (;;) {
-    const text = await p.nextPage(PAGE_BYTES);
-    if (text === null) return;
-    yield* parse(text);
+    const page = await p.nextPage(PAGE_BYTES);
+    if (page === null) return;
+    yield* pageMessages(page);
   }
 }
 
@@ -458,9 +468,9 @@ async function collect(pages) {
   const p = await pages;
   const out = [];
   for (;;) {
-    const text = await p.nextPage(PAGE_BYTES);
-    if (text === null) return out;
-    for (const m of parse(text)) out.push(m);
+    const page = await p.nextPage(PAGE_BYTES);
+    if (page === null) return out;
+    for (const m of pageMessages(page)) out.push(m);
   }
 }
 

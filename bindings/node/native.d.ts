@@ -40,11 +40,13 @@ export declare class NativePages {
   /** How many messages the view has. */
   get length(): number
   /**
-   * The next messages as one JSON array text of at most `max_bytes`
-   * (at least one message, however long); `null` once all were handed
-   * out. Joined on the pool; each message's memory is freed as it goes.
+   * The next messages, of at most `max_bytes` of text (at least one
+   * message, however long); `null` once all were handed out. A page is
+   * either one JSON array text, or `{ text, spans }`: the part of the log
+   * the messages were read from, handed over without a copy, and where
+   * each message's JSON text is in it (`text.slice(spans[2i], spans[2i+1])`).
    */
-  nextPage(maxBytes: number): Promise<string | null>
+  nextPage(maxBytes: number): Promise<string | { text: string, spans: Uint32Array } | null>
 }
 
 export declare class NativeRemote {

@@ -149,7 +149,10 @@ pub use options::{Deterministic, Durability, StoreOptions, DEFAULT_LEASE_TTL};
 pub use store::session::CreateOptions;
 pub use store::trash::TrashedSession;
 pub use store::{BlobGcReport, RebuildReport, StoreGcReport, TempGcReport, BLOB_GC_GRACE};
-pub use view::{group_results_json, to_json_array, Branch, Message, ModelViewOptions, TreeNode};
+pub use view::{
+    group_results_json, take_page, to_json_array, Branch, Message, MessagePage, ModelViewOptions,
+    TreeNode,
+};
 
 pub use format::ids::new_session_id;
 pub use format::layout::{conversation_session_id, MAX_CONVERSATION_ID_BYTES};

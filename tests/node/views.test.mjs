@@ -2,9 +2,15 @@
 // a long session streamed a page at a time, the event loop running between
 // pages instead of stopping for one parse of the whole view.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { test } from 'node:test';
 
-import { freshStore } from './helpers.mjs';
+import { freshStore, here } from './helpers.mjs';
+
+const require = createRequire(import.meta.url);
+const native = require(path.join(here, '..', '..', 'bindings', 'node', 'native.js'));
 
 async function drain(it) {
   const out = [];
@@ -36,6 +42,45 @@ test('each view iterates to the messages of its array', async () => {
   assert.deepEqual(await drain(empty.iterActivePath()), []);
   assert.deepEqual(await empty.activePath(), []);
   await s.close();
+});
+
+test('pages handed over from the log and pages joined give the messages as stored', async () => {
+  const { project, home, store } = await freshStore();
+  const s = await store.createSession();
+  // 120 messages of ≈20 KB: pages of 256 KiB, read buffers of 1 MiB; ASCII
+  // text (handed over without a copy) and text that is not (joined), and a
+  // patched message (written anew).
+  const sent = [];
+  for (let i = 0; i < 120; i++) {
+    const text = i % 7 === 3 ? `${i} é日本 😀 `.repeat(1500) : `${i} "quoted"\n`.repeat(1800);
+    sent.push(await s.append({ role: i % 2 ? 'assistant' : 'user', content: text }));
+  }
+  await s.patchMessage(sent[50].id, { content: 'patched' });
+  await s.close();
+  // What is stored: the log's message lines.
+  const log = fs.readdirSync(home, { recursive: true }).find((f) => f.endsWith(`${s.id}.jsonl`));
+  const lines = fs.readFileSync(path.join(home, log), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+  const records = new Map(lines.filter((r) => r.type === 'message').map((r) => [r.id, r]));
+  const check = (view) => {
+    assert.equal(view.length, 120);
+    for (const [i, m] of view.entries()) {
+      assert.equal(m.id, sent[i].id);
+      assert.deepEqual(m, i === 50 ? { ...records.get(m.id), content: 'patched' } : records.get(m.id));
+    }
+  };
+  check(await store.modelView(s.id));
+  check(await (await store.readSession(s.id)).activePath());
+  assert.deepEqual(await drain(store.iterModelView(s.id)), await store.modelView(s.id));
+
+  // The pages themselves: some are parts of the log with spans, some joined.
+  const st = await native.openStore(project, JSON.stringify({ home }));
+  const pages = await st.modelView(s.id, null);
+  const kinds = new Set();
+  for (let p; (p = await pages.nextPage(256 * 1024)) !== null; ) {
+    kinds.add(typeof p === 'string' ? 'joined' : 'shared');
+    if (typeof p !== 'string') assert.ok(p.spans instanceof Uint32Array && p.spans.length > 0);
+  }
+  assert.deepEqual([...kinds].sort(), ['joined', 'shared']);
 });
 
 test('a view error surfaces when the iteration starts', async () => {

@@ -1,6 +1,9 @@
 //! A message of a view as hosts receive it: its JSON text, shared with the
 //! buffer it was read from where no later record changed it.
 
+use std::collections::VecDeque;
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::log::LineText;
@@ -105,4 +108,144 @@ pub fn group_results_json(results: &[crate::error::Result<Vec<Message>>]) -> Str
     }
     out.push(']');
     out
+}
+
+/// A page of a view's messages, as [`take_page`] hands them out.
+#[derive(Debug)]
+pub enum MessagePage {
+    /// Messages whose texts lie in one buffer read from the log, in order:
+    /// `text[span.0..span.1]` relative to `text`'s part `start..end` is each
+    /// message's JSON text. Other records may lie between them. A host can
+    /// hand the part across without copying it.
+    Shared {
+        /// The buffer (kept alive by whoever holds the page).
+        text: Arc<String>,
+        /// Where the page's part of it starts.
+        start: usize,
+        /// Where it ends.
+        end: usize,
+        /// Each message's text, relative to `start`.
+        spans: Vec<(usize, usize)>,
+    },
+    /// Messages joined into one JSON array text (see [`to_json_array`]).
+    Joined(String),
+}
+
+/// Take the next page of at most `max_bytes` of text (at least one message,
+/// however long) from the front of `messages`; `None` when it is empty.
+/// Messages that share a read buffer make a [`MessagePage::Shared`] when `share`
+/// accepts the page's part of it (a host that can only hold some texts
+/// without copying says which); all others are joined.
+pub fn take_page(
+    messages: &mut VecDeque<Message>,
+    max_bytes: usize,
+    share: impl Fn(&str) -> bool,
+) -> Option<MessagePage> {
+    let first = messages.front()?;
+    if let Some((text, start, _)) = first.json.shared() {
+        let text = text.clone();
+        let mut end = start;
+        let mut spans = Vec::new();
+        while let Some((t, a, b)) = messages.front().and_then(|m| m.json.shared()) {
+            if !Arc::ptr_eq(t, &text) || a < end || (!spans.is_empty() && b - start > max_bytes) {
+                break;
+            }
+            spans.push((a - start, b - start));
+            end = b;
+            messages.pop_front();
+        }
+        if share(&text[start..end]) {
+            return Some(MessagePage::Shared {
+                text,
+                start,
+                end,
+                spans,
+            });
+        }
+        let mut out = String::with_capacity(end - start + spans.len() + 2);
+        out.push('[');
+        for (i, (a, b)) in spans.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&text[start + a..start + b]);
+        }
+        out.push(']');
+        return Some(MessagePage::Joined(out));
+    }
+    let mut page: Vec<Message> = Vec::new();
+    let mut bytes = 2usize;
+    while let Some(m) = messages.front() {
+        let more = m.json.len() + 1;
+        if m.json.shared().is_some() || (!page.is_empty() && bytes + more > max_bytes) {
+            break;
+        }
+        bytes += more;
+        page.extend(messages.pop_front());
+    }
+    Some(MessagePage::Joined(to_json_array(&page)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pages(
+        messages: &[Message],
+        max_bytes: usize,
+        share: bool,
+    ) -> Vec<std::result::Result<Vec<String>, String>> {
+        let mut left: VecDeque<Message> = messages.iter().cloned().collect();
+        let mut out = Vec::new();
+        while let Some(p) = take_page(&mut left, max_bytes, |_| share) {
+            out.push(match p {
+                MessagePage::Shared {
+                    text,
+                    start,
+                    end,
+                    spans,
+                } => Ok(spans
+                    .iter()
+                    .map(|&(a, b)| text[start..end][a..b].to_string())
+                    .collect()),
+                MessagePage::Joined(s) => Err(s),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn pages_share_runs_of_one_buffer_and_join_the_rest() {
+        let chunk = Arc::new(String::from("{\"a\":1}\n{\"p\":0}\n{\"b\":2}\n{\"c\":3}\n"));
+        let within = |text: &str| {
+            let at = chunk.find(text).unwrap();
+            LineText::within(Some(&chunk), &chunk[at..at + text.len()])
+        };
+        let m = |json: LineText| Message::from_shared("id".into(), None, json);
+        let messages = [
+            m(within("{\"a\":1}")),
+            m(within("{\"b\":2}")), // a patch line lies between: skipped over
+            m(LineText::from("{\"own\":true}")),
+            m(within("{\"c\":3}")),
+        ];
+        assert_eq!(
+            pages(&messages, 1 << 20, true),
+            [
+                Ok(vec!["{\"a\":1}".into(), "{\"b\":2}".into()]),
+                Err("[{\"own\":true}]".into()),
+                Ok(vec!["{\"c\":3}".into()]),
+            ]
+        );
+        // A host that cannot share gets the same messages joined.
+        assert_eq!(
+            pages(&messages, 1 << 20, false),
+            [
+                Err("[{\"a\":1},{\"b\":2}]".into()),
+                Err("[{\"own\":true}]".into()),
+                Err("[{\"c\":3}]".into()),
+            ]
+        );
+        // A page holds at least one message, and no more than `max_bytes`.
+        assert_eq!(pages(&messages, 10, true).len(), 4);
+    }
 }

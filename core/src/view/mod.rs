@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::blobs::BlobStore;
 use crate::error::{Error, Result};
 use crate::format::records::merge_patch;
-pub use crate::log::message::{group_results_json, to_json_array, Message};
+pub use crate::log::message::{group_results_json, take_page, to_json_array, Message, MessagePage};
 use crate::log::{Entry, LoadedLog};
 
 impl LoadedLog {
