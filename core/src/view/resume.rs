@@ -172,7 +172,9 @@ fn model_items_by(path: &Path, step: u64) -> Result<Option<Vec<ModelItem>>> {
     let mut walker = Walker::default();
     loop {
         let start = end.saturating_sub(step);
-        let mut data = vec![0u8; (end - start) as usize];
+        // Room for the carried part too, so that appending it copies nothing else.
+        let mut data = Vec::with_capacity((end - start) as usize + pending.len());
+        data.resize((end - start) as usize, 0);
         crate::platform::read_exact_at(&file, &mut data, start).at(path)?;
         data.extend_from_slice(&pending);
         let mut stop = data.len();
