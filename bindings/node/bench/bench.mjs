@@ -20,22 +20,16 @@
 //
 //   node bindings/node/build.js            # release addon
 //   node bindings/node/bench/bench.mjs --rounds 3
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 import { MemorySession } from '@openai/agents';
 
-import { Store, poolRoundTrip } from '../index.js';
+import { Store, poolRoundTrip } from '../index.mjs';
+import { ITEM_BYTES, MIB, buildRust, median, message, now, rust as rustRuns, timed } from './common.mjs';
 import { SessionkitSession } from '../openai-agents.js';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..', '..');
-const MIB = 1 << 20;
-const ITEM_BYTES = 4000;
 
 const { values: a } = parseArgs({
   options: {
@@ -50,31 +44,7 @@ const adds = Number(a.adds);
 const mib = Number(a.mib);
 const turns = Number(a.turns);
 
-/** The message core/examples/same_work.rs makes too. */
-function message(i, size = ITEM_BYTES) {
-  const head = `${i} `;
-  return { role: i % 2 === 0 ? 'user' : 'assistant', content: head + 'x'.repeat(size - head.length) };
-}
-
-const now = () => performance.now();
-async function timed(f) {
-  const t = now();
-  await f();
-  return now() - t;
-}
-const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
-
-const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(repo, 'target');
-function buildRust() {
-  execFileSync('cargo', ['build', '--release', '--locked', '-q', '-p', 'sessionkit', '--example', 'same_work'], {
-    cwd: repo,
-    stdio: 'inherit',
-  });
-}
-function rust(...args) {
-  const out = execFileSync(path.join(target, 'release', 'examples', 'same_work'), args, { encoding: 'utf8' });
-  return JSON.parse(out).ms;
-}
+const rust = (...args) => rustRuns(...args).ms;
 
 function jsonlAppend(file, messages) {
   const t = now();

@@ -26,7 +26,7 @@ import { parseArgs, promisify } from 'node:util';
 
 import { createRequire } from 'node:module';
 
-import { Store } from '../index.js';
+import { Store } from '../index.mjs';
 
 const native = createRequire(import.meta.url)('../native.js');
 

@@ -14,7 +14,7 @@
 //   node bindings/node/bench/list-bench.mjs DIR
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import sessionkit from '../index.js';
+import sessionkit from '../index.mjs';
 
 const { Store, listAllSessions } = sessionkit;
 

@@ -13,20 +13,15 @@
 //
 //   node bindings/node/build.js            # release addon
 //   node bindings/node/bench/resume-bench.mjs --mib 200 --rounds 5
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 import native from '../native.js';
-import { Store } from '../index.js';
+import { Store } from '../index.mjs';
+import { ITEM_BYTES, MIB, buildRust, median, message, rust, timed } from './common.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..', '..');
-const MIB = 1 << 20;
-const ITEM_BYTES = 4000;
 const PAGE_BYTES = Number(process.env.PAGE_KIB ?? 256) * 1024;
 
 const { values: a } = parseArgs({
@@ -38,31 +33,7 @@ const { values: a } = parseArgs({
 const rounds = Number(a.rounds);
 const mib = Number(a.mib);
 
-/** The message core/examples/same_work.rs makes too. */
-function message(i, size = ITEM_BYTES) {
-  const head = `${i} `;
-  return { role: i % 2 === 0 ? 'user' : 'assistant', content: head + 'x'.repeat(size - head.length) };
-}
-
-const now = () => performance.now();
-async function timed(f) {
-  const t = now();
-  await f();
-  return now() - t;
-}
-const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
-
-const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(repo, 'target');
-execFileSync('cargo', ['build', '--release', '--locked', '-q', '-p', 'sessionkit', '--example', 'same_work'], {
-  cwd: repo,
-  stdio: 'inherit',
-});
-/** The core's time: the median of five runs in one process, and its first
- *  run, whose memory is fresh from the kernel (as each of Node's is). */
-function rust(...args) {
-  const out = JSON.parse(execFileSync(path.join(target, 'release', 'examples', 'same_work'), args, { encoding: 'utf8' }));
-  return [Number(out.ms), Number(out.first)];
-}
+buildRust();
 
 /** A page's messages, parsed as index.js parses them. */
 function pageMessages(page) {
@@ -112,9 +83,9 @@ try {
     add('modelView', await timed(() => store.modelView(id)));
     add('parse', await timed(() => pages.map(pageMessages)));
     add('readFile', await timed(() => fs.readFileSync(logPath)));
-    const [core, first] = rust('resume', '--project', project, '--home', home, '--id', id);
-    add('core', core);
-    add('coreFirst', first);
+    const core = rust('resume', '--project', project, '--home', home, '--id', id);
+    add('core', core.ms);
+    add('coreFirst', core.first);
   }
   const m = Object.fromEntries(Object.entries(res).map(([k, v]) => [k, median(v)]));
   const f = (x) => x.toFixed(1);
