@@ -53,6 +53,15 @@ step "Rust tests"
 CARGO_LOCKED=1 bash tests/build.sh >/dev/null
 SESSIONKIT_HOME="$(mktemp -d)" cargo test --workspace --features sessionkit/remote --locked
 
+step "Benches, short form: the search and growth benches run to the end at a small size"
+# A bench that no longer runs is found here, not when its figures are next
+# taken. Their long forms, and the figures, are in docs/BENCHMARKS.md.
+bench_bin="$(CARGO_LOCKED=1 bash tests/build.sh)"
+bench_dir="$(mktemp -d)"
+"$bench_bin/examples/search_bench" "$bench_dir/search" 16 300 >/dev/null
+"$bench_bin/examples/growth_bench" "$bench_dir/growth" 50 >/dev/null
+rm -rf "$bench_dir"
+
 step "C ABI: header, C tests under ASan and valgrind, examples (tests/c/run.sh)"
 CARGO_LOCKED=1 bash tests/c/run.sh
 
