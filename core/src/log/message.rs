@@ -146,13 +146,14 @@ pub fn take_page(
         let text = text.clone();
         let mut end = start;
         let mut spans = Vec::new();
+        let mut run = Vec::new();
         while let Some((t, a, b)) = messages.front().and_then(|m| m.json.shared()) {
             if !Arc::ptr_eq(t, &text) || a < end || (!spans.is_empty() && b - start > max_bytes) {
                 break;
             }
             spans.push((a - start, b - start));
             end = b;
-            messages.pop_front();
+            run.extend(messages.pop_front());
         }
         if share(&text[start..end]) {
             return Some(MessagePage::Shared {
@@ -162,16 +163,7 @@ pub fn take_page(
                 spans,
             });
         }
-        let mut out = String::with_capacity(end - start + spans.len() + 2);
-        out.push('[');
-        for (i, (a, b)) in spans.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(&text[start + a..start + b]);
-        }
-        out.push(']');
-        return Some(MessagePage::Joined(out));
+        return Some(MessagePage::Joined(to_json_array(&run)));
     }
     let mut page: Vec<Message> = Vec::new();
     let mut bytes = 2usize;

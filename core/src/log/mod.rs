@@ -371,9 +371,7 @@ impl LineText {
             None => LineText::from(text),
         }
     }
-}
 
-impl LineText {
     /// The buffer this text lies in and where, when it shares one.
     pub(crate) fn shared(&self) -> Option<(&Arc<String>, usize, usize)> {
         match &self.0 {
