@@ -435,8 +435,6 @@ class Follower {
  *  when a view is read: the longest the event loop stops for a view. */
 const PAGE_BYTES = 256 * 1024;
 
-/** The messages of a view (a promise of native pages), a page at a time;
- *  each page is joined on the pool, parsed here. */
 /** A page's messages: a JSON array text, or `{ text, spans }` (each message's
  *  text is a slice of `text`, which the addon hands over without a copy). */
 function pageMessages(page) {
@@ -447,6 +445,8 @@ function pageMessages(page) {
   return out;
 }
 
+/** The messages of a view (a promise of native pages), a page at a time;
+ *  each page is made on the pool, parsed here. */
 async function* messagesOf(pages) {
   const p = await pages;
   for (;;) {

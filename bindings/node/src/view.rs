@@ -60,10 +60,16 @@ impl NativePages {
     pub fn next_page(&self, max_bytes: u32) -> AsyncTask<Job<Option<Page>, Option<Page>>> {
         let left = self.left.clone();
         job(move || {
-            let page = sessionkit::take_page(&mut left.lock(), max_bytes as usize, |t| {
-                t.is_ascii() && external_latin1().is_some()
-            });
-            Ok(page.map(Page))
+            let page = sessionkit::take_page(&mut left.lock(), max_bytes as usize, shareable);
+            Ok(page.map(|page| {
+                // Decided here, on the pool: a joined page is scanned for
+                // ASCII as `take_page` scanned the shared ones.
+                let external = match &page {
+                    MessagePage::Joined(text) => shareable(text),
+                    MessagePage::Shared { .. } => true,
+                };
+                Page { page, external }
+            }))
         })
     }
 }
@@ -147,7 +153,17 @@ impl NativeView {
 /// where it is ASCII (an external one-byte string, which V8 reads in place and
 /// lets go of through the finalizer when it is collected); otherwise it is
 /// copied into V8's heap.
-pub struct Page(MessagePage);
+pub struct Page {
+    page: MessagePage,
+    /// Its text is [`shareable`] (a shared page's always is).
+    external: bool,
+}
+
+/// Whether `text` can go to V8 without a copy: this Node has external
+/// strings, and `text` is ASCII (hence Latin-1) and not empty.
+fn shareable(text: &str) -> bool {
+    external_latin1().is_some() && !text.is_empty() && text.is_ascii()
+}
 
 impl TypeName for Page {
     fn type_name() -> &'static str {
@@ -160,10 +176,8 @@ impl TypeName for Page {
 
 impl ToNapiValue for Page {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        match val.0 {
-            MessagePage::Joined(text)
-                if text.is_ascii() && !text.is_empty() && external_latin1().is_some() =>
-            {
+        match val.page {
+            MessagePage::Joined(text) if val.external => {
                 // SAFETY: the caller's env; the text is ASCII.
                 unsafe { external(env, Box::new(Text::Own(text))) }
             }
