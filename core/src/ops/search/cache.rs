@@ -875,9 +875,9 @@ fn index_log(
         _ => 0,
     };
     // A log the cache has no row for has nothing to delete: deleting by the
-    // unindexed `session` column scans the whole table, once per new log.
-    if start == 0 && old.is_some() {
-        forget(tx, session, agent).map_err(fail)?;
+    // unindexed `log` column scans the whole table, once per new log.
+    if let Some(id) = id.filter(|_| start == 0) {
+        forget_log(tx, id).map_err(fail)?;
     }
     // The log's row first, for its id: its state is written after the scan.
     let id = match id.filter(|_| start > 0) {
@@ -1000,7 +1000,14 @@ fn forget(tx: &Transaction<'_>, session: &str, agent: &str) -> rusqlite::Result<
             |r| r.get(0),
         )
         .optional()?;
-    let Some(id) = id else { return Ok(()) };
+    match id {
+        Some(id) => forget_log(tx, id),
+        None => Ok(()),
+    }
+}
+
+/// Delete everything the cache holds of the log whose row is `id`.
+fn forget_log(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<()> {
     for (table, key) in [("messages", "log"), ("calls", "log"), ("logs", "id")] {
         tx.execute(&format!("DELETE FROM {table} WHERE {key} = ?1"), [id])?;
     }
